@@ -1,0 +1,1 @@
+"""Pure data and rules: no I/O, no asyncio. Everything above builds on this."""

@@ -1,0 +1,96 @@
+"""Agent: a frozen description of one member of a team. It has no behaviour of its own;
+the runner gives it life."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import HandoffsError
+from .context import RunContext
+from .handoff import Handoff
+from .tools import Tool
+
+Instructions = str | Callable[[RunContext], Any]
+"""Text, or a (sync or async) callable that returns the text for the current run."""
+
+
+@dataclass(slots=True, frozen=True)
+class Agent:
+    """One member of a team: who it is, what it may use, and where it may hand off."""
+
+    name: str
+    """Unique within a team; used in tool names, records, events and sessions."""
+    instructions: Instructions = ""
+    """The system text, or a callable `ctx -> str` (sync or async) computed per model call."""
+    description: str = ""
+    """What this agent is for; the default description of handoff tools that target it."""
+    tools: Sequence[Tool] = ()
+    handoffs: Sequence[Handoff | Agent | str] = ()
+    """Routes this agent may take: `Handoff`s, or agents / names for default routes."""
+    model: Any = None
+    """A `Model`, a "provider:name" string, or None for the runner's default model."""
+    capabilities: Sequence[str] = ()
+    """What this agent can do; a route's `requires` is checked against it."""
+    channels: Sequence[str] | None = None
+    """The channels this agent serves (e.g. "web", "voice"); None: every channel."""
+    user_selectable: bool = True
+    """Whether the user may pick this agent (`runner.select_agent`)."""
+    system_only: bool = False
+    """True: only the team's supervisor may hand off to this agent."""
+    enabled: bool = True
+    """False: every handoff to this agent is refused and its routes are not offered."""
+    display_name: str | None = None
+    """How a user interface names the agent; None: the name."""
+    icon: str | None = None
+    color: str | None = None
+    input_guardrails: Sequence[Any] = ()
+    """Checks on the user's message this agent receives; see `handoffs.guardrails`."""
+    output_guardrails: Sequence[Any] = ()
+    """Checks on the final answer this agent produces."""
+    timeout: float | None = None
+    """Seconds one activation of this agent may take; None: no limit of its own."""
+    tool_choice: str | None = None
+    """`auto`, `required`, `none`, or the name of one tool or handoff tool; None: auto."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise HandoffsError("An agent needs a non-empty name.", code="invalid_team")
+        # Accept any sequence from the caller but store tuples: agents are frozen values.
+        for attr in ("tools", "handoffs", "capabilities", "input_guardrails",
+                     "output_guardrails"):
+            value = getattr(self, attr)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, attr, tuple(value))
+        if self.channels is not None and not isinstance(self.channels, tuple):
+            object.__setattr__(self, "channels", tuple(self.channels))
+        for t in self.tools:
+            if not isinstance(t, Tool):
+                raise HandoffsError(
+                    f"Agent {self.name!r}: tools must be Tool objects (decorate the "
+                    f"function with @tool), got {t!r}.",
+                    code="invalid_team",
+                )
+
+    @property
+    def label(self) -> str:
+        """The name to show people."""
+        return self.display_name or self.name
+
+    @property
+    def is_human(self) -> bool:
+        return False
+
+
+@dataclass(slots=True, frozen=True)
+class HumanAgent(Agent):
+    """A team member with no model: a person (an operator) who answers in the session.
+
+    A handoff to a human ends the turn with status WAITING_FOR_HUMAN; the operator
+    answers with `runner.reply_as_human(...)`.
+    """
+
+    @property
+    def is_human(self) -> bool:
+        return True

@@ -1,0 +1,50 @@
+"""What instructions callables and tools are told about the run they are part of."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(slots=True, frozen=True)
+class HandoffContext:
+    """How the current agent got the conversation: given to it as `ctx.handoff`."""
+
+    source_agent: str
+    """The agent that handed off (for `user_request`, the agent active before)."""
+    target_agent: str
+    handoff_type: str
+    """The `HandoffReason` value: `llm`, `programmatic`, `user_request`, ..."""
+    reason: str
+    """The explanation the requester gave ("customer disputes a charge")."""
+    payload: Any = None
+    """The validated payload: an instance of the handoff's payload model, or None."""
+    record_id: str = ""
+    """The id of the `HandoffRecord` that made this handoff."""
+    summary: str | None = None
+    """For `history="summary"` handoffs: the summary the target was given."""
+    error: dict[str, str] | None = None
+    """For `error_recovery` handoffs: the failure (`code`, `message`, `agent`)."""
+    results: dict[str, str] | None = None
+    """For `plan_step` handoffs: answers of earlier steps by step name."""
+
+
+@dataclass(slots=True)
+class RunContext:
+    """Passed to instructions callables, tools and guardrails during a run.
+
+    `shared` is the session's shared memory: what a tool writes there is persisted
+    with the session and visible to every agent of the team.
+    """
+
+    session_id: str
+    agent: str
+    """The name of the agent that is running."""
+    turn: int
+    """The session's turn number (1 for the first user message)."""
+    shared: dict[str, Any]
+    context: Any = None
+    """Whatever the caller passed as `runner.run(..., context=...)`; never persisted."""
+    handoff: HandoffContext | None = None
+    """How this agent got the conversation, or None for the entry agent."""
+    channel: str | None = None

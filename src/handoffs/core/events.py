@@ -1,0 +1,70 @@
+"""Events: every step of a run, as JSON-ready values with stable `type` strings.
+
+A terminal, a web page or a trace viewer can follow a conversation from these alone.
+Every event serialises (`to_dict`) to an object with `type`, `session_id`, `turn`, `at`
+and the fields of its type:
+
+| type                | fields                                                             |
+|---------------------|--------------------------------------------------------------------|
+| run_started         | agent, text                                                        |
+| agent_started       | agent, display_name                                                |
+| text_delta          | agent, text (a piece of a streamed answer)                         |
+| message             | agent, text (an agent's whole text)                                |
+| tool_called         | agent, tool, call_id, arguments                                    |
+| tool_result         | agent, tool, call_id, text, is_error                               |
+| handoff_requested   | agent, target, tool, call_id, reason                               |
+| handoff_rejected    | agent, target, code, message, record_id                            |
+| agent_handoff       | source, target, reason, explanation, record_id, returns            |
+| agent_changed       | agent, previous, display_name, icon, color                         |
+| agent_returned      | source, target, record_id, text (a delegate's answer, back to caller)|
+| guardrail_tripped   | agent, guardrail, stage (input/output), message                    |
+| human_waiting       | agent, display_name                                                |
+| plan_step_started   | step, agent, task                                                  |
+| plan_step_completed | step, agent, text, status                                          |
+| run_completed       | status, agent, output, result                                      |
+| run_failed          | status, agent, code, message, result                               |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+EVENT_TYPES = (
+    "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
+    "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
+    "agent_returned", "guardrail_tripped", "human_waiting", "plan_step_started",
+    "plan_step_completed", "run_completed", "run_failed",
+)
+TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))
+
+
+@dataclass(slots=True, frozen=True)
+class Event:
+    """One step of a run. `data` holds the fields of its `type` (see the table above)."""
+
+    type: str
+    session_id: str
+    turn: int
+    at: float
+    data: dict[str, Any]
+    result: Any = None
+    """On `run_completed` / `run_failed`: the `RunResult` object itself."""
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"type": self.type, "session_id": self.session_id,
+                             "turn": self.turn, "at": self.at}
+        d.update(self.data)
+        if self.result is not None:
+            d["result"] = self.result.to_dict()
+        return d
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.type in TERMINAL_EVENTS

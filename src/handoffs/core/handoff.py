@@ -1,0 +1,202 @@
+"""Handoffs: declared routes between agents, and the records of their use.
+
+A `Handoff` is a route one agent declares to another; it is offered to the model as a
+tool (`transfer_to_<target>` by default). A `HandoffRecord` is what happened when a
+route was asked for: who, to whom, why, with what payload, accepted or not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Literal
+
+import pydantic
+
+from ..errors import HandoffsError
+from .context import RunContext
+from .messages import Message
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+HistoryFilter = Callable[[Sequence[Message]], Sequence[Message]]
+HistoryMode = Literal["full", "conversation", "last_user", "none", "summary"] | HistoryFilter
+EnabledFlag = bool | Callable[[RunContext], bool]
+
+HISTORY_MODES = ("full", "conversation", "last_user", "none", "summary")
+
+
+class HandoffReason(StrEnum):
+    """Why control moved. Stored on every record; stable strings."""
+
+    LLM = "llm"
+    """The model called the handoff tool."""
+    PROGRAMMATIC = "programmatic"
+    """A tool or code returned `HandoffTo`."""
+    USER_REQUEST = "user_request"
+    """The user picked an agent (`runner.select_agent`)."""
+    ERROR_RECOVERY = "error_recovery"
+    """An agent failed and the team's fallback took over."""
+    PLAN_STEP = "plan_step"
+    """A supervisor's plan assigned the step."""
+    ESCALATION = "escalation"
+    """Handed to a human agent."""
+    CAPABILITY_MATCH = "capability_match"
+    CLARIFICATION = "clarification"
+
+
+@dataclass(slots=True, frozen=True)
+class Handoff:
+    """A route from the agent that declares it to `target`, offered to the model as a tool."""
+
+    target: str | Agent
+    """The agent to hand to, by name or by the `Agent` itself."""
+    description: str | None = None
+    """The tool description shown to the model. None: built from the target's description."""
+    tool_name: str | None = None
+    """None: `transfer_to_<target>` (the target name, lower-cased, non-word chars as `_`)."""
+    history: HistoryMode = "full"
+    """What the target's model sees of the conversation so far: `full` (every message,
+    tool traffic included), `conversation` (user and assistant text only), `last_user`
+    (only the latest user message), `none` (only the handoff note), `summary` (a summary
+    made once at handoff time), or a callable over the transcript. Messages produced after
+    the handoff are always shown in full."""
+    transfer_system_message: bool = False
+    """True: the source's instructions are added to the target's system text."""
+    payload: type[pydantic.BaseModel] | None = None
+    """A pydantic model for structured data the caller must pass with the handoff. The
+    tool's arguments become `reason` and `payload` (an object of this schema)."""
+    returns: bool = False
+    """False: one-way transfer, the target takes over. True: delegation, the target's
+    answer comes back to the caller as the call's result and the caller continues."""
+    respond: Literal["same_turn", "next_turn"] = "same_turn"
+    """`same_turn`: the target answers now (warm). `next_turn`: the turn ends after the
+    transfer and the target answers the user's next message (cold)."""
+    enabled: EnabledFlag = True
+    """False, or a callable returning False, hides the route from the model and rejects it."""
+    on_handoff: Callable[[RunContext, Any], Any] | None = None
+    """Called (sync or async) with the context and the payload when the handoff is accepted."""
+    requires: tuple[str, ...] | str | None = None
+    """Capabilities the target must have for the route to be usable."""
+    timeout: float | None = None
+    """Seconds a delegation (`returns=True`) may take; None means no limit of its own."""
+    summarizer: Any = None
+    """For `history="summary"`: a `Summarizer` (model and prompt); None uses the team's."""
+
+    def __post_init__(self) -> None:
+        h = self.history
+        if not callable(h) and h not in HISTORY_MODES:
+            raise HandoffsError(
+                f"Handoff history must be one of {', '.join(HISTORY_MODES)} or a callable "
+                f"over the transcript, not {h!r}.",
+                code="invalid_team",
+            )
+        if self.respond not in ("same_turn", "next_turn"):
+            raise HandoffsError(
+                f"Handoff respond must be 'same_turn' or 'next_turn', not {self.respond!r}.",
+                code="invalid_team",
+            )
+        if self.payload is not None and not (
+            isinstance(self.payload, type) and issubclass(self.payload, pydantic.BaseModel)
+        ):
+            raise HandoffsError(
+                f"Handoff payload must be a pydantic model class, not {self.payload!r}.",
+                code="invalid_team",
+            )
+        if self.returns and self.respond == "next_turn":
+            raise HandoffsError(
+                "A delegation (returns=True) answers within the turn; it cannot use "
+                "respond='next_turn'.",
+                code="invalid_team",
+            )
+
+    @property
+    def target_name(self) -> str:
+        t = self.target
+        return t if isinstance(t, str) else t.name
+
+    @property
+    def required_capabilities(self) -> frozenset[str]:
+        r = self.requires
+        if r is None:
+            return frozenset()
+        return frozenset((r,)) if isinstance(r, str) else frozenset(r)
+
+    @staticmethod
+    def default_tool_name(target: str) -> str:
+        """`transfer_to_<target>`, with the name made safe for every provider's tool names."""
+        safe = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in target.lower())
+        return f"transfer_to_{safe}"
+
+
+@dataclass(slots=True)
+class HandoffRecord:
+    """What happened when a handoff was asked for. Persisted with the session."""
+
+    id: str
+    source: str
+    target: str
+    reason: HandoffReason
+    explanation: str = ""
+    """The requester's reason text (the model's `reason` argument)."""
+    payload: Any = None
+    """The payload as JSON-ready data (a dict), or None."""
+    accepted: bool = True
+    rejection: str | None = None
+    """The stable rejection code, or None when accepted."""
+    message: str = ""
+    """For rejections: the sentence given back to the requester."""
+    at: float = 0.0
+    """Unix time when the request was decided."""
+    turn: int = 0
+    tool_name: str | None = None
+    call_id: str | None = None
+    returns: bool = False
+    """True for a delegation whose answer came back to the source."""
+    summary: str | None = None
+    """For `history="summary"` handoffs: the summary the target was given."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Kind-specific data: the error of an error recovery, the step of a plan."""
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id, "source": self.source, "target": self.target,
+            "reason": self.reason.value, "explanation": self.explanation,
+            "payload": self.payload, "accepted": self.accepted, "rejection": self.rejection,
+            "message": self.message, "at": self.at, "turn": self.turn,
+            "tool_name": self.tool_name, "call_id": self.call_id, "returns": self.returns,
+        }
+        if self.summary is not None:
+            d["summary"] = self.summary
+        if self.extra:
+            d["extra"] = self.extra
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> HandoffRecord:
+        return cls(
+            id=d["id"], source=d["source"], target=d["target"],
+            reason=HandoffReason(d["reason"]), explanation=d.get("explanation", ""),
+            payload=d.get("payload"), accepted=d.get("accepted", True),
+            rejection=d.get("rejection"), message=d.get("message", ""),
+            at=d.get("at", 0.0), turn=d.get("turn", 0), tool_name=d.get("tool_name"),
+            call_id=d.get("call_id"), returns=d.get("returns", False),
+            summary=d.get("summary"), extra=dict(d.get("extra", {})),
+        )
+
+
+def payload_preview(payload: Any, limit: int = 200) -> str:
+    """A bounded, single-line rendering of a payload for notes and logs."""
+    if payload is None:
+        return ""
+    if isinstance(payload, pydantic.BaseModel):
+        text = payload.model_dump_json()
+    else:
+        try:
+            text = json.dumps(payload, default=str, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = str(payload)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

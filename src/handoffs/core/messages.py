@@ -1,0 +1,151 @@
+"""The shared transcript's message parts.
+
+The transcript is append-only and neutral: no provider's ids, roles or quirks leak
+into it, so any provider adapter can render a valid history from it. Each message is
+tagged with the agent that produced (or received) it, and has a literal `kind` so that
+serialisation and matching are mechanical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from ..errors import HandoffsError
+
+HandoffMark = Literal["transferred", "delegated", "rejected"]
+"""How a handoff call ended. Accepted one-way transfers are never replayed to a model."""
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCall:
+    """One tool call requested by a model."""
+
+    id: str
+    """The call id, unique within the transcript (provider ids are kept as they came)."""
+    name: str
+    """The tool's name as the model wrote it (it may name no tool at all)."""
+    arguments: str
+    """The raw argument text from the model; usually JSON, but not trusted to be."""
+    handoff: HandoffMark | None = None
+    """Set when the call asked for a handoff: how that request ended. None: ordinary call."""
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.handoff is not None:
+            d["handoff"] = self.handoff
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ToolCall:
+        return cls(d["id"], d["name"], d["arguments"], d.get("handoff"))
+
+
+@dataclass(slots=True, frozen=True)
+class UserMessage:
+    """A message from the user (or the operator acting for them)."""
+
+    text: str
+    agent: str
+    """The agent that was active when the message arrived (the one that received it)."""
+    kind: ClassVar[Literal["user"]] = "user"
+    role: ClassVar[Literal["user"]] = "user"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": "user", "text": self.text, "agent": self.agent}
+
+
+@dataclass(slots=True, frozen=True)
+class AssistantMessage:
+    """A model's response: text, tool calls, or both."""
+
+    text: str
+    agent: str
+    """The agent whose model produced this response."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The calls in the order the model made them. Empty: a plain text answer."""
+    kind: ClassVar[Literal["assistant"]] = "assistant"
+    role: ClassVar[Literal["assistant"]] = "assistant"
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": "assistant", "text": self.text, "agent": self.agent}
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        return d
+
+
+@dataclass(slots=True, frozen=True)
+class ToolResult:
+    """The result of one tool call, given back to the model that made the call."""
+
+    call_id: str
+    name: str
+    text: str
+    agent: str
+    """The agent that made the call."""
+    is_error: bool = False
+    """True when the text is feedback about a failed or refused call."""
+    handoff: HandoffMark | None = None
+    """Mirrors `ToolCall.handoff` of the call this answers."""
+    kind: ClassVar[Literal["tool_result"]] = "tool_result"
+    role: ClassVar[Literal["tool"]] = "tool"
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "kind": "tool_result",
+            "call_id": self.call_id,
+            "name": self.name,
+            "text": self.text,
+            "agent": self.agent,
+        }
+        if self.is_error:
+            d["is_error"] = True
+        if self.handoff is not None:
+            d["handoff"] = self.handoff
+        return d
+
+
+@dataclass(slots=True, frozen=True)
+class Note:
+    """Text from the runtime, not from a person or a model.
+
+    `to_model=False` notes (turn interrupted, transfer markers) are for people and logs
+    only. `to_model=True` notes are feedback the producing agent's model must read, such
+    as "your last response was empty"; adapters render them as user-role text.
+    """
+
+    text: str
+    agent: str
+    to_model: bool = False
+    kind: ClassVar[Literal["note"]] = "note"
+    role: ClassVar[Literal["user"]] = "user"
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": "note", "text": self.text, "agent": self.agent}
+        if self.to_model:
+            d["to_model"] = True
+        return d
+
+
+Message = UserMessage | AssistantMessage | ToolResult | Note
+"""Any part of the transcript. Match on the class, or on `.kind`."""
+
+
+def message_from_dict(d: Mapping[str, Any]) -> Message:
+    """Rebuild a message from `Message.to_dict()` output."""
+    kind = d.get("kind")
+    if kind == "user":
+        return UserMessage(d["text"], d["agent"])
+    if kind == "assistant":
+        calls = tuple(ToolCall.from_dict(c) for c in d.get("tool_calls", ()))
+        return AssistantMessage(d["text"], d["agent"], calls)
+    if kind == "tool_result":
+        return ToolResult(
+            d["call_id"], d["name"], d["text"], d["agent"],
+            bool(d.get("is_error", False)), d.get("handoff"),
+        )
+    if kind == "note":
+        return Note(d["text"], d["agent"], bool(d.get("to_model", False)))
+    raise HandoffsError(f"Unknown message kind {kind!r}; expected user, assistant, "
+                        "tool_result or note.", code="invalid_session")

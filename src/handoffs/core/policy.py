@@ -1,0 +1,197 @@
+"""The policy: may this handoff happen? A pure function of the request, the team and
+the session. Each refusal has a stable code and a sentence a model can act on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .handoff import Handoff
+    from .session import SessionState
+    from .team import Team
+
+UNKNOWN_TARGET = "unknown_target"
+SELF_HANDOFF = "self_handoff"
+NOT_DECLARED = "not_declared"
+TARGET_DISABLED = "target_disabled"
+SYSTEM_ONLY = "system_only"
+MISSING_CAPABILITY = "missing_capability"
+CHANNEL_UNSUPPORTED = "channel_unsupported"
+LOOP_DETECTED = "loop_detected"
+TOO_MANY_HANDOFFS = "too_many_handoffs"
+INVALID_PAYLOAD = "invalid_payload"
+MULTIPLE_HANDOFFS = "multiple_handoffs"
+NOT_USER_SELECTABLE = "not_user_selectable"
+TOO_DEEP = "too_deep"
+
+REJECTION_CODES = (
+    UNKNOWN_TARGET, SELF_HANDOFF, NOT_DECLARED, TARGET_DISABLED, SYSTEM_ONLY,
+    MISSING_CAPABILITY, CHANNEL_UNSUPPORTED, LOOP_DETECTED, TOO_MANY_HANDOFFS,
+    INVALID_PAYLOAD, MULTIPLE_HANDOFFS, NOT_USER_SELECTABLE, TOO_DEEP,
+)
+"""Every code a handoff request can be refused with."""
+
+
+@dataclass(slots=True, frozen=True)
+class Rejection:
+    """Why a handoff request was refused: a stable code and a sentence for the model."""
+
+    code: str
+    message: str
+
+
+@dataclass(slots=True, frozen=True)
+class HandoffPolicy:
+    """The limits every handoff request is checked against (see DESIGN.md's rules)."""
+
+    max_handoffs_per_turn: int = 5
+    """Accepted handoffs allowed in one user turn; the next is `too_many_handoffs`."""
+    loop_window: int = 5
+    """How many of the session's latest accepted handoffs the loop rule looks at."""
+    loop_limit: int = 2
+    """A target that already received this many of those handoffs is `loop_detected`."""
+    allow_self: bool = False
+    """True lets an agent hand off to itself (rarely what anyone wants)."""
+    max_depth: int = 3
+    """How deep delegations (`returns=True`) may nest; deeper is `too_deep`."""
+
+    def check(
+        self,
+        team: Team,
+        source: str,
+        target: str,
+        route: Handoff | None,
+        session: SessionState,
+        handoffs_this_turn: int,
+        payload_error: str | None = None,
+        depth: int = 0,
+    ) -> Rejection | None:
+        """The first rule `source -> target` breaks, in the documented order, or None.
+
+        `route` is the source's declared route to the target (None if it declared none);
+        `payload_error` is the payload validation failure, if any, computed by the caller.
+        """
+        agent = team.get(target)
+        if agent is None:
+            names = ", ".join(team.handoff_targets(source)) or "none"
+            return Rejection(
+                UNKNOWN_TARGET,
+                f"There is no agent named {target!r}. You can hand off to: {names}.",
+            )
+        if target == source and not self.allow_self:
+            return Rejection(
+                SELF_HANDOFF,
+                f"You are already {source!r}; handle the request yourself or hand off "
+                "to another agent.",
+            )
+        if route is None:
+            names = ", ".join(team.handoff_targets(source)) or "none"
+            return Rejection(
+                NOT_DECLARED,
+                f"{source!r} has no route to {target!r}. You can hand off to: {names}.",
+            )
+        return self._check_target(
+            team, source, agent, route, session, handoffs_this_turn, payload_error, depth
+        )
+
+    def _check_target(
+        self,
+        team: Team,
+        source: str,
+        agent: Agent,
+        route: Handoff | None,
+        session: SessionState,
+        handoffs_this_turn: int,
+        payload_error: str | None,
+        depth: int,
+    ) -> Rejection | None:
+        target = agent.name
+        if not agent.enabled:
+            return Rejection(
+                TARGET_DISABLED,
+                f"{target!r} is not available right now; continue yourself or choose "
+                "another agent.",
+            )
+        if agent.system_only and source != team.supervisor:
+            return Rejection(
+                SYSTEM_ONLY,
+                f"{target!r} can only be reached through the supervisor"
+                + (f" {team.supervisor!r}." if team.supervisor else "."),
+            )
+        if route is not None and route.requires is not None:
+            missing = route.required_capabilities.difference(agent.capabilities)
+            if missing:
+                return Rejection(
+                    MISSING_CAPABILITY,
+                    f"{target!r} lacks the required capabilities: "
+                    f"{', '.join(sorted(missing))}.",
+                )
+        channel = session.channel
+        if channel is not None and agent.channels is not None and channel not in agent.channels:
+            return Rejection(
+                CHANNEL_UNSUPPORTED,
+                f"{target!r} does not serve the {channel!r} channel of this conversation.",
+            )
+        if self.loop_limit > 0 and _recent_count(session, target, self.loop_window) >= (
+            self.loop_limit
+        ):
+            return Rejection(
+                LOOP_DETECTED,
+                f"The conversation already went to {target!r} {self.loop_limit} times "
+                "recently; answer the user yourself instead of handing off again.",
+            )
+        if handoffs_this_turn >= self.max_handoffs_per_turn:
+            return Rejection(
+                TOO_MANY_HANDOFFS,
+                f"This turn already had {handoffs_this_turn} handoffs, the most allowed; "
+                "answer the user yourself.",
+            )
+        if depth >= self.max_depth:
+            return Rejection(
+                TOO_DEEP,
+                f"Delegations are nested {depth} deep, the most allowed; answer yourself.",
+            )
+        if payload_error is not None:
+            return Rejection(
+                INVALID_PAYLOAD,
+                f"The handoff to {target!r} was refused: the arguments do not match the "
+                f"schema. {payload_error} Call the tool again with corrected arguments.",
+            )
+        return None
+
+    def check_selection(self, team: Team, target: str, session: SessionState) -> Rejection | None:
+        """The rules for a user picking an agent (`select_agent`)."""
+        agent = team.get(target)
+        if agent is None:
+            names = ", ".join(a.name for a in team.agents if a.user_selectable) or "none"
+            return Rejection(UNKNOWN_TARGET, f"There is no agent named {target!r}. "
+                             f"Selectable agents: {names}.")
+        if not agent.user_selectable:
+            return Rejection(NOT_USER_SELECTABLE, f"{target!r} cannot be picked by the user.")
+        if not agent.enabled:
+            return Rejection(TARGET_DISABLED, f"{target!r} is not available right now.")
+        channel = session.channel
+        if channel is not None and agent.channels is not None and channel not in agent.channels:
+            return Rejection(CHANNEL_UNSUPPORTED,
+                             f"{target!r} does not serve the {channel!r} channel.")
+        return None
+
+
+def _recent_count(session: SessionState, target: str, window: int) -> int:
+    """How many of the session's last `window` accepted handoffs went to `target`."""
+    seen = 0
+    count = 0
+    records = session.handoffs
+    for i in range(len(records) - 1, -1, -1):
+        r = records[i]
+        if not r.accepted or r.returns:
+            continue
+        if r.target == target:
+            count += 1
+        seen += 1
+        if seen >= window:
+            break
+    return count
+

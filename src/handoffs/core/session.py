@@ -1,0 +1,154 @@
+"""SessionState: everything a conversation is, as one plain, versioned value.
+
+It is JSON-serialisable (`to_dict` / `from_dict`) so that any store can keep it, and it
+holds no live objects: the derived caches that make handoffs cheap are rebuilt on demand.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import HandoffsError
+from .handoff import HandoffRecord
+from .messages import Message, message_from_dict
+
+SCHEMA = 1
+"""The version of the `to_dict` layout."""
+
+
+@dataclass(slots=True)
+class ViewSpec:
+    """Where the active agent's view of the transcript starts and what it filters.
+
+    Messages before `pivot` are seen through `mode` (from `start`); messages from
+    `pivot` on are seen in full. A handoff therefore never copies history: it writes
+    these three numbers.
+    """
+
+    mode: str = "full"
+    """`full`, `conversation`, `last_user`, `none`, `summary` or `custom`."""
+    start: int = 0
+    pivot: int = 0
+    source: str | None = None
+    """The agent whose route defined the view (to find a custom filter again)."""
+    record_id: str | None = None
+    """The handoff that opened the view (for its note, payload and summary)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "start": self.start, "pivot": self.pivot,
+                "source": self.source, "record_id": self.record_id}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ViewSpec:
+        return cls(d.get("mode", "full"), d.get("start", 0), d.get("pivot", 0),
+                   d.get("source"), d.get("record_id"))
+
+
+@dataclass(slots=True, frozen=True)
+class Checkpoint:
+    """How much of a session a store has already written: the next write appends the rest."""
+
+    messages: int
+    handoffs: int
+    version: int
+
+
+@dataclass(slots=True)
+class SessionState:
+    """One conversation: who is active, what was said, every handoff, shared memory."""
+
+    id: str
+    active_agent: str | None = None
+    """The agent that receives the user's next message (None: the team's entry)."""
+    messages: list[Message] = field(default_factory=list)
+    """The append-only shared transcript."""
+    handoffs: list[HandoffRecord] = field(default_factory=list)
+    """Every handoff request, accepted or rejected, in order."""
+    shared: dict[str, Any] = field(default_factory=dict)
+    """Memory every agent and tool of the team can read and write; JSON values only."""
+    channel: str | None = None
+    version: int = 0
+    """Bumped by every committed write; stores use it to detect lost updates."""
+    turn: int = 0
+    """Number of user turns so far."""
+    view: ViewSpec = field(default_factory=ViewSpec)
+    """The active agent's view of the transcript."""
+    status: str = "idle"
+    """`idle`, `running` (a turn is in progress or was interrupted), `waiting_for_human`."""
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Free-form data about the session (links to transferred sessions, labels)."""
+    cache: Any = field(default=None, repr=False, compare=False)
+    """Derived, never serialised: the transcript views (see `core.history`)."""
+
+    def checkpoint(self) -> Checkpoint:
+        return Checkpoint(len(self.messages), len(self.handoffs), self.version)
+
+    def snapshot(self) -> SessionState:
+        """A copy a caller may keep while turns go on (lists copied, messages shared)."""
+        return SessionState(
+            self.id, self.active_agent, list(self.messages), list(self.handoffs),
+            json.loads(json.dumps(self.shared)), self.channel, self.version, self.turn,
+            ViewSpec.from_dict(self.view.to_dict()), self.status, self.created_at,
+            self.updated_at, dict(self.metadata),
+        )
+
+    def header(self) -> dict[str, Any]:
+        """Everything but the transcript and the records: the session row of a store."""
+        return {
+            "schema": SCHEMA, "id": self.id, "active_agent": self.active_agent,
+            "shared": self.shared, "channel": self.channel, "version": self.version,
+            "turn": self.turn, "view": self.view.to_dict(), "status": self.status,
+            "created_at": self.created_at, "updated_at": self.updated_at,
+            "metadata": self.metadata,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.header()
+        d["messages"] = [m.to_dict() for m in self.messages]
+        d["handoffs"] = [r.to_dict() for r in self.handoffs]
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SessionState:
+        schema = d.get("schema", SCHEMA)
+        if schema > SCHEMA:
+            raise HandoffsError(
+                f"This session was written by a newer handoffs (layout {schema}; this "
+                f"library reads up to {SCHEMA}). Upgrade handoffs to read it.",
+                code="schema_too_new",
+            )
+        return cls(
+            id=d["id"],
+            active_agent=d.get("active_agent"),
+            messages=[message_from_dict(m) for m in d.get("messages", ())],
+            handoffs=[HandoffRecord.from_dict(r) for r in d.get("handoffs", ())],
+            shared=dict(d.get("shared", {})),
+            channel=d.get("channel"),
+            version=d.get("version", 0),
+            turn=d.get("turn", 0),
+            view=ViewSpec.from_dict(d.get("view", {})),
+            status=d.get("status", "idle"),
+            created_at=d.get("created_at", 0.0),
+            updated_at=d.get("updated_at", 0.0),
+            metadata=dict(d.get("metadata", {})),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> SessionState:
+        return cls.from_dict(json.loads(text))
+
+    def record(self, record_id: str) -> HandoffRecord | None:
+        """The handoff record with this id (searched from the newest)."""
+        for r in reversed(self.handoffs):
+            if r.id == record_id:
+                return r
+        return None

@@ -1,0 +1,203 @@
+"""Team: the agents, their routes resolved once at build time, and the graph's checks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import TeamError
+from .agent import Agent
+from .handoff import Handoff
+from .policy import HandoffPolicy
+from .tools import Tool, ToolSpec
+
+
+@dataclass(slots=True, frozen=True)
+class Route:
+    """A handoff route resolved against the team: the declaration and its target."""
+
+    source: str
+    handoff: Handoff
+    target: Agent
+    tool_name: str
+    spec: ToolSpec
+
+
+@dataclass(slots=True, frozen=True)
+class AgentPlan:
+    """Everything about one agent that can be decided once, when the team is built."""
+
+    agent: Agent
+    tools: Mapping[str, Tool]
+    routes: Mapping[str, Route]
+    """Handoff routes by tool name."""
+    routes_by_target: Mapping[str, Route]
+    specs: tuple[ToolSpec, ...]
+    """Tool specs offered to the model when no route is conditionally enabled."""
+    static: bool
+    """True when no route's `enabled` is a callable, so `specs` is always the answer."""
+
+
+class Team:
+    """A set of agents that hand off to one another.
+
+    Names are resolved and the graph is checked once, here: a team that builds can run.
+    """
+
+    __slots__ = ("_plans", "agents", "entry", "fallback", "policy", "summarizer", "supervisor")
+
+    def __init__(
+        self,
+        agents: Iterable[Agent],
+        entry: str | Agent | None = None,
+        supervisor: str | Agent | None = None,
+        fallback: str | Agent | None = None,
+        policy: HandoffPolicy | None = None,
+        summarizer: Any = None,
+    ) -> None:
+        self.agents: tuple[Agent, ...] = tuple(agents)
+        if not self.agents:
+            raise TeamError("A team needs at least one agent.")
+        by_name: dict[str, Agent] = {}
+        for a in self.agents:
+            if not isinstance(a, Agent):
+                raise TeamError(f"Team members must be Agent objects, got {a!r}.")
+            if a.name in by_name:
+                raise TeamError(f"Two agents are named {a.name!r}; agent names must be unique.")
+            by_name[a.name] = a
+        self.entry: str = self._member(entry, "entry", by_name) or self.agents[0].name
+        self.supervisor: str | None = self._member(supervisor, "supervisor", by_name)
+        self.fallback: str | None = self._member(fallback, "fallback", by_name)
+        self.policy: HandoffPolicy = policy or HandoffPolicy()
+        self.summarizer: Any = summarizer
+        """The default `Summarizer` for `history="summary"` routes."""
+        self._plans: dict[str, AgentPlan] = {
+            a.name: self._plan(a, by_name) for a in self.agents
+        }
+
+    @staticmethod
+    def _member(ref: str | Agent | None, role: str, by_name: Mapping[str, Agent]) -> str | None:
+        if ref is None:
+            return None
+        name = ref if isinstance(ref, str) else ref.name
+        if name not in by_name:
+            raise TeamError(
+                f"The team's {role} {name!r} is not one of its agents "
+                f"({', '.join(by_name)}). Add it to the team or fix the name."
+            )
+        return name
+
+    @staticmethod
+    def _plan(agent: Agent, by_name: Mapping[str, Agent]) -> AgentPlan:
+        tools: dict[str, Tool] = {}
+        for t in agent.tools:
+            if t.name in tools:
+                raise TeamError(f"Agent {agent.name!r} has two tools named {t.name!r}.")
+            tools[t.name] = t
+        routes: dict[str, Route] = {}
+        by_target: dict[str, Route] = {}
+        for item in agent.handoffs:
+            h = item if isinstance(item, Handoff) else Handoff(item)
+            target_name = h.target_name
+            target = by_name.get(target_name)
+            if target is None:
+                raise TeamError(
+                    f"Agent {agent.name!r} hands off to {target_name!r}, which is not in "
+                    f"the team ({', '.join(by_name)}). Add that agent or remove the route."
+                )
+            if target_name in by_target:
+                raise TeamError(
+                    f"Agent {agent.name!r} declares two routes to {target_name!r}; keep one."
+                )
+            name = h.tool_name or Handoff.default_tool_name(target_name)
+            if name in tools:
+                raise TeamError(
+                    f"Agent {agent.name!r}: the handoff tool name {name!r} collides with a "
+                    "tool of the same name. Rename the tool or set Handoff(tool_name=...)."
+                )
+            if name in routes:
+                raise TeamError(f"Agent {agent.name!r} has two handoff tools named {name!r}.")
+            route = Route(agent.name, h, target, name, _route_spec(h, target, name))
+            routes[name] = route
+            by_target[target_name] = route
+        static = all(not callable(r.handoff.enabled) for r in routes.values())
+        specs = tuple(t.spec for t in tools.values()) + tuple(
+            r.spec for r in routes.values() if r.handoff.enabled is True and r.target.enabled
+        )
+        return AgentPlan(agent, tools, routes, by_target, specs, static)
+
+    # -- lookups used by the runner and the policy -------------------------------------
+
+    def get(self, name: str) -> Agent | None:
+        """The agent called `name`, or None."""
+        plan = self._plans.get(name)
+        return plan.agent if plan is not None else None
+
+    def __getitem__(self, name: str) -> Agent:
+        plan = self._plans.get(name)
+        if plan is None:
+            raise TeamError(f"No agent named {name!r} in this team.")
+        return plan.agent
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._plans
+
+    def plan(self, name: str) -> AgentPlan:
+        return self._plans[name]
+
+    def handoff_targets(self, source: str) -> list[str]:
+        """The agents `source` declares routes to (in declaration order)."""
+        plan = self._plans.get(source)
+        return list(plan.routes_by_target) if plan else []
+
+    # -- export ----------------------------------------------------------------------
+
+    def mermaid(self) -> str:
+        """The handoff graph as Mermaid flowchart text: solid arrows transfer, dotted
+        arrows delegate and return, the entry agent is marked."""
+        lines = ["flowchart LR"]
+        for a in self.agents:
+            label = a.label.replace('"', "'")
+            shape = f'(["{label}"])' if a.name == self.entry else f'["{label}"]'
+            lines.append(f"    {_mid(a.name)}{shape}")
+        for plan in self._plans.values():
+            for r in plan.routes.values():
+                arrow = "-.->" if r.handoff.returns else "-->"
+                lines.append(f"    {_mid(r.source)} {arrow}|{r.tool_name}| {_mid(r.target.name)}")
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        return f"Team({', '.join(a.name for a in self.agents)}; entry={self.entry!r})"
+
+
+def _mid(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+
+
+def _route_spec(h: Handoff, target: Agent, tool_name: str) -> ToolSpec:
+    if h.description is not None:
+        description = h.description
+    else:
+        verb = "Ask" if h.returns else "Hand the conversation to"
+        description = f"{verb} {target.label}"
+        description += f": {target.description}" if target.description else "."
+    props: dict[str, Any] = {
+        "reason": {"type": "string", "description": "Why you are handing off, in one sentence."}
+    }
+    required: list[str] = []
+    if h.payload is not None:
+        schema = h.payload.model_json_schema()
+        # Nested models put their definitions under $defs with refs to the document root,
+        # so the definitions move to the root of the tool's schema.
+        defs = schema.pop("$defs", None)
+        props["payload"] = schema
+        required.append("payload")
+    else:
+        defs = None
+    params: dict[str, Any] = {"type": "object", "properties": props}
+    if defs:
+        params["$defs"] = defs
+    if required:
+        params["required"] = required
+    return ToolSpec(tool_name, description, params)

@@ -1,0 +1,227 @@
+"""Tools: plain Python functions a model may call, with a JSON schema from type hints.
+
+`@tool` builds the schema once, at decoration time, with pydantic; a call validates the
+model's arguments against it and reports problems back to the model as feedback.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, overload
+
+import pydantic
+
+from ..errors import HandoffsError
+from .context import RunContext
+
+ToolErrorMode = Literal["feedback", "raise", "escalate"]
+
+
+@dataclass(slots=True, frozen=True)
+class HandoffTo:
+    """Returned by a tool (or code) to hand the conversation off programmatically.
+
+    The request follows the same routes and policy as a model's `transfer_to_*` call:
+    the target must be declared by the current agent, and the rules apply.
+    """
+
+    target: str
+    reason: str = ""
+    payload: Any = None
+    """An instance of the route's payload model, or a dict to validate against it."""
+
+
+@dataclass(slots=True, frozen=True)
+class ToolSpec:
+    """What a model is told about one tool: the name, what it does, its JSON schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(slots=True, frozen=True)
+class Tool:
+    """A callable a model may use. Build one with `@tool`, or directly."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """JSON schema (an object) of the arguments."""
+    fn: Callable[..., Any]
+    takes_context: bool = False
+    """True when the function's first parameter is a `RunContext`."""
+    is_async: bool = False
+    on_error: ToolErrorMode = "feedback"
+    """What an exception in the tool does: `feedback` (default) gives the error text back
+    to the model as the call's result; `raise` fails the run; `escalate` hands off to the
+    team's fallback agent (error recovery)."""
+    args_model: type[pydantic.BaseModel] | None = field(default=None, repr=False)
+    """Validates and converts arguments; None means arguments are passed unvalidated."""
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def parse(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Validate `arguments`; raises `pydantic.ValidationError` when they do not fit."""
+        if self.args_model is None:
+            return arguments
+        validated = self.args_model.model_validate(arguments)
+        return {name: getattr(validated, name) for name in type(validated).model_fields}
+
+    async def invoke(self, ctx: RunContext, arguments: dict[str, Any]) -> Any:
+        """Call the function with already validated arguments."""
+        args = (ctx,) if self.takes_context else ()
+        if self.is_async:
+            return await self.fn(*args, **arguments)
+        return self.fn(*args, **arguments)
+
+
+_ARG_LINE = re.compile(r"^\s*(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
+
+
+def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its summary and per-argument descriptions."""
+    if not doc:
+        return "", {}
+    text = inspect.cleandoc(doc)
+    summary_lines: list[str] = []
+    params: dict[str, str] = {}
+    in_args = False
+    current: str | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.lower() in ("args:", "arguments:", "parameters:"):
+            in_args = True
+            continue
+        if in_args:
+            if stripped.endswith(":") and not line.startswith((" ", "\t")):
+                in_args = False
+                continue
+            m = _ARG_LINE.match(line)
+            if m and line.startswith((" ", "\t")) and not line.startswith(" " * 8):
+                current = m.group(1)
+                params[current] = m.group(2).strip()
+            elif current and stripped:
+                params[current] += " " + stripped
+            continue
+        if stripped.lower() in ("returns:", "raises:", "examples:"):
+            break
+        summary_lines.append(line)
+    return "\n".join(summary_lines).strip(), params
+
+
+def _build_tool(
+    fn: Callable[..., Any],
+    name: str | None,
+    description: str | None,
+    on_error: ToolErrorMode,
+) -> Tool:
+    sig = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # unresolvable forward references
+        raise HandoffsError(
+            f"Cannot read the type hints of tool {fn.__name__!r}: {exc}. "
+            "Define the types it names before decorating it.",
+            code="invalid_tool",
+        ) from exc
+    summary, arg_docs = _parse_docstring(fn.__doc__)
+    params = list(sig.parameters.values())
+    takes_context = bool(params) and hints.get(params[0].name) is RunContext
+    if takes_context:
+        params = params[1:]
+    fields: dict[str, Any] = {}
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise HandoffsError(
+                f"Tool {fn.__name__!r} takes *{p.name}; tools need named parameters "
+                "so that a JSON schema can describe them.",
+                code="invalid_tool",
+            )
+        annotation = hints.get(p.name, Any)
+        default = ... if p.default is inspect.Parameter.empty else p.default
+        fields[p.name] = (annotation, pydantic.Field(default, description=arg_docs.get(p.name)))
+    tool_name = name or fn.__name__
+    args_model = pydantic.create_model(
+        f"{tool_name}_args", __config__=pydantic.ConfigDict(extra="ignore"), **fields
+    )
+    schema = args_model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    schema.setdefault("properties", {})
+    return Tool(
+        name=tool_name,
+        description=description or summary or tool_name.replace("_", " "),
+        parameters=schema,
+        fn=fn,
+        takes_context=takes_context,
+        is_async=inspect.iscoroutinefunction(fn),
+        on_error=on_error,
+        args_model=args_model,
+    )
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None,
+    on_error: ToolErrorMode = "feedback",
+) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    on_error: ToolErrorMode = "feedback",
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a sync or async function into a `Tool`.
+
+    The JSON schema comes from the type hints; the description from the docstring's
+    first paragraph, and each argument's description from its `Args:` section. A first
+    parameter annotated `RunContext` receives the run's context and is not shown to the
+    model. The function may return `HandoffTo(...)` to hand off programmatically.
+
+        @tool
+        def lookup_order(order_id: str) -> dict:
+            '''Find an order by id.
+
+            Args:
+                order_id: The order number, e.g. "A-1001".
+            '''
+    """
+    if on_error not in ("feedback", "raise", "escalate"):
+        raise HandoffsError(
+            f"on_error must be 'feedback', 'raise' or 'escalate', not {on_error!r}.",
+            code="invalid_tool",
+        )
+    if fn is not None:
+        return _build_tool(fn, name, description, on_error)
+
+    def decorate(f: Callable[..., Any]) -> Tool:
+        return _build_tool(f, name, description, on_error)
+
+    return decorate
+
+
+def render_result(value: Any) -> str:
+    """The text a model sees for a tool's return value."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, default=str, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+

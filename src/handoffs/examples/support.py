@@ -1,0 +1,143 @@
+"""The support team: triage routes customers to billing, refunds or technical support.
+
+    triage ──> billing ──> refunds (lookup_order, issue_refund)
+       └─────> technical          └──> triage (anything else)
+    billing ··> refunds: "policy_check" delegation (answers come back to billing)
+    technical ──> human operator (escalation)
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from handoffs import Agent, Handoff, HumanAgent, RunContext, Team, tool
+from handoffs.testing import Step, call, reply, transfer
+
+ORDERS: dict[str, dict[str, object]] = {
+    "A-1001": {"order_id": "A-1001", "item": "Noise-cancelling headphones", "amount": 129.0,
+               "charged": 2, "status": "delivered"},
+    "A-1002": {"order_id": "A-1002", "item": "USB-C dock", "amount": 89.0, "charged": 1,
+               "status": "shipped"},
+}
+
+
+class RefundRequest(BaseModel):
+    """What refunds needs to act."""
+
+    order_id: str = Field(description="The order number, e.g. A-1001.")
+    amount: float = Field(gt=0, description="How much to refund, in dollars.")
+
+
+@tool
+def lookup_order(ctx: RunContext, order_id: str) -> dict[str, object]:
+    """Look up an order by its number.
+
+    Args:
+        order_id: The order number, e.g. "A-1001".
+    """
+    order = ORDERS.get(order_id)
+    if order is None:
+        return {"error": f"No order {order_id}."}
+    ctx.shared["last_order"] = order_id
+    return order
+
+
+@tool
+def issue_refund(ctx: RunContext, order_id: str, amount: float) -> str:
+    """Refund an amount on an order to the original payment method.
+
+    Args:
+        order_id: The order to refund.
+        amount: The amount in dollars.
+    """
+    refunds = ctx.shared.setdefault("refunds", [])
+    refunds.append({"order_id": order_id, "amount": amount})
+    return f"Refund of ${amount:.2f} on {order_id} issued; reference R-{len(refunds):04d}."
+
+
+def build_team() -> Team:
+    """The support team, ready for a `Runner`."""
+    triage = Agent(
+        "triage",
+        instructions="You greet customers and route them: billing for charges and "
+        "invoices, technical for product problems. Never solve issues yourself.",
+        description="Routes customers to the right specialist.",
+        handoffs=["billing", "technical"],
+        display_name="Triage", icon="🧭", color="#6b7280",
+    )
+    billing = Agent(
+        "billing",
+        instructions="You handle charges and invoices. Duplicate charges go to refunds "
+        "with the order number and amount.",
+        description="Charges, invoices, duplicate payments.",
+        handoffs=[
+            Handoff("refunds", payload=RefundRequest, history="conversation"),
+            Handoff("policy", returns=True,
+                    description="Ask the policy desk whether a refund is allowed."),
+            "triage",
+        ],
+        display_name="Billing", icon="💳", color="#2563eb",
+    )
+    policy = Agent(
+        "policy",
+        instructions="Answer yes or no with a one-line reason: is the refund allowed?",
+        description="Checks refund policy.",
+        user_selectable=False,
+        display_name="Policy desk", icon="📜", color="#7c3aed",
+    )
+    refunds = Agent(
+        "refunds",
+        instructions="You issue refunds. Look the order up first, then refund.",
+        description="Issues refunds on orders.",
+        tools=[lookup_order, issue_refund],
+        handoffs=["triage"],
+        display_name="Refunds", icon="💸", color="#059669",
+    )
+    technical = Agent(
+        "technical",
+        instructions="You solve product problems. Escalate to a human operator when the "
+        "customer asks for one or the fix needs account access.",
+        description="Product problems, crashes, setup.",
+        handoffs=["triage", Handoff("operator", description="Escalate to a human operator.")],
+        display_name="Tech support", icon="🛠", color="#d97706",
+    )
+    operator = HumanAgent(
+        "operator", description="A human support operator.", display_name="Operator (human)",
+        icon="🙋", color="#dc2626", handoffs=["technical"],
+    )
+    return Team([triage, billing, policy, refunds, technical, operator], entry="triage",
+                fallback="triage")
+
+
+CONVERSATION: list[str] = [
+    "Hi, I was charged twice for order A-1001.",
+    "Thanks! Also, the dock from A-1002 keeps disconnecting my monitor.",
+    "Still broken after the update. Can a person look at my account?",
+]
+"""The user's messages in the scripted play."""
+
+OPERATOR_REPLY = "Hi, I'm Sam from support. I reset the dock's pairing on your account."
+
+
+def script() -> list[Step]:
+    """The scripted model's responses for `CONVERSATION`, in order."""
+    return [
+        # turn 1: triage -> billing -> (ask policy) -> refunds -> tools -> answer
+        transfer("billing", reason="Customer reports a duplicate charge on A-1001."),
+        call("transfer_to_policy", reason="Is a refund for a duplicate charge allowed?"),
+        reply("Yes: duplicate charges are always refundable."),
+        transfer("refunds", reason="Duplicate charge confirmed by policy.",
+                 payload={"order_id": "A-1001", "amount": 129.0}),
+        call("lookup_order", order_id="A-1001"),
+        call("issue_refund", order_id="A-1001", amount=129.0),
+        reply("I've refunded the duplicate charge of $129.00 on A-1001 (reference "
+              "R-0001). It will show up in 3-5 business days."),
+        # turn 2: refunds is still active; it sends the customer back to triage
+        transfer("triage", reason="New issue, not about refunds."),
+        transfer("technical", reason="Dock disconnects the monitor."),
+        reply("Please update the dock firmware to 2.4 (Settings > Dock > Update) and "
+              "reconnect. Tell me if it still drops."),
+        # turn 3: technical escalates to the human operator
+        [reply("Let me bring in a colleague who can check your account."),
+         transfer("operator", reason="Firmware update did not help; needs account access.")],
+    ]

@@ -1,0 +1,83 @@
+"""The `Model` protocol: one request in, one response out (or a stream of pieces).
+
+A request carries the agent's system text, its view of the neutral transcript and the
+tools it may call; adapters turn that into a provider's wire format and back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..core.messages import Message, ToolCall
+from ..core.tools import ToolSpec
+
+
+@dataclass(slots=True, frozen=True)
+class ModelRequest:
+    """What an agent's model is asked: who is asking, the system text, the history, tools."""
+
+    agent: str
+    system: str
+    messages: Sequence[Message]
+    """The agent's view of the transcript (a `Window`: read it, don't keep mutating it)."""
+    tools: Sequence[ToolSpec]
+    tool_choice: str | None = None
+    """`auto`, `required`, `none`, a tool name, or None (the provider's default)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """Provider settings passed through (temperature, max_tokens, ...)."""
+
+
+@dataclass(slots=True)
+class Usage:
+    """Tokens spent; summed per agent and per turn on `RunResult.usage`."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.requests += other.requests
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "requests": self.requests}
+
+
+@dataclass(slots=True, frozen=True)
+class ModelResponse:
+    """A model's answer: text, tool calls (in the order made), and what it cost."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = None
+    model: str | None = None
+    """The provider's name for the model that answered, when known."""
+
+
+@dataclass(slots=True, frozen=True)
+class TextDelta:
+    """A piece of streamed text; `Model.stream` yields these, then the `ModelResponse`."""
+
+    text: str
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that can answer a `ModelRequest`.
+
+    `complete` returns the whole response. `stream` yields `TextDelta`s as text arrives
+    and then exactly one `ModelResponse` holding the whole text and every tool call.
+    Errors are raised as exceptions; provider adapters raise `ModelError` with a code.
+    """
+
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]: ...

@@ -1,0 +1,1 @@
+"""The turn loop: async first, with thin sync wrappers."""

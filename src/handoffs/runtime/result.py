@@ -1,0 +1,82 @@
+"""What a run returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ..core.events import Event
+from ..core.handoff import HandoffRecord
+from ..errors import RunFailed
+from ..models.base import Usage
+
+
+class RunStatus(StrEnum):
+    """How a turn ended."""
+
+    COMPLETED = "completed"
+    """An agent answered the user."""
+    HANDED_OFF = "handed_off"
+    """A next-turn handoff ended the turn; the target answers the next message."""
+    WAITING_FOR_HUMAN = "waiting_for_human"
+    """A human agent holds the conversation; `runner.reply_as_human` answers."""
+    FAILED = "failed"
+    """The turn could not finish; `error` says why. The user's message is kept."""
+
+
+@dataclass(slots=True, frozen=True)
+class RunError:
+    """Why a run failed: a stable code, a sentence, and the agent that was running."""
+
+    code: str
+    message: str
+    agent: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "agent": self.agent}
+
+
+@dataclass(slots=True)
+class RunResult:
+    """The outcome of one user turn (or one plan)."""
+
+    session_id: str
+    output: str
+    """The text the user should see."""
+    agent: str
+    """The name of the agent that produced the output (or holds the conversation)."""
+    status: RunStatus
+    turn: int = 0
+    handoffs: list[HandoffRecord] = field(default_factory=list)
+    """Every handoff request of this turn, accepted and rejected."""
+    error: RunError | None = None
+    usage: Usage = field(default_factory=Usage)
+    """Tokens over the whole turn."""
+    usage_by_agent: dict[str, Usage] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list, repr=False)
+    """Every event of the turn, in order (the same a `stream` yields)."""
+    steps: dict[str, str] = field(default_factory=dict)
+    """For `run_plan`: each step's answer by step name."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not RunStatus.FAILED
+
+    def raise_for_status(self) -> RunResult:
+        """Raise `RunFailed` (with the error's code) if the run failed; else return self."""
+        if self.status is RunStatus.FAILED:
+            err = self.error or RunError("error", "The run failed.")
+            raise RunFailed(f"Run failed ({err.code}): {err.message}", code=err.code)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id, "output": self.output, "agent": self.agent,
+            "status": self.status.value, "turn": self.turn,
+            "handoffs": [r.to_dict() for r in self.handoffs],
+            "error": self.error.to_dict() if self.error else None,
+            "usage": self.usage.to_dict(),
+            "usage_by_agent": {k: v.to_dict() for k, v in self.usage_by_agent.items()},
+            "steps": dict(self.steps),
+        }

@@ -1,0 +1,1187 @@
+"""The runner: one user turn, as DESIGN.md describes it.
+
+The loop is small on purpose. Decisions live in `core` (the policy, the history views);
+this module sequences them: call the model, run ordinary tools, decide the handoff,
+append to the transcript, emit events, persist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+
+from ..core.agent import Agent
+from ..core.context import HandoffContext, RunContext
+from ..core.events import Event
+from ..core.guardrails import GuardrailResult, guardrail_name
+from ..core.handoff import Handoff, HandoffReason, HandoffRecord, payload_preview
+from ..core.history import Window, last_user_index, render_full, views_of
+from ..core.messages import (
+    AssistantMessage,
+    HandoffMark,
+    Message,
+    Note,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from ..core.policy import MULTIPLE_HANDOFFS, Rejection
+from ..core.session import SessionState, ViewSpec
+from ..core.team import AgentPlan, Route, Team
+from ..core.tools import HandoffTo, Tool, render_result
+from ..errors import HandoffsError, ModelError
+from ..models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
+from ..stores.base import SessionStore, open_store
+from .ids import new_id
+from .result import RunError, RunResult, RunStatus
+
+EMPTY_RESPONSE_FEEDBACK = (
+    "Your last response was empty. Answer the user, call a tool, or hand off."
+)
+
+
+# -- outcomes of one agent's activation ------------------------------------------------
+
+
+@dataclass(slots=True, frozen=True)
+class _Answer:
+    text: str
+    agent: str
+
+
+@dataclass(slots=True, frozen=True)
+class _Transfer:
+    route: Route | None
+    record: HandoffRecord
+    target: Agent
+    payload: Any
+
+
+@dataclass(slots=True, frozen=True)
+class _Fail:
+    code: str
+    message: str
+    agent: str
+    recoverable: bool = True
+    """False for failures a fallback cannot fix (max_steps, script exhausted)."""
+
+
+_Outcome = _Answer | _Transfer | _Fail
+
+
+class _Leg:
+    """One thread of work: the session's main line, or a delegation's private line.
+
+    The main line appends to the session transcript and sees it through the session's
+    view; a delegation appends to its own list and sees a fixed window of the transcript
+    followed by that list.
+    """
+
+    __slots__ = ("agent", "base", "depth", "handoff", "main", "plan", "rendered", "route",
+                 "sub", "summary")
+
+    def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
+                 base: Window | None = None) -> None:
+        self.plan = plan
+        self.agent = plan.agent
+        self.main = main
+        self.depth = depth
+        self.base = base
+        self.sub: list[Message] = []
+        self.rendered: list[Message] = []
+        self.handoff: HandoffContext | None = None
+        self.route: Route | None = None
+        self.summary: str | None = None
+
+    def switch(self, plan: AgentPlan) -> None:
+        self.plan = plan
+        self.agent = plan.agent
+
+
+class _Turn:
+    """The mutable state of one turn: events, records, counters, usage."""
+
+    __slots__ = ("accepted", "context", "events", "records", "recovered", "runner", "sink",
+                 "state", "steps", "streaming", "usage", "usage_by_agent")
+
+    def __init__(self, runner: Runner, state: SessionState, context: Any,
+                 sink: Callable[[Event], None] | None) -> None:
+        self.runner = runner
+        self.state = state
+        self.context = context
+        self.sink = sink
+        self.streaming = sink is not None
+        self.events: list[Event] = []
+        self.records: list[HandoffRecord] = []
+        self.accepted = 0
+        self.steps = 0
+        self.recovered = False
+        self.usage = Usage()
+        self.usage_by_agent: dict[str, Usage] = {}
+
+    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
+        state = self.state
+        e = Event(type_, state.id, state.turn, time.time(), data, result)
+        self.events.append(e)
+        if self.sink is not None:
+            self.sink(e)
+
+    def add_record(self, record: HandoffRecord) -> None:
+        self.records.append(record)
+        self.state.handoffs.append(record)
+        if record.accepted:
+            self.accepted += 1
+
+
+class Runner:
+    """Runs a team's conversations: `run` one user turn, `stream` its events, move agents.
+
+        runner = Runner(team, model=ScriptedModel([...]))
+        result = await runner.run("session-1", "I was charged twice")
+    """
+
+    def __init__(
+        self,
+        team: Team,
+        model: Model | str | None = None,
+        store: SessionStore | str | None = None,
+        max_steps: int = 20,
+    ) -> None:
+        if not isinstance(team, Team):
+            raise HandoffsError("Runner needs a Team; wrap your agents: Team([...]).",
+                                code="invalid_team")
+        if max_steps < 1:
+            raise HandoffsError("max_steps must be at least 1.", code="invalid_argument")
+        self.team = team
+        self.model = model
+        self.store: SessionStore = open_store(store)
+        self.max_steps = max_steps
+        self._models: dict[str, Model | None] = {
+            a.name: self._resolve_model(a) for a in team.agents
+        }
+
+    def _resolve_model(self, agent: Agent) -> Model | None:
+        if agent.is_human:
+            return None
+        spec: Any = agent.model if agent.model is not None else self.model
+        if spec is None:
+            spec = os.environ.get("HANDOFFS_MODEL") or None
+        if spec is None:
+            raise HandoffsError(
+                f"Agent {agent.name!r} has no model. Pass Runner(team, model=...), set "
+                "Agent(model=...), or set HANDOFFS_MODEL (e.g. openai:gpt-4.1-mini).",
+                code="no_model",
+            )
+        if isinstance(spec, str):
+            from ..models.registry import get_model
+
+            return get_model(spec)
+        if not hasattr(spec, "complete"):
+            raise HandoffsError(
+                f"Agent {agent.name!r}: {spec!r} is not a model (it has no complete()).",
+                code="no_model",
+            )
+        model: Model = spec
+        return model
+
+    # -- public API ------------------------------------------------------------------
+
+    async def run(
+        self,
+        session_id: str,
+        text: str,
+        channel: str | None = None,
+        context: Any = None,
+    ) -> RunResult:
+        """Run one user turn on the session and return its result.
+
+        The active agent of the session receives the message; if a handoff happens the
+        target answers in the same turn (unless the route says `next_turn`), and the
+        session remembers it as the active agent for the next message.
+        """
+        return await self._turn(session_id, text, channel, context, None)
+
+    def run_sync(
+        self,
+        session_id: str,
+        text: str,
+        channel: str | None = None,
+        context: Any = None,
+    ) -> RunResult:
+        """`run` for code without an event loop."""
+        _no_running_loop("run_sync")
+        return asyncio.run(self.run(session_id, text, channel, context))
+
+    async def stream(
+        self,
+        session_id: str,
+        text: str,
+        channel: str | None = None,
+        context: Any = None,
+    ) -> AsyncIterator[Event]:
+        """Run one user turn and yield its events as they happen.
+
+        Text arrives as `text_delta` events when the model streams; the last event is
+        `run_completed` or `run_failed`, whose `.result` is the `RunResult`.
+        """
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        task = asyncio.ensure_future(
+            self._turn(session_id, text, channel, context, queue.put_nowait)
+        )
+        try:
+            while True:
+                get = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({get, task}, return_when=asyncio.FIRST_COMPLETED)
+                if get in done:
+                    event = get.result()
+                    yield event
+                    if event.is_terminal:
+                        break
+                    continue
+                get.cancel()
+                # The turn ended without a terminal event only if it raised.
+                while not queue.empty():
+                    event = queue.get_nowait()
+                    yield event
+                task.result()
+                break
+            await task
+        finally:
+            if not task.done():
+                task.cancel()
+
+    async def select_agent(self, session_id: str, name: str) -> HandoffRecord:
+        """Make `name` the session's active agent because the user picked it.
+
+        Records a `user_request` handoff; raises `HandoffsError` with the rejection code
+        (`unknown_target`, `not_user_selectable`, `target_disabled`,
+        `channel_unsupported`) when the pick is not allowed.
+        """
+        async with self.store.lock(session_id):
+            state = await self._load(session_id)
+            since = state.checkpoint()
+            source = state.active_agent or self.team.entry
+            rejection = self.team.policy.check_selection(self.team, name, state)
+            record = HandoffRecord(
+                id=new_id(), source=source, target=name, reason=HandoffReason.USER_REQUEST,
+                explanation="The user picked this agent.", accepted=rejection is None,
+                rejection=rejection.code if rejection else None,
+                message=rejection.message if rejection else "", at=time.time(),
+                turn=state.turn,
+            )
+            state.handoffs.append(record)
+            if rejection is None:
+                state.active_agent = name
+                state.view = ViewSpec("full", 0, 0, source, record.id)
+                state.shared["handoff_context"] = _context_json(record)
+                if self.team[name].is_human:
+                    state.status = "waiting_for_human"
+                elif state.status == "waiting_for_human":
+                    state.status = "idle"
+            await self.store.commit(state, since)
+        if rejection is not None:
+            raise HandoffsError(rejection.message, code=rejection.code)
+        return record
+
+    async def reply_as_human(
+        self, session_id: str, text: str, handoff_to: str | None = None
+    ) -> RunResult:
+        """Post a human operator's message into the session, optionally handing back.
+
+        The message is tagged with the active human agent. With `handoff_to`, control
+        passes to that AI agent (reason `programmatic`) and it answers the user's next
+        message.
+        """
+        async with self.store.lock(session_id):
+            state = await self._load(session_id)
+            human = self.team.get(state.active_agent or "")
+            if human is None or not human.is_human:
+                raise HandoffsError(
+                    f"No human agent holds session {session_id!r} (the active agent is "
+                    f"{state.active_agent!r}); hand off to a HumanAgent first.",
+                    code="not_waiting_for_human",
+                )
+            since = state.checkpoint()
+            t = _Turn(self, state, None, None)
+            state.messages.append(AssistantMessage(text, human.name))
+            t.emit("message", {"agent": human.name, "text": text})
+            status = RunStatus.WAITING_FOR_HUMAN
+            agent = human.name
+            if handoff_to is not None:
+                target = self.team.get(handoff_to)
+                rejection = (
+                    self.team.policy.check_selection(self.team, handoff_to, state)
+                    if target is not None and not target.is_human
+                    else Rejection("unknown_target",
+                                   f"{handoff_to!r} is not an AI agent of this team.")
+                )
+                if rejection is not None:
+                    raise HandoffsError(rejection.message, code=rejection.code)
+                assert target is not None
+                record = HandoffRecord(
+                    id=new_id(), source=human.name, target=target.name,
+                    reason=HandoffReason.PROGRAMMATIC,
+                    explanation="The human operator handed the conversation back.",
+                    at=time.time(), turn=state.turn,
+                )
+                t.add_record(record)
+                self._move(t, None, record, target, None)
+                status = RunStatus.COMPLETED
+                agent = target.name
+                state.status = "idle"
+            await self.store.commit(state, since, t.events)
+            return RunResult(session_id, text, agent, status, state.turn, t.records,
+                             events=t.events)
+
+    async def get_session(self, session_id: str) -> SessionState | None:
+        """A snapshot of the session (or None if it does not exist)."""
+        state = await self.store.load(session_id)
+        return state.snapshot() if state is not None else None
+
+    # -- the turn --------------------------------------------------------------------
+
+    async def _load(self, session_id: str) -> SessionState:
+        state = await self.store.load(session_id)
+        if state is None:
+            state = SessionState(session_id, active_agent=self.team.entry)
+        return state
+
+    async def _turn(
+        self,
+        session_id: str,
+        text: str,
+        channel: str | None,
+        context: Any,
+        sink: Callable[[Event], None] | None,
+    ) -> RunResult:
+        if not isinstance(text, str):
+            raise HandoffsError(f"The user's message must be a string, not {type(text)}.",
+                                code="invalid_argument")
+        store = self.store
+        async with store.lock(session_id):
+            state = await self._load(session_id)
+            if channel is not None:
+                state.channel = channel
+            name = state.active_agent
+            if name is None or name not in self.team:
+                name = state.active_agent = self.team.entry
+                state.view = ViewSpec()
+            pending = _pending_message(state)
+            if pending is not None and pending.text == text:
+                # The same message again after an interrupted turn: answer it, once.
+                since = state.checkpoint()
+                t = _Turn(self, state, context, sink)
+                state.messages.append(Note("The previous turn was interrupted; resumed.",
+                                           name))
+            else:
+                if pending is not None:
+                    await self._answer_pending(state, context)
+                state.turn += 1
+                since = state.checkpoint()
+                t = _Turn(self, state, context, sink)
+                state.messages.append(UserMessage(text, name))
+                state.status = "running"
+                # Durable before any model call: a crash from here on loses no input.
+                await store.commit(state, since)
+                since = state.checkpoint()
+            t.emit("run_started", {"agent": name, "text": text})
+            try:
+                result = await self._drive(t, name, text)
+            except Exception as exc:  # a bug or a tool with on_error="raise"
+                code = getattr(exc, "code", "internal_error")
+                result = self._failed(t, _Fail(code, f"{type(exc).__name__}: {exc}",
+                                               state.active_agent or name))
+            state.status = ("waiting_for_human" if result.status is RunStatus.WAITING_FOR_HUMAN
+                            else "idle")
+            self._finish(t, result)
+            await store.commit(state, since, t.events)
+            return result
+
+    async def _answer_pending(self, state: SessionState, context: Any) -> None:
+        """Finish a turn a crash interrupted, before taking the next message."""
+        pending = _pending_message(state)
+        assert pending is not None
+        since = state.checkpoint()
+        t = _Turn(self, state, context, None)
+        state.messages.append(Note("The previous turn was interrupted; resumed.",
+                                   state.active_agent or self.team.entry))
+        name = state.active_agent or self.team.entry
+        t.emit("run_started", {"agent": name, "text": pending.text})
+        try:
+            result = await self._drive(t, name, pending.text, check_input=False)
+        except Exception as exc:
+            result = self._failed(t, _Fail(getattr(exc, "code", "internal_error"),
+                                           str(exc), name))
+        state.status = ("waiting_for_human" if result.status is RunStatus.WAITING_FOR_HUMAN
+                        else "idle")
+        self._finish(t, result)
+        await self.store.commit(state, since, t.events)
+
+    def _finish(self, t: _Turn, result: RunResult) -> None:
+        result.events = t.events
+        if result.status is RunStatus.FAILED:
+            err = result.error
+            t.emit("run_failed", {
+                "status": result.status.value, "agent": result.agent,
+                "code": err.code if err else "error", "message": err.message if err else "",
+            }, result)
+        else:
+            t.emit("run_completed", {"status": result.status.value, "agent": result.agent,
+                                     "output": result.output}, result)
+
+    def _result(self, t: _Turn, output: str, agent: str, status: RunStatus,
+                error: RunError | None = None) -> RunResult:
+        return RunResult(t.state.id, output, agent, status, t.state.turn, t.records, error,
+                         t.usage, t.usage_by_agent)
+
+    def _failed(self, t: _Turn, fail: _Fail) -> RunResult:
+        return self._result(t, "", fail.agent, RunStatus.FAILED,
+                            RunError(fail.code, fail.message, fail.agent))
+
+    async def _drive(self, t: _Turn, name: str, text: str, check_input: bool = True
+                     ) -> RunResult:
+        """Run the main line from the active agent until someone answers (or it fails)."""
+        state = t.state
+        team = self.team
+        agent = team[name]
+        if agent.is_human:
+            t.emit("human_waiting", {"agent": name, "display_name": agent.label})
+            return self._result(t, "", name, RunStatus.WAITING_FOR_HUMAN)
+        leg = _Leg(team.plan(name), main=True)
+        leg.handoff = self._incoming(state)
+        t.emit("agent_started", {"agent": name, "display_name": agent.label})
+        outcome: _Outcome | None = None
+        if check_input:
+            outcome = await self._guardrails(t, leg, "input", text)
+        while True:
+            if outcome is None:
+                outcome = await self._activation(t, leg)
+            if isinstance(outcome, _Answer):
+                tripped = await self._guardrails(t, leg, "output", outcome.text)
+                if tripped is None:
+                    return self._result(t, outcome.text, outcome.agent, RunStatus.COMPLETED)
+                outcome = tripped
+            if isinstance(outcome, _Fail):
+                recovery = self._recover(t, leg, outcome)
+                if recovery is None:
+                    return self._failed(t, outcome)
+                outcome = recovery
+            target = outcome.target
+            self._move(t, leg, outcome.record, target, outcome.route, outcome.payload)
+            if target.is_human:
+                t.emit("human_waiting", {"agent": target.name, "display_name": target.label})
+                return self._result(t, "", target.name, RunStatus.WAITING_FOR_HUMAN)
+            route = outcome.route
+            if route is not None and route.handoff.respond == "next_turn":
+                said = _last_text_of(state.messages, outcome.record.source)
+                output = said or f"Transferring you to {target.label}."
+                if not said:
+                    state.messages.append(AssistantMessage(output, outcome.record.source))
+                return self._result(t, output, target.name, RunStatus.HANDED_OFF)
+            await self._summarize(t, leg, outcome)
+            leg.switch(team.plan(target.name))
+            t.emit("agent_started", {"agent": target.name, "display_name": target.label})
+            outcome = await self._guardrails(t, leg, "input", _last_user_text(state.messages))
+
+    def _incoming(self, state: SessionState) -> HandoffContext | None:
+        """How the active agent got the conversation, from the record that opened its view."""
+        rid = state.view.record_id
+        if rid is None:
+            return None
+        record = state.record(rid)
+        if record is None:
+            return None
+        payload: Any = record.payload
+        route = self.team.plan(record.source).routes_by_target.get(record.target) \
+            if record.source in self.team else None
+        if route is not None and route.handoff.payload is not None and payload is not None:
+            with contextlib.suppress(pydantic.ValidationError):
+                payload = route.handoff.payload.model_validate(payload)
+        return _handoff_context(record, payload)
+
+    def _move(self, t: _Turn, leg: _Leg | None, record: HandoffRecord, target: Agent,
+              route: Route | None, payload: Any = None) -> None:
+        """Make `target` the active agent of the main line after an accepted handoff."""
+        state = t.state
+        previous = state.active_agent
+        pivot = len(state.messages)
+        h = route.handoff if route is not None else None
+        mode = h.history if h is not None else "full"
+        if callable(mode):
+            spec = ViewSpec("custom", 0, pivot, record.source, record.id)
+        elif mode == "full":
+            spec = ViewSpec("full", 0, 0, record.source, record.id)
+        elif mode == "last_user":
+            spec = ViewSpec("last_user", last_user_index(state.messages), pivot,
+                            record.source, record.id)
+        elif mode == "conversation":
+            spec = ViewSpec("conversation", 0, pivot, record.source, record.id)
+        else:  # none, summary
+            spec = ViewSpec(mode, pivot, pivot, record.source, record.id)
+        state.view = spec
+        state.active_agent = target.name
+        state.shared["handoff_context"] = _context_json(record)
+        if leg is not None:
+            leg.handoff = _handoff_context(record, payload)
+            leg.route = route
+            leg.summary = None
+        t.emit("agent_handoff", {
+            "source": record.source, "target": target.name, "reason": record.reason.value,
+            "explanation": record.explanation, "record_id": record.id, "returns": False,
+        })
+        t.emit("agent_changed", {
+            "agent": target.name, "previous": previous, "display_name": target.label,
+            "icon": target.icon, "color": target.color,
+        })
+
+    def _recover(self, t: _Turn, leg: _Leg, fail: _Fail) -> _Transfer | None:
+        """Hand a failure to the team's fallback, once per turn, or give up."""
+        team = self.team
+        fallback = team.fallback
+        if (fallback is None or not fail.recoverable or t.recovered
+                or fail.agent == fallback or leg.agent.name == fallback):
+            return None
+        target = team[fallback]
+        if not target.enabled:
+            return None
+        t.recovered = True
+        record = HandoffRecord(
+            id=new_id(), source=leg.agent.name, target=fallback,
+            reason=HandoffReason.ERROR_RECOVERY,
+            explanation=f"{fail.agent} failed ({fail.code}): {fail.message}",
+            at=time.time(), turn=t.state.turn,
+            extra={"error": {"code": fail.code, "message": fail.message,
+                             "agent": fail.agent}},
+        )
+        t.add_record(record)
+        return _Transfer(None, record, target, None)
+
+    # -- one agent at work -------------------------------------------------------------
+
+    async def _activation(self, t: _Turn, leg: _Leg) -> _Outcome:
+        """Let the leg's agent work until it answers, hands off or fails, within its timeout."""
+        timeout = leg.agent.timeout
+        if timeout is None:
+            return await self._steps(t, leg)
+        try:
+            return await asyncio.wait_for(self._steps(t, leg), timeout)
+        except TimeoutError:
+            return _Fail("timeout", f"{leg.agent.name} did not finish within {timeout:g} s.",
+                         leg.agent.name)
+
+    async def _steps(self, t: _Turn, leg: _Leg) -> _Outcome:
+        while True:
+            agent = leg.agent
+            name = agent.name
+            model = self._models[name]
+            if model is None:
+                return _Fail("no_model", f"{name} has no model and cannot answer here.",
+                             name, recoverable=False)
+            if t.steps >= self.max_steps:
+                return _Fail(
+                    "max_steps",
+                    f"The turn reached max_steps ({self.max_steps} model calls) without an "
+                    "answer.",
+                    name, recoverable=False,
+                )
+            ctx = self._ctx(t, leg)
+            request = ModelRequest(
+                name, await self._system(t, leg, ctx), self._window(t, leg),
+                leg.plan.specs if leg.plan.static else self._specs(leg.plan, ctx),
+                agent.tool_choice,
+            )
+            t.steps += 1
+            try:
+                response = await self._call(t, model, request)
+            except ModelError as exc:
+                return _Fail(exc.code, str(exc), name)
+            except HandoffsError as exc:
+                return _Fail(exc.code, str(exc), name, recoverable=False)
+            except Exception as exc:
+                return _Fail("model_error", f"{type(exc).__name__}: {exc}", name)
+            if response.usage is not None:
+                t.usage.add(response.usage)
+                per = t.usage_by_agent.get(name)
+                if per is None:
+                    per = t.usage_by_agent[name] = Usage()
+                per.add(response.usage)
+            text = response.text
+            if not response.tool_calls:
+                if not text.strip():
+                    self._append(t, leg, Note(EMPTY_RESPONSE_FEEDBACK, name, to_model=True))
+                    continue
+                self._append(t, leg, AssistantMessage(text, name))
+                t.emit("message", {"agent": name, "text": text})
+                return _Answer(text, name)
+            if text:
+                t.emit("message", {"agent": name, "text": text})
+            outcome = await self._calls(t, leg, ctx, response)
+            if outcome is not None:
+                return outcome
+
+    async def _call(self, t: _Turn, model: Model, request: ModelRequest) -> ModelResponse:
+        if not t.streaming:
+            return await model.complete(request)
+        response: ModelResponse | None = None
+        async for piece in model.stream(request):
+            if isinstance(piece, TextDelta):
+                t.emit("text_delta", {"agent": request.agent, "text": piece.text})
+            else:
+                response = piece
+        if response is None:
+            raise ModelError("The model's stream ended without a response.")
+        return response
+
+    def _ctx(self, t: _Turn, leg: _Leg) -> RunContext:
+        state = t.state
+        return RunContext(state.id, leg.agent.name, state.turn, state.shared, t.context,
+                          leg.handoff, state.channel)
+
+    def _window(self, t: _Turn, leg: _Leg) -> Window:
+        if not leg.main:
+            assert leg.base is not None
+            return leg.base.extended(leg.rendered)
+        state = t.state
+        spec = state.view
+        custom = None
+        if spec.mode == "custom" and spec.source in self.team:
+            route = self.team.plan(spec.source or "").routes_by_target.get(
+                state.active_agent or "")
+            if route is not None and callable(route.handoff.history):
+                custom = route.handoff.history
+        return views_of(state).window(state.messages, spec, custom)
+
+    def _specs(self, plan: AgentPlan, ctx: RunContext) -> tuple[Any, ...]:
+        specs = [tl.spec for tl in plan.tools.values()]
+        for r in plan.routes.values():
+            if r.target.enabled and _enabled(r.handoff, ctx):
+                specs.append(r.spec)
+        return tuple(specs)
+
+    async def _system(self, t: _Turn, leg: _Leg, ctx: RunContext) -> str:
+        agent = leg.agent
+        instructions = agent.instructions
+        if callable(instructions):
+            value = instructions(ctx)
+            if inspect.isawaitable(value):
+                value = await value
+            text = str(value)
+        else:
+            text = instructions
+        h = leg.handoff
+        if h is None:
+            return text
+        parts = [text] if text else []
+        route = leg.route
+        if route is None and leg.main and h.source_agent in self.team:
+            route = self.team.plan(h.source_agent).routes_by_target.get(agent.name)
+        if route is not None and route.handoff.transfer_system_message:
+            src = self.team.get(h.source_agent)
+            if src is not None and isinstance(src.instructions, str) and src.instructions:
+                parts.append(f"# Instructions of {src.label} (transferred)\n"
+                             f"{src.instructions}")
+        parts.append(_note(h))
+        summary = leg.summary or h.summary
+        if summary:
+            parts.append(f"# Summary of the conversation so far\n{summary}")
+        return "\n\n".join(parts)
+
+    def _append(self, t: _Turn, leg: _Leg, message: Message) -> None:
+        if leg.main:
+            t.state.messages.append(message)
+        else:
+            leg.sub.append(message)
+            r = render_full(message)
+            if r is not None:
+                leg.rendered.append(r)
+
+    # -- a response with tool calls ----------------------------------------------------
+
+    async def _calls(self, t: _Turn, leg: _Leg, ctx: RunContext, response: ModelResponse
+                     ) -> _Outcome | None:
+        """Run ordinary tools, then decide handoffs; append the response and its results."""
+        plan = leg.plan
+        name = plan.agent.name
+        calls = response.tool_calls
+        n = len(calls)
+        results: list[ToolResult | None] = [None] * n
+        marks: list[HandoffMark | None] = [None] * n
+        asks: list[_Ask] = []
+        ordinary: list[tuple[int, ToolCall, Tool]] = []
+        for i, c in enumerate(calls):
+            route = plan.routes.get(c.name)
+            if route is not None:
+                asks.append(_Ask(i, c, route.target.name, route, HandoffReason.LLM))
+            elif c.name in plan.tools:
+                ordinary.append((i, c, plan.tools[c.name]))
+            elif c.name.startswith("transfer_to_"):
+                target = self._target_of(c.name)
+                asks.append(_Ask(i, c, target, plan.routes_by_target.get(target),
+                                 HandoffReason.LLM))
+            else:
+                known = ", ".join(s.name for s in plan.specs) or "none"
+                results[i] = ToolResult(
+                    c.id, c.name, f"There is no tool named {c.name!r}. Available tools: "
+                    f"{known}.", name, is_error=True)
+                t.emit("tool_result", {"agent": name, "tool": c.name, "call_id": c.id,
+                                       "text": results[i].text, "is_error": True})  # type: ignore[union-attr]
+        escalate: _Fail | None = None
+        if ordinary:
+            outs = await self._run_tools(t, ctx, name, ordinary)
+            for (i, c, tl), (text, is_error, handoff_to) in zip(ordinary, outs, strict=True):
+                if handoff_to is not None:
+                    target = handoff_to.target
+                    asks.append(_Ask(i, c, target, plan.routes_by_target.get(target),
+                                     HandoffReason.PROGRAMMATIC, handoff_to))
+                    continue
+                results[i] = ToolResult(c.id, c.name, text, name, is_error)
+                if is_error and tl.on_error == "escalate" and escalate is None:
+                    escalate = _Fail("tool_error", f"Tool {c.name!r} failed: {text}", name)
+            asks.sort(key=lambda a: a.index)
+        transfer: _Transfer | None = None
+        if asks:
+            transfer = await self._handoffs(t, leg, ctx, asks, results, marks)
+        self._append(t, leg, AssistantMessage(response.text, name, tuple(
+            c if marks[i] is None else ToolCall(c.id, c.name, c.arguments, marks[i])
+            for i, c in enumerate(calls)
+        )))
+        for r in results:
+            if r is not None:
+                self._append(t, leg, r)
+        if escalate is not None:
+            return escalate
+        return transfer
+
+    def _target_of(self, tool_name: str) -> str:
+        """The agent a `transfer_to_*` name points at, even if no route declares it."""
+        for a in self.team.agents:
+            if Handoff.default_tool_name(a.name) == tool_name:
+                return a.name
+        return tool_name.removeprefix("transfer_to_")
+
+    async def _run_tools(self, t: _Turn, ctx: RunContext, agent: str,
+                         calls: list[tuple[int, ToolCall, Tool]]
+                         ) -> list[tuple[str, bool, HandoffTo | None]]:
+        if len(calls) == 1:
+            _, c, tl = calls[0]
+            return [await self._run_tool(t, ctx, agent, c, tl)]
+        return list(await asyncio.gather(
+            *(self._run_tool(t, ctx, agent, c, tl) for _, c, tl in calls)))
+
+    async def _run_tool(self, t: _Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool
+                        ) -> tuple[str, bool, HandoffTo | None]:
+        t.emit("tool_called", {"agent": agent, "tool": c.name, "call_id": c.id,
+                               "arguments": c.arguments})
+        args, problem = _parse_arguments(c.arguments)
+        if problem is None:
+            try:
+                args = tl.parse(args)
+            except pydantic.ValidationError as exc:
+                problem = (f"The arguments of {c.name!r} do not match its schema: "
+                           f"{_errors(exc)}. Call it again with corrected arguments.")
+        if problem is not None:
+            t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
+                                   "text": problem, "is_error": True})
+            return problem, True, None
+        try:
+            value = await tl.invoke(ctx, args)
+        except Exception as exc:
+            if tl.on_error == "raise":
+                raise
+            text = f"Tool {c.name!r} failed: {type(exc).__name__}: {exc}"
+            t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
+                                   "text": text, "is_error": True})
+            return text, True, None
+        if isinstance(value, HandoffTo):
+            return "", False, value
+        text = render_result(value)
+        t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
+                               "text": text, "is_error": False})
+        return text, False, None
+
+    async def _handoffs(self, t: _Turn, leg: _Leg, ctx: RunContext, asks: list[_Ask],
+                        results: list[ToolResult | None], marks: list[HandoffMark | None]
+                        ) -> _Transfer | None:
+        """Decide every handoff request of one response. Delegations run (concurrently),
+        then the first one-way request is validated; further one-way requests are refused."""
+        name = leg.agent.name
+        state = t.state
+        policy = self.team.policy
+        delegations: list[tuple[_Ask, HandoffRecord, Any]] = []
+        first_transfer: _Ask | None = None
+        transfer: _Transfer | None = None
+        for ask in asks:
+            t.emit("handoff_requested", {"agent": name, "target": ask.target,
+                                         "tool": ask.call.name, "call_id": ask.call.id,
+                                         "reason": ask.explanation})
+            is_delegation = ask.route is not None and ask.route.handoff.returns
+            if not is_delegation:
+                if first_transfer is not None:
+                    self._reject(t, leg, ask, results, marks, Rejection(
+                        MULTIPLE_HANDOFFS,
+                        f"Only one handoff per response: the handoff to "
+                        f"{first_transfer.target!r} came first, so this one to "
+                        f"{ask.target!r} was not made.",
+                    ))
+                    continue
+                first_transfer = ask
+            payload, payload_error = ask.payload_of()
+            rejection = policy.check(
+                self.team, name, ask.target, ask.route.handoff if ask.route else None, state,
+                t.accepted, payload_error, leg.depth)
+            if rejection is not None:
+                self._reject(t, leg, ask, results, marks, rejection)
+                continue
+            record = self._record(t, name, ask, payload, accepted=True)
+            t.add_record(record)
+            target = self.team[ask.target]
+            if target.is_human and record.reason is HandoffReason.LLM:
+                record.reason = HandoffReason.ESCALATION
+            if is_delegation:
+                delegations.append((ask, record, payload))
+            else:
+                transfer = _Transfer(ask.route, record, target, payload)
+        if delegations:
+            answers = await asyncio.gather(*(
+                self._delegate(t, leg, ask, record, payload)
+                for ask, record, payload in delegations))
+            for (ask, _, _), (text, ok) in zip(delegations, answers, strict=True):
+                self._result_for(t, leg, ask, results, marks, text, not ok, "delegated")
+        if transfer is not None:
+            assert first_transfer is not None
+            ask = first_transfer
+            await _call_hook(transfer.route, ctx, transfer.payload)
+            self._result_for(t, leg, ask, results, marks,
+                             f"Transferred to {transfer.target.label}.", False, "transferred")
+            if not leg.main:
+                # Inside a delegation a transfer changes who answers the delegation.
+                leg.switch(self.team.plan(transfer.target.name))
+                leg.handoff = _handoff_context(transfer.record, transfer.payload)
+                leg.route = transfer.route
+                t.emit("agent_handoff", {
+                    "source": name, "target": transfer.target.name,
+                    "reason": transfer.record.reason.value,
+                    "explanation": transfer.record.explanation,
+                    "record_id": transfer.record.id, "returns": False})
+                t.emit("agent_started", {"agent": transfer.target.name,
+                                         "display_name": transfer.target.label})
+                return None
+        return transfer
+
+    def _record(self, t: _Turn, source: str, ask: _Ask, payload: Any, accepted: bool,
+                rejection: Rejection | None = None) -> HandoffRecord:
+        return HandoffRecord(
+            id=new_id(), source=source, target=ask.target, reason=ask.reason,
+            explanation=ask.explanation, payload=_payload_json(payload),
+            accepted=accepted, rejection=rejection.code if rejection else None,
+            message=rejection.message if rejection else "", at=time.time(),
+            turn=t.state.turn, tool_name=ask.call.name, call_id=ask.call.id,
+            returns=bool(ask.route is not None and ask.route.handoff.returns),
+        )
+
+    def _reject(self, t: _Turn, leg: _Leg, ask: _Ask, results: list[ToolResult | None],
+                marks: list[HandoffMark | None], rejection: Rejection) -> None:
+        payload, _ = ask.payload_of()
+        record = self._record(t, leg.agent.name, ask, payload, False, rejection)
+        t.add_record(record)
+        t.emit("handoff_rejected", {"agent": leg.agent.name, "target": ask.target,
+                                    "code": rejection.code, "message": rejection.message,
+                                    "record_id": record.id})
+        self._result_for(t, leg, ask, results, marks, rejection.message, True, "rejected")
+
+    def _result_for(self, t: _Turn, leg: _Leg, ask: _Ask, results: list[ToolResult | None],
+                    marks: list[HandoffMark | None], text: str, is_error: bool,
+                    mark: HandoffMark) -> None:
+        c = ask.call
+        programmatic = ask.reason is HandoffReason.PROGRAMMATIC
+        if not programmatic:
+            marks[ask.index] = mark
+        results[ask.index] = ToolResult(c.id, c.name, text, leg.agent.name, is_error,
+                                        None if programmatic else mark)
+        t.emit("tool_result", {"agent": leg.agent.name, "tool": c.name, "call_id": c.id,
+                               "text": text, "is_error": is_error})
+
+    async def _delegate(self, t: _Turn, leg: _Leg, ask: _Ask, record: HandoffRecord,
+                        payload: Any) -> tuple[str, bool]:
+        """Run a delegation to its answer; the answer is the caller's call result."""
+        route = ask.route
+        assert route is not None
+        state = t.state
+        target = route.target
+        t.emit("agent_handoff", {
+            "source": record.source, "target": target.name, "reason": record.reason.value,
+            "explanation": record.explanation, "record_id": record.id, "returns": True,
+        })
+        base = self._delegate_base(t, leg, route)
+        sub = _Leg(self.team.plan(target.name), main=False, depth=leg.depth + 1, base=base)
+        sub.handoff = _handoff_context(record, payload)
+        sub.route = route
+        t.emit("agent_started", {"agent": target.name, "display_name": target.label})
+        await _call_hook(route, self._ctx(t, sub), payload)
+        if route.handoff.history == "summary":
+            sub.summary = record.summary = await self._make_summary(t, leg, route)
+        coro = self._activation(t, sub)
+        outcome: _Outcome
+        if route.handoff.timeout is not None:
+            try:
+                outcome = await asyncio.wait_for(coro, route.handoff.timeout)
+            except TimeoutError:
+                outcome = _Fail("timeout", f"{target.name} did not answer within "
+                                f"{route.handoff.timeout:g} s.", target.name)
+        else:
+            outcome = await coro
+        if isinstance(outcome, _Answer):
+            outcome = await self._guardrails(t, sub, "output", outcome.text) or outcome
+        if isinstance(outcome, _Answer):
+            text, ok = outcome.text, True
+        elif isinstance(outcome, _Fail):
+            text, ok = (f"{outcome.agent} could not answer ({outcome.code}): "
+                        f"{outcome.message}"), False
+            record.extra["error"] = {"code": outcome.code, "message": outcome.message,
+                                     "agent": outcome.agent}
+        else:  # a transfer out of a delegation to a human or a cold route
+            text, ok = f"{outcome.target.name} took the request over.", True
+        record.extra["answer"] = text
+        t.emit("agent_returned", {"source": sub.agent.name, "target": record.source,
+                                  "record_id": record.id, "text": text, "ok": ok})
+        del state
+        return text, ok
+
+    def _delegate_base(self, t: _Turn, leg: _Leg, route: Route) -> Window:
+        """What a delegate sees of the conversation before its own work."""
+        current = self._window(t, leg)
+        mode = route.handoff.history
+        if mode == "full":
+            return current
+        msgs = list(current)
+        seq: list[Message]
+        if callable(mode):
+            seq = list(mode(msgs))
+        elif mode == "conversation":
+            seq = [m for m in (_conv(m) for m in msgs) if m is not None]
+        elif mode == "last_user":
+            seq = [m for m in msgs if m.kind == "user"][-1:]
+        else:
+            seq = []
+        return Window(((seq, 0, len(seq)),))
+
+    # -- guardrails, summaries ---------------------------------------------------------
+
+    async def _guardrails(self, t: _Turn, leg: _Leg, stage: str, text: str) -> _Fail | None:
+        """Run the leg's agent's own guardrails for `stage`; the first trip fails it."""
+        agent = leg.agent
+        checks = agent.input_guardrails if stage == "input" else agent.output_guardrails
+        if not checks:
+            return None
+        ctx = self._ctx(t, leg)
+        for g in checks:
+            verdict = g(ctx, text)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+            if verdict is None or verdict is True or (
+                isinstance(verdict, GuardrailResult) and not verdict.tripped
+            ):
+                continue
+            message = verdict.message if isinstance(verdict, GuardrailResult) else (
+                f"{guardrail_name(g)} refused the {stage}.")
+            t.emit("guardrail_tripped", {"agent": agent.name, "guardrail": guardrail_name(g),
+                                         "stage": stage, "message": message})
+            return _Fail("guardrail_tripped", message, agent.name)
+        return None
+
+    async def _summarize(self, t: _Turn, leg: _Leg, outcome: _Transfer) -> None:
+        route = outcome.route
+        if route is None or route.handoff.history != "summary":
+            return
+        summary = await self._make_summary(t, leg, route)
+        outcome.record.summary = summary
+        leg.summary = summary
+
+    async def _make_summary(self, t: _Turn, leg: _Leg, route: Route) -> str:
+        """Summarise what the source saw, once per handoff (stored on the record)."""
+        from .summary import summarize
+
+        summarizer = route.handoff.summarizer or self.team.summarizer
+        messages = list(self._window(t, leg))
+        fallback_model = self._models.get(route.source)
+        return await summarize(summarizer, fallback_model, messages, route.source,
+                               route.target.name)
+
+
+# -- small pure helpers ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Ask:
+    """One handoff request of a response, in call order."""
+
+    index: int
+    call: ToolCall
+    target: str
+    route: Route | None
+    reason: HandoffReason
+    programmatic: HandoffTo | None = None
+
+    @property
+    def explanation(self) -> str:
+        if self.programmatic is not None:
+            return self.programmatic.reason
+        args, _ = _parse_arguments(self.call.arguments)
+        reason = args.get("reason", "")
+        return reason if isinstance(reason, str) else str(reason)
+
+    def payload_of(self) -> tuple[Any, str | None]:
+        """The validated payload (or None) and the validation problem (or None)."""
+        model = self.route.handoff.payload if self.route is not None else None
+        if self.programmatic is not None:
+            raw: Any = self.programmatic.payload
+            if model is None or (raw is None and model is None):
+                return raw, None
+            if isinstance(raw, model):
+                return raw, None
+        else:
+            args, problem = _parse_arguments(self.call.arguments)
+            if problem is not None:
+                return None, problem
+            reason = args.get("reason")
+            if reason is not None and not isinstance(reason, str):
+                return None, "reason: must be a string."
+            if model is None:
+                return None, None
+            raw = args.get("payload")
+            if raw is None:
+                return None, "payload: required, an object of the payload schema."
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                return None, "payload: must be a JSON object."
+        try:
+            return model.model_validate(raw), None
+        except pydantic.ValidationError as exc:
+            return None, _errors(exc) + "."
+
+
+def _parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
+    if not text or not text.strip():
+        return {}, None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {}, (f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}). "
+                    "Send a JSON object matching the tool's schema.")
+    except ValueError as exc:  # e.g. numbers too long to convert
+        return {}, f"The arguments could not be read as JSON ({exc})."
+
+    if not isinstance(value, dict):
+        return {}, "The arguments must be a JSON object matching the tool's schema."
+    return value, None
+
+
+def _errors(exc: pydantic.ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(x) for x in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()[:8]
+    )
+
+
+def _payload_json(payload: Any) -> Any:
+    if payload is None:
+        return None
+    if isinstance(payload, pydantic.BaseModel):
+        return payload.model_dump(mode="json")
+    return payload
+
+
+def _handoff_context(record: HandoffRecord, payload: Any) -> HandoffContext:
+    extra = record.extra
+    return HandoffContext(
+        record.source, record.target, record.reason.value, record.explanation,
+        payload if payload is not None else record.payload, record.id, record.summary,
+        extra.get("error"), extra.get("results"),
+    )
+
+
+def _context_json(record: HandoffRecord) -> dict[str, Any]:
+    return {"source_agent": record.source, "handoff_type": record.reason.value,
+            "reason": record.explanation, "payload": record.payload,
+            "record_id": record.id}
+
+
+def _note(h: HandoffContext) -> str:
+    note = f"# Handoff\nThe conversation was handed to you by {h.source_agent} ({h.handoff_type})"
+    note += f": {h.reason}" if h.reason else "."
+    if h.payload is not None:
+        note += f"\nPayload: {payload_preview(h.payload)}"
+    if h.error:
+        note += f"\nThe error to recover from: {h.error.get('code')}: {h.error.get('message')}"
+    if h.results:
+        note += "\nResults of earlier steps:\n" + "\n".join(
+            f"- {k}: {v}" for k, v in h.results.items())
+    return note
+
+
+def _enabled(h: Handoff, ctx: RunContext) -> bool:
+    e = h.enabled
+    return bool(e(ctx)) if callable(e) else e
+
+
+async def _call_hook(route: Route | None, ctx: RunContext, payload: Any) -> None:
+    if route is None or route.handoff.on_handoff is None:
+        return
+    value = route.handoff.on_handoff(ctx, payload)
+    if inspect.isawaitable(value):
+        await value
+
+
+def _conv(m: Message) -> Message | None:
+    from ..core.history import render_conversation
+
+    return render_conversation(m)
+
+
+def _last_user_text(messages: Sequence[Message]) -> str:
+    i = last_user_index(messages)
+    m = messages[i] if i < len(messages) else None
+    return m.text if isinstance(m, UserMessage) else ""
+
+
+def _last_text_of(messages: Sequence[Message], agent: str) -> str:
+    """The text `agent` wrote in its latest response of this turn, if any."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, UserMessage):
+            return ""
+        if isinstance(m, AssistantMessage) and m.agent == agent:
+            return m.text
+    return ""
+
+
+def _pending_message(state: SessionState) -> UserMessage | None:
+    """The user message of an interrupted turn, if the last turn never finished."""
+    if state.status != "running" or not state.messages:
+        return None
+    i = last_user_index(state.messages)
+    if i >= len(state.messages):
+        return None
+    m = state.messages[i]
+    return m if isinstance(m, UserMessage) else None
+
+
+def _no_running_loop(what: str) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise HandoffsError(
+        f"{what}() cannot run inside a running event loop; use 'await runner.run(...)'.",
+        code="invalid_argument",
+    )

@@ -1,0 +1,75 @@
+"""Summaries for `history="summary"` handoffs: made once per handoff, kept on the record."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.messages import AssistantMessage, Message, Note, ToolResult, UserMessage
+from ..errors import HandoffsError
+from ..models.base import Model, ModelRequest
+
+DEFAULT_PROMPT = (
+    "Summarise the conversation below for {target}, who takes it over from {source}. "
+    "Keep every fact, number, name and open question the next agent needs; drop "
+    "pleasantries. Answer with the summary only."
+)
+
+
+@dataclass(slots=True, frozen=True)
+class Summarizer:
+    """The model and prompt that write handoff summaries (set on a Team or a Handoff)."""
+
+    model: Any = None
+    """A `Model`, a "provider:name" string, or None for the source agent's model."""
+    prompt: str = DEFAULT_PROMPT
+    """The system text; `{source}` and `{target}` are filled in."""
+    max_chars: int = 4000
+    """Longer summaries are cut to this many characters."""
+
+
+def transcript_text(messages: Sequence[Message]) -> str:
+    """The conversation as plain lines, for a summariser's user message."""
+    lines: list[str] = []
+    for m in messages:
+        if isinstance(m, UserMessage):
+            lines.append(f"user: {m.text}")
+        elif isinstance(m, AssistantMessage):
+            if m.text:
+                lines.append(f"{m.agent}: {m.text}")
+            for c in m.tool_calls:
+                lines.append(f"{m.agent} called {c.name}({c.arguments})")
+        elif isinstance(m, ToolResult):
+            lines.append(f"{m.name} returned: {m.text}")
+        elif isinstance(m, Note) and m.to_model:
+            lines.append(f"note: {m.text}")
+    return "\n".join(lines)
+
+
+async def summarize(
+    summarizer: Summarizer | None,
+    fallback_model: Model | None,
+    messages: Sequence[Message],
+    source: str,
+    target: str,
+) -> str:
+    """Ask the summariser's model for a summary of `messages`."""
+    s = summarizer or Summarizer()
+    model: Any = s.model if s.model is not None else fallback_model
+    if isinstance(model, str):
+        from ..models.registry import get_model
+
+        model = get_model(model)
+    if model is None:
+        raise HandoffsError("A summary handoff needs a summarizer model; set "
+                            "Team(summarizer=Summarizer(model=...)).", code="no_model")
+    request = ModelRequest(
+        f"{source}:summarizer",
+        s.prompt.format(source=source, target=target),
+        [UserMessage(transcript_text(messages) or "(no messages yet)", source)],
+        (),
+    )
+    response = await model.complete(request)
+    text: str = response.text
+    return text.strip()[: s.max_chars]

@@ -1,0 +1,144 @@
+"""Test helpers for users' own tests: a model that plays a script, no network, no keys.
+
+    model = ScriptedModel([
+        transfer("billing", reason="duplicate charge"),   # triage's response
+        call("lookup_order", order_id="A-1"),              # billing's first response
+        reply("Refunded."),                                # billing's answer
+    ])
+    runner = Runner(team, model=model)
+
+Steps are consumed in order, whichever agent asks; `model.requests` records each request.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .core.messages import ToolCall
+from .errors import ScriptExhausted
+from .models.base import ModelRequest, ModelResponse, TextDelta, Usage
+
+
+@dataclass(slots=True, frozen=True)
+class Reply:
+    """A text part of a scripted response."""
+
+    text: str
+
+
+@dataclass(slots=True, frozen=True)
+class Call:
+    """A tool-call part of a scripted response; `arguments` is the raw text sent."""
+
+    name: str
+    arguments: str
+    id: str | None = None
+
+
+Part = Reply | Call
+Step = (Part | Sequence[Part] | Callable[[ModelRequest], Any] | BaseException
+        | type[BaseException] | ModelResponse)
+"""One scripted model response: a part, a list of parts, a callable `request -> step`,
+an exception to raise, or a ready `ModelResponse`."""
+
+
+def reply(text: str) -> Reply:
+    """A response (or part of one) that is plain text."""
+    return Reply(text)
+
+
+def call(tool: str, _id: str | None = None, **args: Any) -> Call:
+    """A call of `tool` with keyword arguments (sent as JSON)."""
+    return Call(tool, json.dumps(args), _id)
+
+
+def raw_call(tool: str, arguments: str, _id: str | None = None) -> Call:
+    """A call of `tool` whose argument text is sent exactly as given (e.g. broken JSON)."""
+    return Call(tool, arguments, _id)
+
+
+def transfer(agent: str, **args: Any) -> Call:
+    """A call of `transfer_to_<agent>`: the default handoff tool to that agent."""
+    from .core.handoff import Handoff
+
+    return Call(Handoff.default_tool_name(agent), json.dumps(args))
+
+
+class ScriptedModel:
+    """A `Model` that answers from a script: for tests and offline demos.
+
+    It may be shared by several agents; steps are consumed in order. Running out of steps
+    raises `ScriptExhausted`, which fails the run with a clear message.
+    """
+
+    def __init__(self, steps: Sequence[Step] = (), *, chunk_size: int | None = None) -> None:
+        self.steps: list[Step] = list(steps)
+        self.requests: list[ModelRequest] = []
+        """Every request received, in order."""
+        self.chunk_size = chunk_size
+        """When streaming, split text into pieces of this many characters (None: words)."""
+        self._next = 0
+        self._ids = itertools.count(1)
+
+    @property
+    def remaining(self) -> int:
+        """Steps not yet played."""
+        return len(self.steps) - self._next
+
+    def add(self, *steps: Step) -> None:
+        """Append steps to the script."""
+        self.steps.extend(steps)
+
+    def _respond(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        if self._next >= len(self.steps):
+            raise ScriptExhausted(
+                f"The scripted model has no step left for agent {request.agent!r} "
+                f"(it played all {len(self.steps)}). Add a step for this request."
+            )
+        step: Any = self.steps[self._next]
+        self._next += 1
+        if callable(step) and not isinstance(step, type):
+            step = step(request)
+        if isinstance(step, BaseException) or (
+            isinstance(step, type) and issubclass(step, BaseException)
+        ):
+            raise step
+        if isinstance(step, ModelResponse):
+            return step
+        parts = (step,) if isinstance(step, Reply | Call) else tuple(step)
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for p in parts:
+            if isinstance(p, Reply):
+                texts.append(p.text)
+            elif isinstance(p, Call):
+                calls.append(ToolCall(p.id or f"call_{next(self._ids)}", p.name, p.arguments))
+            else:
+                raise TypeError(f"Not a scripted part: {p!r}; use reply(), call() or transfer().")
+        return ModelResponse("".join(texts), tuple(calls), Usage(0, 0, 1), "scripted")
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return self._respond(request)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        response = self._respond(request)
+        text = response.text
+        if text:
+            if self.chunk_size:
+                pieces = [text[i:i + self.chunk_size]
+                          for i in range(0, len(text), self.chunk_size)]
+            else:
+                words = text.split(" ")
+                pieces = [w + " " for w in words[:-1]] + [words[-1]]
+            for piece in pieces:
+                if piece:
+                    yield TextDelta(piece)
+        yield response
+
+
+__all__ = ["Call", "Reply", "ScriptedModel", "call", "raw_call", "reply", "transfer"]
