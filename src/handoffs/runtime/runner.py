@@ -969,7 +969,11 @@ class Runner:
         elif mode == "conversation":
             seq = [m for m in (_conv(m) for m in msgs) if m is not None]
         elif mode == "last_user":
-            seq = [m for m in msgs if m.kind == "user"][-1:]
+            seq = []
+            for m in reversed(msgs):
+                if isinstance(m, UserMessage):
+                    seq.append(m)
+                    break
         else:
             seq = []
         return Window(((seq, 0, len(seq)),))
