@@ -75,12 +75,15 @@ class ScriptedModel:
     raises `ScriptExhausted`, which fails the run with a clear message.
     """
 
-    def __init__(self, steps: Sequence[Step] = (), *, chunk_size: int | None = None) -> None:
+    def __init__(self, steps: Sequence[Step] = (), *, stream_chunks: int | None = None
+                 ) -> None:
         self.steps: list[Step] = list(steps)
         self.requests: list[ModelRequest] = []
         """Every request received, in order."""
-        self.chunk_size = chunk_size
-        """When streaming, split text into pieces of this many characters (None: words)."""
+        self.stream_chunks = stream_chunks
+        """When streaming, split text into pieces of this many characters and yield each as
+        a `TextDelta`. None (default): no deltas, only the whole response, so event
+        sequences in tests stay exact."""
         self._next = 0
         self._ids = itertools.count(1)
 
@@ -127,17 +130,11 @@ class ScriptedModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         response = self._respond(request)
-        text = response.text
-        if text:
-            if self.chunk_size:
-                pieces = [text[i:i + self.chunk_size]
-                          for i in range(0, len(text), self.chunk_size)]
-            else:
-                words = text.split(" ")
-                pieces = [w + " " for w in words[:-1]] + [words[-1]]
-            for piece in pieces:
-                if piece:
-                    yield TextDelta(piece)
+        size = self.stream_chunks
+        if size:
+            text = response.text
+            for i in range(0, len(text), size):
+                yield TextDelta(text[i:i + size])
         yield response
 
 

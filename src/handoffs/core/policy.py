@@ -67,11 +67,13 @@ class HandoffPolicy:
         handoffs_this_turn: int,
         payload_error: str | None = None,
         depth: int = 0,
+        route_enabled: bool = True,
     ) -> Rejection | None:
         """The first rule `source -> target` breaks, in the documented order, or None.
 
         `route` is the source's declared route to the target (None if it declared none);
-        `payload_error` is the payload validation failure, if any, computed by the caller.
+        `payload_error` is the payload validation failure, if any, and `route_enabled` the
+        route's `enabled` flag evaluated for this run, both computed by the caller.
         """
         agent = team.get(target)
         if agent is None:
@@ -93,7 +95,8 @@ class HandoffPolicy:
                 f"{source!r} has no route to {target!r}. You can hand off to: {names}.",
             )
         return self._check_target(
-            team, source, agent, route, session, handoffs_this_turn, payload_error, depth
+            team, source, agent, route, session, handoffs_this_turn, payload_error, depth,
+            route_enabled,
         )
 
     def _check_target(
@@ -106,9 +109,10 @@ class HandoffPolicy:
         handoffs_this_turn: int,
         payload_error: str | None,
         depth: int,
+        route_enabled: bool,
     ) -> Rejection | None:
         target = agent.name
-        if not agent.enabled:
+        if not agent.enabled or not route_enabled:
             return Rejection(
                 TARGET_DISABLED,
                 f"{target!r} is not available right now; continue yourself or choose "

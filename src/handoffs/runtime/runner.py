@@ -835,9 +835,10 @@ class Runner:
                     continue
                 first_transfer = ask
             payload, payload_error = ask.payload_of()
+            h = ask.route.handoff if ask.route is not None else None
             rejection = policy.check(
-                self.team, name, ask.target, ask.route.handoff if ask.route else None, state,
-                t.accepted, payload_error, leg.depth)
+                self.team, name, ask.target, h, state, t.accepted, payload_error, leg.depth,
+                h is None or _enabled(h, ctx))
             if rejection is not None:
                 self._reject(t, leg, ask, results, marks, rejection)
                 continue
@@ -907,8 +908,10 @@ class Runner:
             marks[ask.index] = mark
         results[ask.index] = ToolResult(c.id, c.name, text, leg.agent.name, is_error,
                                         None if programmatic else mark)
-        t.emit("tool_result", {"agent": leg.agent.name, "tool": c.name, "call_id": c.id,
-                               "text": text, "is_error": is_error})
+        if programmatic:
+            # The tool ran; its handoff is reported by agent_handoff / handoff_rejected.
+            t.emit("tool_result", {"agent": leg.agent.name, "tool": c.name, "call_id": c.id,
+                                   "text": text, "is_error": is_error})
 
     async def _delegate(self, t: _Turn, leg: _Leg, ask: _Ask, record: HandoffRecord,
                         payload: Any) -> tuple[str, bool]:
