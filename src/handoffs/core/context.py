@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class HandoffContext:
     """How the current agent got the conversation: given to it as `ctx.handoff`."""
 

@@ -39,7 +39,7 @@ EVENT_TYPES = (
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Event:
     """One step of a run. `data` holds the fields of its `type` (see the table above)."""
 

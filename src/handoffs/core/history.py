@@ -33,8 +33,15 @@ class Window(Sequence[Message]):
     __slots__ = ("_len", "_parts")
 
     def __init__(self, parts: tuple[_Part, ...]) -> None:
-        self._parts = tuple(p for p in parts if p[2] > p[1])
-        self._len = sum(stop - start for _, start, stop in self._parts)
+        kept = []
+        total = 0
+        for p in parts:
+            size = p[2] - p[1]
+            if size > 0:
+                kept.append(p)
+                total += size
+        self._parts = tuple(kept)
+        self._len = total
 
     def __len__(self) -> int:
         return self._len
@@ -74,11 +81,13 @@ def render_full(m: Message) -> Message | None:
     """`m` as the `full` view shows it, or None when it is hidden."""
     if isinstance(m, AssistantMessage):
         calls = m.tool_calls
-        if calls and any(c.handoff == "transferred" for c in calls):
-            kept = tuple(c for c in calls if c.handoff != "transferred")
-            if not kept and not m.text:
-                return None
-            return AssistantMessage(m.text, m.agent, kept)
+        if calls:
+            for c in calls:
+                if c.handoff == "transferred":
+                    kept = tuple(c for c in calls if c.handoff != "transferred")
+                    if not kept and not m.text:
+                        return None
+                    return AssistantMessage(m.text, m.agent, kept)
         return m
     if isinstance(m, ToolResult):
         return None if m.handoff == "transferred" else m

@@ -4,6 +4,10 @@ The transcript is append-only and neutral: no provider's ids, roles or quirks le
 into it, so any provider adapter can render a valid history from it. Each message is
 tagged with the agent that produced (or received) it, and has a literal `kind` so that
 serialisation and matching are mechanical.
+
+Messages are values: never change one after it is in a transcript (views and stores share
+them). They are plain slotted dataclasses rather than frozen ones because a frozen
+dataclass costs about four times as much to build, and a handoff builds several.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ HandoffMark = Literal["transferred", "delegated", "rejected"]
 """How a handoff call ended. Accepted one-way transfers are never replayed to a model."""
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class ToolCall:
     """One tool call requested by a model."""
 
@@ -42,7 +46,7 @@ class ToolCall:
         return cls(d["id"], d["name"], d["arguments"], d.get("handoff"))
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class UserMessage:
     """A message from the user (or the operator acting for them)."""
 
@@ -56,7 +60,7 @@ class UserMessage:
         return {"kind": "user", "text": self.text, "agent": self.agent}
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class AssistantMessage:
     """A model's response: text, tool calls, or both."""
 
@@ -75,7 +79,7 @@ class AssistantMessage:
         return d
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class ToolResult:
     """The result of one tool call, given back to the model that made the call."""
 
@@ -106,7 +110,7 @@ class ToolResult:
         return d
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Note:
     """Text from the runtime, not from a person or a model.
 

@@ -6,15 +6,16 @@ tools it may call; adapters turn that into a provider's wire format and back.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.messages import Message, ToolCall
 from ..core.tools import ToolSpec
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class ModelRequest:
     """What an agent's model is asked: who is asking, the system text, the history, tools."""
 
@@ -25,8 +26,12 @@ class ModelRequest:
     tools: Sequence[ToolSpec]
     tool_choice: str | None = None
     """`auto`, `required`, `none`, a tool name, or None (the provider's default)."""
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict)
     """Provider settings passed through (temperature, max_tokens, ...)."""
+
+
+NO_SETTINGS: Mapping[str, Any] = MappingProxyType({})
+"""The shared, read-only empty `settings` the runner passes (no dict built per request)."""
 
 
 @dataclass(slots=True)
@@ -51,7 +56,7 @@ class Usage:
                 "requests": self.requests}
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class ModelResponse:
     """A model's answer: text, tool calls (in the order made), and what it cost."""
 
@@ -62,7 +67,7 @@ class ModelResponse:
     """The provider's name for the model that answered, when known."""
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class TextDelta:
     """A piece of streamed text; `Model.stream` yields these, then the `ModelResponse`."""
 

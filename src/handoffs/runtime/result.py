@@ -54,10 +54,25 @@ class RunResult:
     usage: Usage = field(default_factory=Usage)
     """Tokens over the whole turn."""
     usage_by_agent: dict[str, Usage] = field(default_factory=dict)
-    events: list[Event] = field(default_factory=list, repr=False)
-    """Every event of the turn, in order (the same a `stream` yields)."""
     steps: dict[str, str] = field(default_factory=dict)
     """For `run_plan`: each step's answer by step name."""
+    _events: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event of the turn, in order (the same a `stream` yields)."""
+        source = self._events
+        if source is None:
+            return []
+        if isinstance(source, list):
+            return source
+        events: list[Event] = source.events
+        self._events = events
+        return events
+
+    def bind_events(self, source: Any) -> None:
+        """Attach the turn's events; they are materialised on first access."""
+        self._events = source
 
     @property
     def ok(self) -> bool:

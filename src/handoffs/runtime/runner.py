@@ -39,10 +39,13 @@ from ..core.session import SessionState, ViewSpec
 from ..core.team import AgentPlan, Route, Team
 from ..core.tools import HandoffTo, Tool, render_result
 from ..errors import HandoffsError, ModelError
-from ..models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
+from ..models.base import NO_SETTINGS, Model, ModelRequest, ModelResponse, TextDelta, Usage
 from ..stores.base import SessionStore, open_store
 from .ids import new_id
 from .result import RunError, RunResult, RunStatus
+
+_LLM = HandoffReason.LLM
+_PROGRAMMATIC = HandoffReason.PROGRAMMATIC
 
 EMPTY_RESPONSE_FEEDBACK = (
     "Your last response was empty. Answer the user, call a tool, or hand off."
@@ -52,13 +55,13 @@ EMPTY_RESPONSE_FEEDBACK = (
 # -- outcomes of one agent's activation ------------------------------------------------
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class _Answer:
     text: str
     agent: str
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class _Transfer:
     route: Route | None
     record: HandoffRecord
@@ -66,7 +69,7 @@ class _Transfer:
     payload: Any
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class _Fail:
     code: str
     message: str
@@ -86,8 +89,8 @@ class _Leg:
     followed by that list.
     """
 
-    __slots__ = ("agent", "base", "depth", "handoff", "main", "plan", "rendered", "route",
-                 "sub", "summary")
+    __slots__ = ("agent", "base", "ctx", "depth", "handoff", "main", "plan", "rendered", "route",
+                 "sub", "summary", "system")
 
     def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
                  base: Window | None = None) -> None:
@@ -101,17 +104,31 @@ class _Leg:
         self.handoff: HandoffContext | None = None
         self.route: Route | None = None
         self.summary: str | None = None
+        self.ctx: RunContext | None = None
+        """Cached for the current agent; cleared whenever the agent or its handoff changes."""
+        self.system: str | None = None
+        """Cached system text when the agent's instructions are a plain string."""
 
     def switch(self, plan: AgentPlan) -> None:
         self.plan = plan
         self.agent = plan.agent
+        self.ctx = None
+        self.system = None
+
+    def handed(self, handoff: HandoffContext | None, route: Route | None) -> None:
+        """Record how the current agent got the work (invalidates the caches)."""
+        self.handoff = handoff
+        self.route = route
+        self.summary = None
+        self.ctx = None
+        self.system = None
 
 
 class _Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "context", "events", "records", "recovered", "runner", "sink",
-                 "state", "steps", "streaming", "usage", "usage_by_agent")
+    __slots__ = ("accepted", "built", "context", "raw", "records", "recovered", "runner", "sink",
+                 "state", "steps", "streaming", "usage", "usage_by_agent", "user_index")
 
     def __init__(self, runner: Runner, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None) -> None:
@@ -120,20 +137,40 @@ class _Turn:
         self.context = context
         self.sink = sink
         self.streaming = sink is not None
-        self.events: list[Event] = []
+        self.raw: list[Event | tuple[str, float, dict[str, Any], Any]] = []
+        self.built = 0
         self.records: list[HandoffRecord] = []
         self.accepted = 0
         self.steps = 0
         self.recovered = False
         self.usage = Usage()
         self.usage_by_agent: dict[str, Usage] = {}
+        self.user_index = -1
+        """Where this turn's user message is in the transcript (-1: look it up)."""
 
     def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
+        sink = self.sink
+        if sink is None:
+            # Nobody is listening now: keep the parts, build Event objects on demand.
+            self.raw.append((type_, time.time(), data, result))
+            return
         state = self.state
         e = Event(type_, state.id, state.turn, time.time(), data, result)
-        self.events.append(e)
-        if self.sink is not None:
-            self.sink(e)
+        self.raw.append(e)
+        sink(e)
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event so far, as `Event` objects (built once, on first use)."""
+        raw = self.raw
+        if self.built < len(raw):
+            sid, turn = self.state.id, self.state.turn
+            for i in range(self.built, len(raw)):
+                item = raw[i]
+                if not isinstance(item, Event):
+                    raw[i] = Event(item[0], sid, turn, item[1], item[2], item[3])
+            self.built = len(raw)
+        return raw  # type: ignore[return-value]
 
     def add_record(self, record: HandoffRecord) -> None:
         self.records.append(record)
@@ -233,27 +270,20 @@ class Runner:
         Text arrives as `text_delta` events when the model streams; the last event is
         `run_completed` or `run_failed`, whose `.result` is the `RunResult`.
         """
-        queue: asyncio.Queue[Event] = asyncio.Queue()
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
         task = asyncio.ensure_future(
             self._turn(session_id, text, channel, context, queue.put_nowait)
         )
+        # A turn always ends with a terminal event unless it raised; None marks the end.
+        task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             while True:
-                get = asyncio.ensure_future(queue.get())
-                done, _ = await asyncio.wait({get, task}, return_when=asyncio.FIRST_COMPLETED)
-                if get in done:
-                    event = get.result()
-                    yield event
-                    if event.is_terminal:
-                        break
-                    continue
-                get.cancel()
-                # The turn ended without a terminal event only if it raised.
-                while not queue.empty():
-                    event = queue.get_nowait()
-                    yield event
-                task.result()
-                break
+                event = await queue.get()
+                if event is None:
+                    break
+                yield event
+                if event.is_terminal:
+                    break
             await task
         finally:
             if not task.done():
@@ -329,7 +359,7 @@ class Runner:
                 assert target is not None
                 record = HandoffRecord(
                     id=new_id(), source=human.name, target=target.name,
-                    reason=HandoffReason.PROGRAMMATIC,
+                    reason=_PROGRAMMATIC,
                     explanation="The human operator handed the conversation back.",
                     at=time.time(), turn=state.turn,
                 )
@@ -339,8 +369,9 @@ class Runner:
                 agent = target.name
                 state.status = "idle"
             await self.store.commit(state, since, t.events)
-            return RunResult(session_id, text, agent, status, state.turn, t.records,
-                             events=t.events)
+            result = RunResult(session_id, text, agent, status, state.turn, t.records)
+            result.bind_events(t)
+            return result
 
     async def get_session(self, session_id: str) -> SessionState | None:
         """A snapshot of the session (or None if it does not exist)."""
@@ -388,6 +419,7 @@ class Runner:
                 state.turn += 1
                 since = state.checkpoint()
                 t = _Turn(self, state, context, sink)
+                t.user_index = len(state.messages)
                 state.messages.append(UserMessage(text, name))
                 state.status = "running"
                 # Durable before any model call: a crash from here on loses no input.
@@ -427,7 +459,7 @@ class Runner:
         await self.store.commit(state, since, t.events)
 
     def _finish(self, t: _Turn, result: RunResult) -> None:
-        result.events = t.events
+        result.bind_events(t)
         if result.status is RunStatus.FAILED:
             err = result.error
             t.emit("run_failed", {
@@ -487,10 +519,14 @@ class Runner:
                 if not said:
                     state.messages.append(AssistantMessage(output, outcome.record.source))
                 return self._result(t, output, target.name, RunStatus.HANDED_OFF)
-            await self._summarize(t, leg, outcome)
+            if outcome.route is not None and outcome.route.handoff.history == "summary":
+                await self._summarize(t, leg, outcome)
             leg.switch(team.plan(target.name))
             t.emit("agent_started", {"agent": target.name, "display_name": target.label})
-            outcome = await self._guardrails(t, leg, "input", _last_user_text(state.messages))
+            if target.input_guardrails:
+                outcome = await self._guardrails(t, leg, "input", _turn_text(t))
+            else:
+                outcome = None
 
     def _incoming(self, state: SessionState) -> HandoffContext | None:
         """How the active agent got the conversation, from the record that opened its view."""
@@ -521,8 +557,8 @@ class Runner:
         elif mode == "full":
             spec = ViewSpec("full", 0, 0, record.source, record.id)
         elif mode == "last_user":
-            spec = ViewSpec("last_user", last_user_index(state.messages), pivot,
-                            record.source, record.id)
+            start = t.user_index if t.user_index >= 0 else last_user_index(state.messages)
+            spec = ViewSpec("last_user", start, pivot, record.source, record.id)
         elif mode == "conversation":
             spec = ViewSpec("conversation", 0, pivot, record.source, record.id)
         else:  # none, summary
@@ -531,9 +567,7 @@ class Runner:
         state.active_agent = target.name
         state.shared["handoff_context"] = _context_json(record)
         if leg is not None:
-            leg.handoff = _handoff_context(record, payload)
-            leg.route = route
-            leg.summary = None
+            leg.handed(_handoff_context(record, payload), route)
         t.emit("agent_handoff", {
             "source": record.source, "target": target.name, "reason": record.reason.value,
             "explanation": record.explanation, "record_id": record.id, "returns": False,
@@ -593,11 +627,16 @@ class Runner:
                     "answer.",
                     name, recoverable=False,
                 )
-            ctx = self._ctx(t, leg)
+            ctx = leg.ctx
+            if ctx is None:
+                ctx = self._ctx(t, leg)
+            system = leg.system
+            if system is None:
+                system = await self._system(t, leg, ctx)
             request = ModelRequest(
-                name, await self._system(t, leg, ctx), self._window(t, leg),
+                name, system, self._window(t, leg),
                 leg.plan.specs if leg.plan.static else self._specs(leg.plan, ctx),
-                agent.tool_choice,
+                agent.tool_choice, NO_SETTINGS,
             )
             t.steps += 1
             try:
@@ -642,9 +681,12 @@ class Runner:
         return response
 
     def _ctx(self, t: _Turn, leg: _Leg) -> RunContext:
-        state = t.state
-        return RunContext(state.id, leg.agent.name, state.turn, state.shared, t.context,
-                          leg.handoff, state.channel)
+        ctx = leg.ctx
+        if ctx is None:
+            state = t.state
+            ctx = leg.ctx = RunContext(state.id, leg.agent.name, state.turn, state.shared,
+                                       t.context, leg.handoff, state.channel)
+        return ctx
 
     def _window(self, t: _Turn, leg: _Leg) -> Window:
         if not leg.main:
@@ -668,15 +710,22 @@ class Runner:
         return tuple(specs)
 
     async def _system(self, t: _Turn, leg: _Leg, ctx: RunContext) -> str:
+        cached = leg.system
+        if cached is not None:
+            return cached
         agent = leg.agent
         instructions = agent.instructions
         if callable(instructions):
             value = instructions(ctx)
             if inspect.isawaitable(value):
                 value = await value
-            text = str(value)
-        else:
-            text = instructions
+            return self._with_handoff(leg, str(value))
+        leg.system = text = self._with_handoff(leg, instructions)
+        return text
+
+    def _with_handoff(self, leg: _Leg, text: str) -> str:
+        """The agent's instructions plus what its handoff brings: note, source, summary."""
+        agent = leg.agent
         h = leg.handoff
         if h is None:
             return text
@@ -720,13 +769,13 @@ class Runner:
         for i, c in enumerate(calls):
             route = plan.routes.get(c.name)
             if route is not None:
-                asks.append(_Ask(i, c, route.target.name, route, HandoffReason.LLM))
+                asks.append(_Ask(i, c, route.target.name, route, _LLM))
             elif c.name in plan.tools:
                 ordinary.append((i, c, plan.tools[c.name]))
             elif c.name.startswith("transfer_to_"):
                 target = self._target_of(c.name)
                 asks.append(_Ask(i, c, target, plan.routes_by_target.get(target),
-                                 HandoffReason.LLM))
+                                 _LLM))
             else:
                 known = ", ".join(s.name for s in plan.specs) or "none"
                 results[i] = ToolResult(
@@ -741,7 +790,7 @@ class Runner:
                 if handoff_to is not None:
                     target = handoff_to.target
                     asks.append(_Ask(i, c, target, plan.routes_by_target.get(target),
-                                     HandoffReason.PROGRAMMATIC, handoff_to))
+                                     _PROGRAMMATIC, handoff_to))
                     continue
                 results[i] = ToolResult(c.id, c.name, text, name, is_error)
                 if is_error and tl.on_error == "escalate" and escalate is None:
@@ -834,18 +883,23 @@ class Runner:
                     ))
                     continue
                 first_transfer = ask
-            payload, payload_error = ask.payload_of()
+            if ask.programmatic is None and ask.problem is None and (
+                    ask.route is not None and ask.route.handoff.payload is None
+                    and isinstance(ask.args.get("reason", ""), str)):
+                payload, payload_error = None, None
+            else:
+                payload, payload_error = ask.payload_of()
             h = ask.route.handoff if ask.route is not None else None
             rejection = policy.check(
                 self.team, name, ask.target, h, state, t.accepted, payload_error, leg.depth,
-                h is None or _enabled(h, ctx))
+                h is None or h.enabled is True or _enabled(h, self._ctx(t, leg)))
             if rejection is not None:
                 self._reject(t, leg, ask, results, marks, rejection)
                 continue
             record = self._record(t, name, ask, payload, accepted=True)
             t.add_record(record)
             target = self.team[ask.target]
-            if target.is_human and record.reason is HandoffReason.LLM:
+            if target.is_human and record.reason is _LLM:
                 record.reason = HandoffReason.ESCALATION
             if is_delegation:
                 delegations.append((ask, record, payload))
@@ -860,14 +914,14 @@ class Runner:
         if transfer is not None:
             assert first_transfer is not None
             ask = first_transfer
-            await _call_hook(transfer.route, ctx, transfer.payload)
+            if transfer.route is not None and transfer.route.handoff.on_handoff is not None:
+                await _call_hook(transfer.route, ctx, transfer.payload)
             self._result_for(t, leg, ask, results, marks,
                              f"Transferred to {transfer.target.label}.", False, "transferred")
             if not leg.main:
                 # Inside a delegation a transfer changes who answers the delegation.
                 leg.switch(self.team.plan(transfer.target.name))
-                leg.handoff = _handoff_context(transfer.record, transfer.payload)
-                leg.route = transfer.route
+                leg.handed(_handoff_context(transfer.record, transfer.payload), transfer.route)
                 t.emit("agent_handoff", {
                     "source": name, "target": transfer.target.name,
                     "reason": transfer.record.reason.value,
@@ -880,13 +934,14 @@ class Runner:
 
     def _record(self, t: _Turn, source: str, ask: _Ask, payload: Any, accepted: bool,
                 rejection: Rejection | None = None) -> HandoffRecord:
+        route = ask.route
+        call = ask.call
         return HandoffRecord(
-            id=new_id(), source=source, target=ask.target, reason=ask.reason,
-            explanation=ask.explanation, payload=_payload_json(payload),
-            accepted=accepted, rejection=rejection.code if rejection else None,
-            message=rejection.message if rejection else "", at=time.time(),
-            turn=t.state.turn, tool_name=ask.call.name, call_id=ask.call.id,
-            returns=bool(ask.route is not None and ask.route.handoff.returns),
+            new_id(), source, ask.target, ask.reason, ask.explanation,
+            None if payload is None else _payload_json(payload), accepted,
+            rejection.code if rejection else None, rejection.message if rejection else "",
+            time.time(), t.state.turn, call.name, call.id,
+            route is not None and route.handoff.returns,
         )
 
     def _reject(self, t: _Turn, leg: _Leg, ask: _Ask, results: list[ToolResult | None],
@@ -903,7 +958,7 @@ class Runner:
                     marks: list[HandoffMark | None], text: str, is_error: bool,
                     mark: HandoffMark) -> None:
         c = ask.call
-        programmatic = ask.reason is HandoffReason.PROGRAMMATIC
+        programmatic = ask.reason is _PROGRAMMATIC
         if not programmatic:
             marks[ask.index] = mark
         results[ask.index] = ToolResult(c.id, c.name, text, leg.agent.name, is_error,
@@ -926,8 +981,7 @@ class Runner:
         })
         base = self._delegate_base(t, leg, route)
         sub = _Leg(self.team.plan(target.name), main=False, depth=leg.depth + 1, base=base)
-        sub.handoff = _handoff_context(record, payload)
-        sub.route = route
+        sub.handed(_handoff_context(record, payload), route)
         t.emit("agent_started", {"agent": target.name, "display_name": target.label})
         await _call_hook(route, self._ctx(t, sub), payload)
         if route.handoff.history == "summary":
@@ -1027,38 +1081,41 @@ class Runner:
 # -- small pure helpers ---------------------------------------------------------------
 
 
-@dataclass(slots=True)
 class _Ask:
-    """One handoff request of a response, in call order."""
+    """One handoff request of a response, in call order; arguments parsed once."""
 
-    index: int
-    call: ToolCall
-    target: str
-    route: Route | None
-    reason: HandoffReason
-    programmatic: HandoffTo | None = None
+    __slots__ = ("args", "call", "explanation", "index", "problem", "programmatic", "reason",
+                 "route", "target")
 
-    @property
-    def explanation(self) -> str:
-        if self.programmatic is not None:
-            return self.programmatic.reason
-        args, _ = _parse_arguments(self.call.arguments)
-        reason = args.get("reason", "")
-        return reason if isinstance(reason, str) else str(reason)
+    def __init__(self, index: int, call: ToolCall, target: str, route: Route | None,
+                 reason: HandoffReason, programmatic: HandoffTo | None = None) -> None:
+        self.index = index
+        self.call = call
+        self.target = target
+        self.route = route
+        self.reason = reason
+        self.programmatic = programmatic
+        if programmatic is not None:
+            self.args: dict[str, Any] = {}
+            self.problem: str | None = None
+            self.explanation = programmatic.reason
+        else:
+            self.args, self.problem = _parse_arguments(call.arguments)
+            reason_text = self.args.get("reason", "")
+            self.explanation = reason_text if isinstance(reason_text, str) else str(reason_text)
 
     def payload_of(self) -> tuple[Any, str | None]:
         """The validated payload (or None) and the validation problem (or None)."""
         model = self.route.handoff.payload if self.route is not None else None
+        raw: Any
         if self.programmatic is not None:
-            raw: Any = self.programmatic.payload
-            if model is None or (raw is None and model is None):
-                return raw, None
-            if isinstance(raw, model):
+            raw = self.programmatic.payload
+            if model is None or isinstance(raw, model):
                 return raw, None
         else:
-            args, problem = _parse_arguments(self.call.arguments)
-            if problem is not None:
-                return None, problem
+            if self.problem is not None:
+                return None, self.problem
+            args = self.args
             reason = args.get("reason")
             if reason is not None and not isinstance(reason, str):
                 return None, "reason: must be a string."
@@ -1155,8 +1212,10 @@ def _conv(m: Message) -> Message | None:
     return render_conversation(m)
 
 
-def _last_user_text(messages: Sequence[Message]) -> str:
-    i = last_user_index(messages)
+def _turn_text(t: _Turn) -> str:
+    """The user's message of this turn (the one a handoff target inherits)."""
+    messages = t.state.messages
+    i = t.user_index if t.user_index >= 0 else last_user_index(messages)
     m = messages[i] if i < len(messages) else None
     return m.text if isinstance(m, UserMessage) else ""
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
+from ..errors import HandoffsError
 from .base import SessionSummary
 
 
@@ -18,6 +20,41 @@ class _SessionLock:
     def __init__(self) -> None:
         self.lock = asyncio.Lock()
         self.users = 0
+
+
+class _Held:
+    """The async context manager `MemoryStore.lock` returns (a plain class: this is hot)."""
+
+    __slots__ = ("entry", "locks", "session_id")
+
+    def __init__(self, locks: dict[str, _SessionLock], session_id: str) -> None:
+        self.locks = locks
+        self.session_id = session_id
+        self.entry: _SessionLock | None = None
+
+    async def __aenter__(self) -> None:
+        entry = self.locks.get(self.session_id)
+        if entry is None:
+            entry = self.locks[self.session_id] = _SessionLock()
+        entry.users += 1
+        self.entry = entry
+        try:
+            await entry.lock.acquire()
+        except BaseException:
+            self._release_user()
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.entry is not None
+        self.entry.lock.release()
+        self._release_user()
+
+    def _release_user(self) -> None:
+        entry = self.entry
+        assert entry is not None
+        entry.users -= 1
+        if entry.users == 0 and self.locks.get(self.session_id) is entry:
+            del self.locks[self.session_id]
 
 
 class MemoryStore:
@@ -32,19 +69,9 @@ class MemoryStore:
         self._sessions: dict[str, SessionState] = {}
         self._locks: dict[str, _SessionLock] = {}
 
-    @asynccontextmanager
-    async def lock(self, session_id: str) -> AsyncIterator[None]:
-        entry = self._locks.get(session_id)
-        if entry is None:
-            entry = self._locks[session_id] = _SessionLock()
-        entry.users += 1
-        try:
-            async with entry.lock:
-                yield
-        finally:
-            entry.users -= 1
-            if entry.users == 0:
-                del self._locks[session_id]
+    def lock(self, session_id: str) -> _Held:
+        """Held for a whole turn; turns on one session queue up in arrival order."""
+        return _Held(self._locks, session_id)
 
     async def load(self, session_id: str) -> SessionState | None:
         return self._sessions.get(session_id)
@@ -66,6 +93,28 @@ class MemoryStore:
                            s.updated_at, len(s.messages))
             for s in ordered[offset:offset + limit]
         ]
+
+    async def export_session(self, session_id: str) -> dict[str, Any] | None:
+        """The session as JSON-ready data (`to_dict()`, plus `events`: none kept here)."""
+        state = self._sessions.get(session_id)
+        if state is None:
+            return None
+        d = state.to_dict()
+        d["events"] = []
+        return d
+
+    async def import_session(
+        self, data: Mapping[str, Any] | str, *, replace: bool = False
+    ) -> SessionState:
+        """Store an export under its id; `session_exists` if taken and not `replace`."""
+        d = json.loads(data) if isinstance(data, str) else data
+        state = SessionState.from_dict(d)
+        async with self.lock(state.id):
+            if state.id in self._sessions and not replace:
+                raise HandoffsError(f"Session {state.id!r} already exists; pass "
+                                    "replace=True to overwrite it.", code="session_exists")
+            self._sessions[state.id] = state
+        return state.snapshot()
 
     async def close(self) -> None:
         return None
