@@ -6,6 +6,8 @@ escalates. The runner validates each request against a policy, records it, and k
 the session's active agent, so the next message goes to whoever took over.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from .core.agent import Agent, HumanAgent
 from .core.context import HandoffContext, RunContext
 from .core.events import Event
@@ -17,10 +19,38 @@ from .core.session import SessionState
 from .core.team import Team
 from .core.tools import HandoffTo, Tool, tool
 from .errors import HandoffsError, ModelError, RunFailed, TeamError
-from .runtime.result import RunError, RunResult, RunStatus
-from .runtime.runner import Runner
-from .runtime.summary import Summarizer
-from .stores.memory import MemoryStore
+
+if TYPE_CHECKING:
+    from .runtime.result import RunError, RunResult, RunStatus
+    from .runtime.runner import Runner
+    from .runtime.summary import Summarizer
+    from .stores.memory import MemoryStore
+
+# The runtime pulls in asyncio (about 30 ms here); it loads on first use of these names,
+# so `import handoffs` and defining agents and teams stay light (PEP 562).
+_LAZY = {
+    "Runner": "runtime.runner",
+    "RunResult": "runtime.result",
+    "RunStatus": "runtime.result",
+    "RunError": "runtime.result",
+    "Summarizer": "runtime.summary",
+    "MemoryStore": "stores.memory",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'handoffs' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
 
 __version__ = "0.1.0"
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
-
-import pydantic
+from typing import TYPE_CHECKING, Any
 
 from .context import RunContext
+
+if TYPE_CHECKING:
+    import pydantic
 
 
 @dataclass(slots=True, frozen=True)
@@ -99,6 +100,8 @@ class json_output:
         self.name = f"json_output({model.__name__})"
 
     def __call__(self, ctx: RunContext, text: str) -> GuardrailResult:
+        import pydantic
+
         try:
             self.model.model_validate_json(text)
         except pydantic.ValidationError as exc:

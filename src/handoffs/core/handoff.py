@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
-import pydantic
-
 from ..errors import HandoffsError
 from .context import RunContext
 from .messages import Message
 
 if TYPE_CHECKING:
+    import pydantic
+
     from .agent import Agent
 
 HistoryFilter = Callable[[Sequence[Message]], Sequence[Message]]
@@ -99,9 +99,7 @@ class Handoff:
                 f"Handoff respond must be 'same_turn' or 'next_turn', not {self.respond!r}.",
                 code="invalid_team",
             )
-        if self.payload is not None and not (
-            isinstance(self.payload, type) and issubclass(self.payload, pydantic.BaseModel)
-        ):
+        if self.payload is not None and not _is_model_class(self.payload):
             raise HandoffsError(
                 f"Handoff payload must be a pydantic model class, not {self.payload!r}.",
                 code="invalid_team",
@@ -192,11 +190,19 @@ def payload_preview(payload: Any, limit: int = 200) -> str:
     """A bounded, single-line rendering of a payload for notes and logs."""
     if payload is None:
         return ""
-    if isinstance(payload, pydantic.BaseModel):
-        text = payload.model_dump_json()
+    dump = getattr(payload, "model_dump_json", None)
+    text: str
+    if dump is not None:
+        text = dump()
     else:
         try:
             text = json.dumps(payload, default=str, ensure_ascii=False)
         except (TypeError, ValueError):
             text = str(payload)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _is_model_class(obj: Any) -> bool:
+    import pydantic  # only when a payload is declared: keeps `import handoffs` light
+
+    return isinstance(obj, type) and issubclass(obj, pydantic.BaseModel)

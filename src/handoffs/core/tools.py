@@ -12,12 +12,13 @@ import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
-
-import pydantic
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..errors import HandoffsError
 from .context import RunContext
+
+if TYPE_CHECKING:
+    import pydantic
 
 ToolErrorMode = Literal["feedback", "raise", "escalate"]
 
@@ -123,6 +124,8 @@ def _build_tool(
     description: str | None,
     on_error: ToolErrorMode,
 ) -> Tool:
+    import pydantic  # at decoration time only: keeps `import handoffs` light
+
     sig = inspect.signature(fn)
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -217,8 +220,10 @@ def render_result(value: Any) -> str:
     """The text a model sees for a tool's return value."""
     if isinstance(value, str):
         return value
-    if isinstance(value, pydantic.BaseModel):
-        return value.model_dump_json()
+    dump = getattr(value, "model_dump_json", None)
+    if dump is not None and not isinstance(value, type):
+        text: str = dump()
+        return text
     try:
         return json.dumps(value, default=str, ensure_ascii=False)
     except (TypeError, ValueError):

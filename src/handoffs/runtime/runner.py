@@ -15,9 +15,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import pydantic
+from typing import TYPE_CHECKING, Any
 
 from ..core.agent import Agent
 from ..core.context import HandoffContext, RunContext
@@ -43,6 +41,9 @@ from ..models.base import NO_SETTINGS, Model, ModelRequest, ModelResponse, TextD
 from ..stores.base import SessionStore, open_store
 from .ids import new_id
 from .result import RunError, RunResult, RunStatus
+
+if TYPE_CHECKING:
+    import pydantic
 
 _LLM = HandoffReason.LLM
 _PROGRAMMATIC = HandoffReason.PROGRAMMATIC
@@ -540,7 +541,7 @@ class Runner:
         route = self.team.plan(record.source).routes_by_target.get(record.target) \
             if record.source in self.team else None
         if route is not None and route.handoff.payload is not None and payload is not None:
-            with contextlib.suppress(pydantic.ValidationError):
+            with contextlib.suppress(_validation_error()):
                 payload = route.handoff.payload.model_validate(payload)
         return _handoff_context(record, payload)
 
@@ -834,7 +835,7 @@ class Runner:
         if problem is None:
             try:
                 args = tl.parse(args)
-            except pydantic.ValidationError as exc:
+            except _validation_error() as exc:
                 problem = (f"The arguments of {c.name!r} do not match its schema: "
                            f"{_errors(exc)}. Call it again with corrected arguments.")
         if problem is not None:
@@ -1131,7 +1132,7 @@ class _Ask:
                 return None, "payload: must be a JSON object."
         try:
             return model.model_validate(raw), None
-        except pydantic.ValidationError as exc:
+        except _validation_error() as exc:
             return None, _errors(exc) + "."
 
 
@@ -1151,6 +1152,13 @@ def _parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
     return value, None
 
 
+def _validation_error() -> type[pydantic.ValidationError]:
+    """pydantic's ValidationError, imported when first needed (a tool or payload exists)."""
+    import pydantic
+
+    return pydantic.ValidationError
+
+
 def _errors(exc: pydantic.ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(x) for x in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()[:8]
@@ -1160,8 +1168,9 @@ def _errors(exc: pydantic.ValidationError) -> str:
 def _payload_json(payload: Any) -> Any:
     if payload is None:
         return None
-    if isinstance(payload, pydantic.BaseModel):
-        return payload.model_dump(mode="json")
+    dump = getattr(payload, "model_dump", None)
+    if dump is not None and not isinstance(payload, type):
+        return dump(mode="json")
     return payload
 
 
