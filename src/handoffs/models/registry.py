@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import HandoffsError
 from .base import Model
 
-_PROVIDERS: dict[str, Callable[[str], Model]] = {}
+_PROVIDERS: dict[str, Callable[..., Model]] = {}
 
 
 def register_provider(prefix: str, factory: Callable[[str], Model]) -> None:
@@ -21,7 +21,8 @@ def get_model(spec: str, **options: Any) -> Model:
 
     Known providers: `openai:<model>` (honours OPENAI_BASE_URL for compatible servers),
     `anthropic:<model>`, `ollama:<model>` (OpenAI protocol at localhost:11434), and any
-    registered with `register_provider`.
+    registered with `register_provider`. `options` go to the adapter's constructor (for
+    example `timeout`, `max_retries`, `base_url`, `settings`).
     """
     provider, sep, name = spec.partition(":")
     if not sep or not name:
@@ -32,7 +33,7 @@ def get_model(spec: str, **options: Any) -> Model:
         )
     factory = _PROVIDERS.get(provider)
     if factory is not None:
-        return factory(name)
+        return factory(name, **options) if options else factory(name)
     builtin = _builtin(provider)
     if builtin is None:
         known = ", ".join(sorted({"openai", "anthropic", "ollama", *_PROVIDERS}))
@@ -42,27 +43,14 @@ def get_model(spec: str, **options: Any) -> Model:
 
 
 def _builtin(provider: str) -> Callable[..., Model] | None:
+    # The adapter modules import their SDKs only when a model is created, and then fail
+    # with the extra to install (pip install 'handoffs[openai]').
     if provider in ("openai", "ollama"):
-        try:
-            from . import openai as openai_adapter  # type: ignore[attr-defined, unused-ignore]
-        except ImportError:
-            return None
-        factory: Callable[..., Model] = getattr(openai_adapter, f"{provider}_model", None) \
-            or _missing(provider)
-        return factory
+        from . import openai as openai_adapter
+
+        return openai_adapter.ollama_model if provider == "ollama" else openai_adapter.openai_model
     if provider == "anthropic":
-        try:
-            from . import anthropic as anthropic_adapter  # type: ignore[attr-defined, unused-ignore]
-        except ImportError:
-            return None
-        factory = getattr(anthropic_adapter, "anthropic_model", None) or _missing(provider)
-        return factory
+        from . import anthropic as anthropic_adapter
+
+        return anthropic_adapter.anthropic_model
     return None
-
-
-def _missing(provider: str) -> Callable[..., Model]:
-    def fail(name: str, **options: Any) -> Model:
-        raise HandoffsError(f"The {provider} adapter is not available in this version.",
-                            code="invalid_model")
-
-    return fail

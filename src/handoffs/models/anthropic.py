@@ -1,0 +1,263 @@
+"""`AnthropicModel`: Anthropic's Messages API.
+
+    Runner(team, model="anthropic:claude-sonnet-4-5")   # ANTHROPIC_API_KEY
+
+Built on the official `anthropic` SDK (`pip install 'handoffs[anthropic]'`), imported only
+when a model is created. The SDK's own retries are off; `RetryPolicy` retries instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+from ..core.messages import Message, ToolCall
+from ..errors import HandoffsError, ModelError
+from .base import ModelRequest, ModelResponse, TextDelta, Usage
+from .failures import to_model_error
+from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay, safe_name
+from .retry import RetryPolicy, stream_with_retries, with_retries
+from .tool_choice import resolve_tool_choice
+
+DEFAULT_MAX_TOKENS = 4096
+"""Anthropic requires `max_tokens` on every request; this is ours unless settings say."""
+
+
+def _sdk() -> ModuleType:
+    try:
+        import anthropic
+    except ImportError as exc:
+        raise HandoffsError(
+            "Anthropic models need the anthropic package: pip install 'handoffs[anthropic]'.",
+            code="missing_dependency",
+        ) from exc
+    return anthropic
+
+
+class AnthropicModel:
+    """A `Model` on Anthropic's Messages API: system prompt, `tool_use` / `tool_result`
+    blocks, streaming events, usage including cached input tokens."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: Any = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        retry: RetryPolicy | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        """`model` is Anthropic's model name.
+
+        `api_key`: None reads ANTHROPIC_API_KEY. `base_url`: None reads ANTHROPIC_BASE_URL,
+        else Anthropic's. `client`: an `anthropic.AsyncAnthropic` to use as it is.
+        `timeout`: seconds to wait for the server (to connect, and between bytes).
+        `max_retries` and `retry`: see `RetryPolicy` (`retry` wins when given).
+        `max_tokens`: the answer's length limit. `settings`: request fields sent every
+        time (temperature, ...); a request's own settings override them.
+        """
+        self._sdk = _sdk()
+        self.model = model
+        self.provider = "anthropic"
+        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy(max_retries=max_retries)
+        self.max_tokens = max_tokens
+        self.settings: dict[str, Any] = dict(settings or {})
+        self._given = client
+        self._clients: dict[int, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel({self.model!r})"
+
+    def _client(self) -> Any:
+        if self._given is not None:
+            return self._given
+        if not self._api_key:
+            raise ModelError("No Anthropic API key: set ANTHROPIC_API_KEY or pass "
+                             "AnthropicModel(api_key=...).", "auth_error")
+        # An httpx client belongs to the event loop that opened it: one per loop.
+        loop = id(asyncio.get_running_loop())
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._sdk.AsyncAnthropic(api_key=self._api_key, base_url=self.base_url,
+                                              timeout=self.timeout, max_retries=0)
+            self._clients = {loop: client}
+        return client
+
+    def _classify(self, exc: BaseException) -> ModelError | None:
+        return to_model_error(exc, self.provider)
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The Messages API request body for `request` (without `stream`)."""
+        body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens,
+                                "messages": anthropic_messages(request.messages)}
+        if request.system:
+            body["system"] = request.system
+        if request.tools:
+            body["tools"] = [{"name": t.name, "description": t.description,
+                              "input_schema": t.parameters} for t in request.tools]
+        choice = resolve_tool_choice(request.tool_choice, request.tools)
+        if choice is not None:
+            kind, name = choice
+            body["tool_choice"] = ({"type": "tool", "name": name} if name is not None
+                                   else {"type": "any" if kind == "required" else kind})
+        body.update(self.settings)
+        body.update(request.settings)
+        return body
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        body = self.body(request)
+
+        async def attempt() -> ModelResponse:
+            raw = await self._client().messages.create(**body)
+            return self._response(raw)
+
+        return await with_retries(attempt, self.retry, self._classify)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        body = self.body(request)
+        body["stream"] = True
+        return stream_with_retries(lambda: self._stream_once(body), self.retry,
+                                   self._classify)
+
+    def _response(self, raw: Any) -> ModelResponse:
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for block in getattr(raw, "content", None) or ():
+            kind = getattr(block, "type", None)
+            if kind == "text":
+                texts.append(block.text)
+            elif kind == "tool_use":
+                calls.append(ToolCall(block.id, block.name, json.dumps(block.input or {})))
+            # thinking and server-tool blocks are not part of the neutral transcript
+        return ModelResponse("".join(texts), tuple(calls), _usage(getattr(raw, "usage", None)),
+                             getattr(raw, "model", None) or self.model)
+
+    async def _stream_once(self, body: dict[str, Any]
+                           ) -> AsyncIterator[TextDelta | ModelResponse]:
+        stream = await self._client().messages.create(**body)
+        # index -> ["text", parts] or ["tool_use", id, name, argument fragments]
+        blocks: dict[int, list[Any]] = {}
+        usage = Usage(0, 0, 1)
+        model = self.model
+        try:
+            async for event in stream:
+                kind = getattr(event, "type", None)
+                if kind == "message_start":
+                    message = event.message
+                    model = getattr(message, "model", None) or model
+                    usage = _usage(getattr(message, "usage", None))
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    if block.type == "text":
+                        blocks[event.index] = ["text", [block.text] if block.text else []]
+                        if block.text:
+                            yield TextDelta(block.text)
+                    elif block.type == "tool_use":
+                        blocks[event.index] = ["tool_use", block.id, block.name, []]
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    entry = blocks.get(event.index)
+                    if entry is None:
+                        continue
+                    if delta.type == "text_delta" and entry[0] == "text":
+                        entry[1].append(delta.text)
+                        yield TextDelta(delta.text)
+                    elif delta.type == "input_json_delta" and entry[0] == "tool_use":
+                        entry[3].append(delta.partial_json)
+                elif kind == "message_delta":
+                    u = getattr(event, "usage", None)
+                    # message_delta usage is cumulative: it replaces, never adds.
+                    out = getattr(u, "output_tokens", None)
+                    if out is not None:
+                        usage.output_tokens = int(out)
+                    inp = getattr(u, "input_tokens", None)
+                    if inp:
+                        usage.input_tokens = int(inp) + _cached(u)
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                await close()
+        texts: list[str] = []
+        calls: list[ToolCall] = []
+        for _, entry in sorted(blocks.items()):
+            if entry[0] == "text":
+                texts.extend(entry[1])
+            else:
+                calls.append(ToolCall(entry[1], entry[2], "".join(entry[3]) or "{}"))
+        yield ModelResponse("".join(texts), tuple(calls), usage, model)
+
+
+def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """A neutral view as Messages API turns.
+
+    Valid by construction: the first turn is the user's, roles alternate (consecutive
+    same-role items become one turn with several blocks), each assistant turn with
+    `tool_use` blocks is followed by a user turn that starts with a `tool_result` for
+    each of them, ids match ^[a-zA-Z0-9_-]+$, and the last turn is the user's (a view
+    ending with another agent's text would otherwise be read as a prefill to continue).
+    """
+    turns: list[dict[str, Any]] = []
+    ids = CallIds()
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+
+    for item in replay(messages):
+        if not isinstance(item, Exchange):
+            add("user", [{"type": "text", "text": item.text}])
+            continue
+        blocks: list[dict[str, Any]] = []
+        if item.text.strip():
+            blocks.append({"type": "text", "text": item.text})
+        rendered = [ids(c.id) for c in item.calls]
+        blocks.extend({"type": "tool_use", "id": rid, "name": safe_name(c.name),
+                       "input": arguments_object(c.arguments)}
+                      for rid, c in zip(rendered, item.calls, strict=True))
+        if not blocks:
+            continue
+        add("assistant", blocks)
+        if item.calls:
+            results: list[dict[str, Any]] = []
+            for rid, r in zip(rendered, item.results, strict=True):
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": rid,
+                                         "content": r.text or "(empty)"}
+                if r.is_error:
+                    block["is_error"] = True
+                results.append(block)
+            add("user", results)
+    if not turns or turns[0]["role"] != "user":
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
+    if turns[-1]["role"] != "user":
+        turns.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
+    return turns
+
+
+def _cached(u: Any) -> int:
+    return int(getattr(u, "cache_creation_input_tokens", 0) or 0) + int(
+        getattr(u, "cache_read_input_tokens", 0) or 0)
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage(0, 0, 1)
+    return Usage(int(getattr(raw, "input_tokens", 0) or 0) + _cached(raw),
+                 int(getattr(raw, "output_tokens", 0) or 0), 1)
+
+
+def anthropic_model(name: str, **options: Any) -> AnthropicModel:
+    """`get_model("anthropic:<name>")`."""
+    return AnthropicModel(name, **options)

@@ -1,0 +1,261 @@
+"""`OpenAIModel`: OpenAI Chat Completions, and every server that speaks it.
+
+    Runner(team, model="openai:gpt-4.1-mini")          # OPENAI_API_KEY
+    Runner(team, model="ollama:llama3.2")              # http://localhost:11434/v1
+    OPENAI_BASE_URL=http://localhost:8000/v1 ... model="openai:my-model"   # vLLM, llama.cpp
+
+Built on the official `openai` SDK (`pip install 'handoffs[openai]'`), imported only when
+a model is created. The SDK's own retries are off; `RetryPolicy` retries instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+from ..core.messages import Message, ToolCall
+from ..errors import HandoffsError, ModelError
+from .base import ModelRequest, ModelResponse, TextDelta, Usage
+from .failures import to_model_error
+from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay, safe_name
+from .retry import RetryPolicy, stream_with_retries, with_retries
+from .tool_choice import resolve_tool_choice
+
+OLLAMA_BASE_URL = "http://localhost:11434/v1"
+MAX_ID_LENGTH = 40
+"""OpenAI rejects tool-call ids longer than this (ids from other APIs often are)."""
+
+
+def _sdk() -> ModuleType:
+    try:
+        import openai
+    except ImportError as exc:
+        raise HandoffsError(
+            "OpenAI models need the openai package: pip install 'handoffs[openai]'.",
+            code="missing_dependency",
+        ) from exc
+    return openai
+
+
+class OpenAIModel:
+    """A `Model` on the Chat Completions API of OpenAI or any compatible server.
+
+    Parallel tool calls and streamed tool-call fragments are supported; usage is read
+    from every response (streams ask for it with `stream_options.include_usage`).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: Any = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        retry: RetryPolicy | None = None,
+        settings: Mapping[str, Any] | None = None,
+        provider: str = "openai",
+        stream_usage: bool = True,
+    ) -> None:
+        """`model` is the provider's model name.
+
+        `api_key`: None reads OPENAI_API_KEY (a server at `base_url` that needs no key gets
+        a placeholder). `base_url`: None reads OPENAI_BASE_URL, else OpenAI's. `client`: an
+        `openai.AsyncOpenAI` to use as it is. `timeout`: seconds to wait for the server
+        (to connect, and between bytes of a response). `max_retries` and `retry`: see
+        `RetryPolicy` (`retry` wins when given). `settings`: request fields sent every time
+        (temperature, max_tokens, ...); a request's own settings override them.
+        `stream_usage`: False for servers that reject `stream_options`.
+        """
+        self._sdk = _sdk()
+        self.model = model
+        self.provider = provider
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        self._api_key = key or ("unused" if self.base_url else None)
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy(max_retries=max_retries)
+        self.settings: dict[str, Any] = dict(settings or {})
+        self.stream_usage = stream_usage
+        self._given = client
+        self._clients: dict[int, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel({self.model!r}, provider={self.provider!r})"
+
+    def _client(self) -> Any:
+        if self._given is not None:
+            return self._given
+        # An httpx client belongs to the event loop that opened it: one per loop.
+        loop = id(asyncio.get_running_loop())
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._sdk.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+                                           timeout=self.timeout, max_retries=0)
+            self._clients = {loop: client}
+        return client
+
+    def _classify(self, exc: BaseException) -> ModelError | None:
+        return to_model_error(exc, self.provider)
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        """The Chat Completions request body for `request` (without `stream`)."""
+        body: dict[str, Any] = {"model": self.model,
+                                "messages": chat_messages(request.system, request.messages)}
+        if request.tools:
+            body["tools"] = [
+                {"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}}
+                for t in request.tools]
+        choice = resolve_tool_choice(request.tool_choice, request.tools)
+        if choice is not None:
+            kind, name = choice
+            body["tool_choice"] = (kind if name is None
+                                   else {"type": "function", "function": {"name": name}})
+        body.update(self.settings)
+        body.update(request.settings)
+        return body
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        body = self.body(request)
+
+        async def attempt() -> ModelResponse:
+            raw = await self._client().chat.completions.create(**body)
+            return self._response(raw)
+
+        return await with_retries(attempt, self.retry, self._classify)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        body = self.body(request)
+        body["stream"] = True
+        if self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        return stream_with_retries(lambda: self._stream_once(body), self.retry,
+                                   self._classify)
+
+    def _response(self, raw: Any) -> ModelResponse:
+        choices = getattr(raw, "choices", None) or []
+        if not choices:
+            raise ModelError(f"{self.provider} returned no choices.", "model_error")
+        message = choices[0].message
+        text = message.content or getattr(message, "refusal", None) or ""
+        calls = []
+        for tc in getattr(message, "tool_calls", None) or ():
+            fn = getattr(tc, "function", None)
+            if fn is None:  # a custom (non-function) tool call: we offer none
+                continue
+            calls.append(ToolCall(tc.id or _new_call_id(), fn.name or "", fn.arguments or ""))
+        return ModelResponse(text, tuple(calls), _usage(getattr(raw, "usage", None)),
+                             getattr(raw, "model", None) or self.model)
+
+    async def _stream_once(self, body: dict[str, Any]
+                           ) -> AsyncIterator[TextDelta | ModelResponse]:
+        stream = await self._client().chat.completions.create(**body)
+        texts: list[str] = []
+        calls: dict[int, list[Any]] = {}  # index -> [id, name, argument fragments]
+        usage: Usage | None = None
+        model = self.model
+        try:
+            async for chunk in stream:
+                model = getattr(chunk, "model", None) or model
+                if getattr(chunk, "usage", None) is not None:
+                    usage = _usage(chunk.usage)
+                for choice in getattr(chunk, "choices", None) or ():
+                    if choice.index:
+                        continue  # we ask for one choice; ignore any others
+                    delta = choice.delta
+                    if delta is None:
+                        continue
+                    piece = delta.content
+                    if piece:
+                        texts.append(piece)
+                        yield TextDelta(piece)
+                    for tc in delta.tool_calls or ():
+                        index = tc.index if tc.index is not None else len(calls)
+                        entry = calls.setdefault(index, [None, "", []])
+                        if tc.id and entry[0] is None:
+                            entry[0] = tc.id
+                        fn = tc.function
+                        if fn is not None:
+                            if fn.name and not entry[1]:
+                                entry[1] = fn.name
+                            if fn.arguments:
+                                entry[2].append(fn.arguments)
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                await close()
+        yield ModelResponse(
+            "".join(texts),
+            tuple(ToolCall(cid or _new_call_id(), name, "".join(parts))
+                  for _, (cid, name, parts) in sorted(calls.items())),
+            usage or Usage(0, 0, 1), model)
+
+
+def chat_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """A neutral view as Chat Completions messages: every assistant tool call answered by
+    a tool message right after it, no tool message without its call, ids of at most 40
+    safe characters (see `replay` for the rules)."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    ids = CallIds(MAX_ID_LENGTH)
+    for item in replay(messages):
+        if not isinstance(item, Exchange):
+            out.append({"role": "user", "content": item.text})
+            continue
+        msg: dict[str, Any] = {"role": "assistant", "content": item.text or None}
+        out.append(msg)
+        if not item.calls:
+            continue
+        rendered = [ids(c.id) for c in item.calls]
+        msg["tool_calls"] = [
+            {"id": rid, "type": "function",
+             "function": {"name": safe_name(c.name), "arguments": _arguments(c.arguments)}}
+            for rid, c in zip(rendered, item.calls, strict=True)]
+        for rid, r in zip(rendered, item.results, strict=True):
+            out.append({"role": "tool", "tool_call_id": rid, "content": r.text or "(empty)"})
+    if len(out) == (1 if system else 0):
+        out.append({"role": "user", "content": CONTINUE})
+    return out
+
+
+def _arguments(raw: str) -> str:
+    """The call's argument text as the model wrote it when it is a JSON object; otherwise
+    `{}` (compatible servers parse replayed arguments to fill their chat templates)."""
+    try:
+        if isinstance(json.loads(raw), dict):
+            return raw
+    except ValueError:
+        pass
+    return json.dumps(arguments_object(raw))
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage(0, 0, 1)
+    return Usage(int(getattr(raw, "prompt_tokens", 0) or 0),
+                 int(getattr(raw, "completion_tokens", 0) or 0), 1)
+
+
+def _new_call_id() -> str:
+    # Some compatible servers send calls without ids; the transcript needs unique ones.
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def openai_model(name: str, **options: Any) -> OpenAIModel:
+    """`get_model("openai:<name>")`: OpenAI, or the server at OPENAI_BASE_URL."""
+    return OpenAIModel(name, **options)
+
+
+def ollama_model(name: str, **options: Any) -> OpenAIModel:
+    """`get_model("ollama:<name>")`: a local Ollama server through its OpenAI protocol, at
+    OLLAMA_BASE_URL or http://localhost:11434/v1."""
+    options.setdefault("base_url", os.environ.get("OLLAMA_BASE_URL") or OLLAMA_BASE_URL)
+    options.setdefault("api_key", "ollama")
+    options.setdefault("provider", "ollama")
+    return OpenAIModel(name, **options)

@@ -1,0 +1,155 @@
+"""How a neutral view is replayed to a provider: every call paired with its result.
+
+An agent's view may start anywhere (with an assistant message, a tool result, or
+nothing at all), may hold messages of several agents and providers, and may hold
+consecutive user-role items. Providers reject most of that: a tool result whose call is
+not in the request, a call whose result is missing, ids in another provider's alphabet.
+`replay` turns any view into a sequence that is valid by construction; each adapter then
+only translates it into its own wire shapes.
+
+The rules (the same for every provider):
+- A tool result whose call is not in view (or was already answered) becomes user text:
+  the model still learns what the tool said, and no provider sees an orphan result.
+- A call with no result in view gets a synthetic error result, `NO_RESULT`, so that every
+  call is answered immediately after the response that made it.
+- Accepted one-way handoff calls and their results are never replayed (the target gets a
+  note in its system text instead); notes not meant for models are dropped.
+- Blank user text and empty assistant messages are dropped.
+- Ids are made safe and unique per request by `CallIds`, deterministically, so the same
+  history always renders the same request (which keeps provider prompt caches warm).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.messages import AssistantMessage, Message, Note, ToolCall, ToolResult, UserMessage
+
+NO_RESULT = "(no result: the call was not answered)"
+"""The result given to a call whose result is not in the agent's view."""
+
+CONTINUE = "(continue)"
+"""User text sent where a provider needs a user turn and the view has none there."""
+
+_SAFE = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+@dataclass(slots=True, frozen=True)
+class UserText:
+    """User-role text: a user's message, runtime feedback, or an orphan result."""
+
+    text: str
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One assistant response and the results of its calls, one per call, in call order."""
+
+    text: str
+    agent: str
+    calls: tuple[ToolCall, ...] = ()
+    results: list[ToolResult] = field(default_factory=list)
+
+
+Item = UserText | Exchange
+
+
+def replay(messages: Sequence[Message]) -> list[Item]:
+    """The view as user text and exchanges, with every call answered exactly once."""
+    items: list[Item] = []
+    open_: Exchange | None = None
+    answers: dict[str, ToolResult] = {}
+
+    def close() -> None:
+        nonlocal open_
+        if open_ is not None:
+            ex = open_
+            ex.results = [answers.get(c.id) or ToolResult(c.id, c.name, NO_RESULT, ex.agent,
+                                                          is_error=True)
+                          for c in ex.calls]
+            answers.clear()
+            open_ = None
+
+    for m in messages:
+        if isinstance(m, AssistantMessage):
+            close()
+            calls = tuple(c for c in m.tool_calls if c.handoff != "transferred")
+            if not calls and not m.text.strip():
+                continue
+            ex = Exchange(m.text, m.agent, calls)
+            items.append(ex)
+            if calls:
+                open_ = ex
+        elif isinstance(m, ToolResult):
+            if m.handoff == "transferred":
+                continue
+            if (open_ is not None and m.call_id not in answers
+                    and any(c.id == m.call_id for c in open_.calls)):
+                answers[m.call_id] = m
+                continue
+            close()
+            items.append(UserText(orphan_text(m)))
+        elif isinstance(m, UserMessage | Note):
+            if isinstance(m, Note) and not m.to_model:
+                continue
+            if not m.text.strip():
+                continue
+            close()
+            items.append(UserText(m.text))
+    close()
+    return items
+
+
+def orphan_text(r: ToolResult) -> str:
+    """How a tool result whose call is not in view is shown to a model, as user text."""
+    label = "error" if r.is_error else "result"
+    return f"[{label} of an earlier {r.name} call] {r.text}"
+
+
+def safe_name(name: str) -> str:
+    """A tool name every provider accepts (^[a-zA-Z0-9_-]{1,64}$), e.g. for a call of a
+    made-up tool like `multi_tool_use.parallel` replayed into another provider."""
+    safe = _SAFE.sub("_", name)[:64]
+    return safe or "tool"
+
+
+def arguments_object(raw: str) -> dict[str, Any]:
+    """The call's arguments as a JSON object; `{}` when the model's text was not one
+    (the call's result already told the model what was wrong with it)."""
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+class CallIds:
+    """Provider-safe call ids for one request, the same for the same history.
+
+    Ids are kept when they already fit `^[a-zA-Z0-9_-]+$` and `max_len`; otherwise they
+    become `call_<hash>`. An id seen a second time (some local servers number calls from
+    zero in every response) gets a suffix, since providers need ids unique per request.
+    """
+
+    __slots__ = ("_max", "_used")
+
+    def __init__(self, max_len: int = 64) -> None:
+        self._max = max_len
+        self._used: set[str] = set()
+
+    def __call__(self, raw: str) -> str:
+        cid = raw if raw and not _SAFE.search(raw) and len(raw) <= self._max else (
+            "call_" + hashlib.sha256(raw.encode()).hexdigest()[: min(24, self._max - 5)])
+        if cid in self._used:
+            base = cid[: self._max - 6]
+            n = 2
+            while f"{base}_{n}" in self._used:
+                n += 1
+            cid = f"{base}_{n}"
+        self._used.add(cid)
+        return cid
