@@ -86,6 +86,7 @@ class Adapter:
 
     framework: str = ""
     version: str = ""
+    # What ``import`` times: the module(s) the scenario needs to build its team, comma-separated.
     import_module: str = ""
 
     async def build(self, hops: int, persisted: str | None = None) -> Any:

@@ -5,8 +5,9 @@ Handoff trigger: ``agent_i`` has ``handoffs=["agent_{i+1}"]``; AgentChat exposes
 ``CreateResult`` whose content is one ``FunctionCall`` to that tool (name taken from the tools
 passed to ``create``); ``AssistantAgent`` turns it into a ``HandoffMessage`` and the Swarm
 manager routes to the target. The last agent returns the text ``done`` and the team stops on
-``TextMentionTermination("done")`` (the usual AgentChat stop-word pattern). Checks read ``TaskResult.messages``: the last ``TextMessage``'s
-``source`` and ``content``, and the ``HandoffMessage``s.
+``TextMentionTermination("done")`` (the usual AgentChat stop-word pattern). Checks read
+``TaskResult.messages``: the last ``TextMessage``'s ``source`` and ``content``, and the
+``HandoffMessage``s (each ``source``/``target`` in chain order).
 
 AgentChat agents and teams are stateful (they hold the thread), so timed figures call
 ``team.reset()`` between turns (not timed), and the memory figure builds one team per
@@ -34,7 +35,6 @@ from autogen_agentchat.messages import HandoffMessage, TextMessage
 from autogen_agentchat.teams import Swarm
 from autogen_core import FunctionCall
 from autogen_core.models import ChatCompletionClient, CreateResult, ModelInfo, RequestUsage
-
 from common import ANSWER, Adapter, Turn, agent_name, expect, main
 
 _ids = itertools.count()
@@ -94,7 +94,7 @@ class ScriptedClient(ChatCompletionClient):
 class AutogenAdapter(Adapter):
     framework = "autogen-agentchat"
     version = version("autogen-agentchat")
-    import_module = "autogen_agentchat"
+    import_module = "autogen_agentchat.agents, autogen_agentchat.teams"
 
     async def build(self, hops: int, persisted: str | None = None) -> Any:
         agents = []
@@ -108,7 +108,8 @@ class AutogenAdapter(Adapter):
                     system_message=f"You are {agent_name(i)}.",
                 )
             )
-        return Swarm(agents, termination_condition=TextMentionTermination(ANSWER), max_turns=hops + 5)
+        stop = TextMentionTermination(ANSWER)
+        return Swarm(agents, termination_condition=stop, max_turns=hops + 5)
 
     async def reset(self, team: Any) -> None:
         await team.reset()

@@ -27,6 +27,7 @@ os.environ["LANGSMITH_TRACING"] = "false"
 os.environ["LANGCHAIN_TRACING_V2"] = "false"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from common import ANSWER, Adapter, Turn, agent_name, expect, main
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -34,8 +35,6 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph_swarm import create_handoff_tool, create_swarm
-
-from common import ANSWER, Adapter, Turn, agent_name, expect, main
 
 _ids = itertools.count()
 
@@ -75,7 +74,7 @@ class ScriptedChatModel(BaseChatModel):
 class LangGraphSwarmAdapter(Adapter):
     framework = "langgraph-swarm"
     version = f"langgraph {version('langgraph')}, langgraph-swarm {version('langgraph-swarm')}"
-    import_module = "langgraph_swarm"
+    import_module = "langgraph_swarm, langchain.agents"
 
     def _workflow(self, hops: int) -> Any:
         agents = []
@@ -116,13 +115,13 @@ class LangGraphSwarmAdapter(Adapter):
         config = {"recursion_limit": 1000}
         if team["checkpointed"]:
             config["configurable"] = {"thread_id": team.get("thread", f"conv-{conv}")}
-        return await team["app"].ainvoke(
-            {"messages": [{"role": "user", "content": "go"}]}, config
-        )
+        return await team["app"].ainvoke({"messages": [{"role": "user", "content": "go"}]}, config)
 
     async def inspect(self, team: Any, result: Any, conv: int) -> Turn:
         msgs = result["messages"]
-        transfers = [m for m in msgs if isinstance(m, ToolMessage) and m.name.startswith("transfer_to_")]
+        transfers = [
+            m for m in msgs if isinstance(m, ToolMessage) and m.name.startswith("transfer_to_")
+        ]
         for k, m in enumerate(transfers):
             expect(m.name == f"transfer_to_{agent_name(k + 1)}", f"handoff {k} used {m.name}")
         last = msgs[-1]

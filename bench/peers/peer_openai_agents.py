@@ -29,13 +29,12 @@ from agents import (
     set_tracing_disabled,
 )
 from agents.items import HandoffOutputItem
+from common import ANSWER, Adapter, Turn, agent_name, expect, main
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
 )
-
-from common import ANSWER, Adapter, Turn, agent_name, expect, main
 
 _ids = itertools.count()
 
@@ -65,9 +64,7 @@ class ScriptedModel(Model):
                 role="assistant",
                 status="completed",
                 content=[
-                    ResponseOutputText(
-                        type="output_text", text=ANSWER, annotations=[], logprobs=[]
-                    )
+                    ResponseOutputText(type="output_text", text=ANSWER, annotations=[], logprobs=[])
                 ],
             )
         else:

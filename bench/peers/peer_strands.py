@@ -6,8 +6,9 @@ events of one ``toolUse`` of that tool with ``{"agent_name": "agent_{i+1}", ...}
 name is taken from the ``tool_specs`` the agent passes in), or a text block ``done`` with
 ``stopReason: end_turn``. Strands needs one more model call per handoff than the other peers: after
 the handoff tool's result the agent asks the model again, and only when the model ends its turn
-does the Swarm switch to the target, so the script then answers a short text. Checks read the ``SwarmResult``: ``status``, ``node_history`` (agents
-that ran, in order: handoffs = len - 1) and the last node's ``AgentResult`` text.
+does the Swarm switch to the target, so the script then answers a short text. Checks read the
+``SwarmResult``: ``status``, ``node_history`` (agents that ran, in order: handoffs = len - 1)
+and the last node's ``AgentResult`` text.
 
 The Swarm resets every node's messages at the start of each invocation, so timed figures reuse
 one Swarm; the memory figure builds one Swarm (and its agents) per conversation, since agents
@@ -30,12 +31,11 @@ from typing import Any
 os.environ["OTEL_SDK_DISABLED"] = "true"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from common import ANSWER, Adapter, Turn, agent_name, expect, main
 from strands import Agent
 from strands.models import Model
 from strands.multiagent import Swarm
 from strands.multiagent.base import Status
-
-from common import ANSWER, Adapter, Turn, agent_name, expect, main
 
 _ids = itertools.count()
 _USAGE = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
@@ -86,7 +86,7 @@ class ScriptedModel(Model):
 class StrandsAdapter(Adapter):
     framework = "strands-agents"
     version = version("strands-agents")
-    import_module = "strands"
+    import_module = "strands, strands.multiagent"
 
     async def build(self, hops: int, persisted: str | None = None) -> Any:
         agents = [
