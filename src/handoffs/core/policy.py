@@ -110,6 +110,7 @@ class HandoffPolicy:
         payload_error: str | None,
         depth: int,
         route_enabled: bool,
+        loops: bool = True,
     ) -> Rejection | None:
         target = agent.name
         if not agent.enabled or not route_enabled:
@@ -138,7 +139,7 @@ class HandoffPolicy:
                 CHANNEL_UNSUPPORTED,
                 f"{target!r} does not serve the {channel!r} channel of this conversation.",
             )
-        if self.loop_limit > 0 and _recent_count(session, target, self.loop_window) >= (
+        if loops and self.loop_limit > 0 and _recent_count(session, target, self.loop_window) >= (
             self.loop_limit
         ):
             return Rejection(
@@ -146,7 +147,7 @@ class HandoffPolicy:
                 f"The conversation already went to {target!r} {self.loop_limit} times "
                 "recently; answer the user yourself instead of handing off again.",
             )
-        if handoffs_this_turn >= self.max_handoffs_per_turn:
+        if loops and handoffs_this_turn >= self.max_handoffs_per_turn:
             return Rejection(
                 TOO_MANY_HANDOFFS,
                 f"This turn already had {handoffs_this_turn} handoffs, the most allowed; "
@@ -164,6 +165,17 @@ class HandoffPolicy:
                 f"schema. {payload_error} Call the tool again with corrected arguments.",
             )
         return None
+
+    def check_plan_step(self, team: Team, source: str, target: str, session: SessionState
+                        ) -> Rejection | None:
+        """The rules for a plan step: a plan may assign any agent, routes or not."""
+        agent = team.get(target)
+        if agent is None:
+            return Rejection(UNKNOWN_TARGET, f"There is no agent named {target!r}.")
+        if agent.is_human:
+            return Rejection(TARGET_DISABLED, f"{target!r} is a human; plans assign AI agents.")
+        return self._check_target(team, source, agent, None, session, 0, None, 0, True,
+                                  loops=False)
 
     def check_selection(self, team: Team, target: str, session: SessionState) -> Rejection | None:
         """The rules for a user picking an agent (`select_agent`)."""

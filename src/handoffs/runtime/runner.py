@@ -13,7 +13,7 @@ import inspect
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,10 +32,11 @@ from ..core.messages import (
     ToolResult,
     UserMessage,
 )
+from ..core.plan import PlanStep
 from ..core.policy import MULTIPLE_HANDOFFS, Rejection
 from ..core.session import SessionState, ViewSpec
 from ..core.team import AgentPlan, Route, Team
-from ..core.tools import HandoffTo, Tool, render_result
+from ..core.tools import HandoffTo, Tool, ToolSpec, render_result
 from ..errors import HandoffsError, ModelError
 from ..models.base import NO_SETTINGS, Model, ModelRequest, ModelResponse, TextDelta, Usage
 from ..stores.base import SessionStore, open_store
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     import pydantic
 
 _LLM = HandoffReason.LLM
+_PLAN_STEP = HandoffReason.PLAN_STEP
 _PROGRAMMATIC = HandoffReason.PROGRAMMATIC
 
 EMPTY_RESPONSE_FEEDBACK = (
@@ -374,10 +376,188 @@ class Runner:
             result.bind_events(t)
             return result
 
+    async def run_plan(
+        self,
+        session_id: str,
+        steps: Sequence[PlanStep | Mapping[str, Any] | Sequence[Any]],
+        context: Any = None,
+    ) -> RunResult:
+        """Run a supervisor's plan: each step delegates a task to an agent (`plan_step`).
+
+        Steps run in order; a step with `parallel=[...]` (or a list) runs its steps at once.
+        Each step gets its own record; answers of earlier steps reach later ones through
+        `ctx.handoff.results` (and the handoff note), and are appended to the transcript.
+        A failed step goes to the team's fallback (`error_recovery`); if that fails too,
+        or there is none, the plan ends FAILED. `result.steps` holds every answer.
+        """
+        plan = [PlanStep.of(s) for s in steps]
+        if not plan:
+            raise HandoffsError("A plan needs at least one step.", code="invalid_plan")
+        async with self.store.lock(session_id):
+            state = await self._load(session_id)
+            state.turn += 1
+            since = state.checkpoint()
+            t = _Turn(self, state, context, None)
+            supervisor = self.team.supervisor or state.active_agent or self.team.entry
+            state.messages.append(Note(f"Plan of {len(plan)} steps by {supervisor}.",
+                                       supervisor))
+            t.emit("run_started", {"agent": supervisor, "text": f"plan ({len(plan)} steps)"})
+            leg = _Leg(self.team.plan(supervisor), main=True)
+            answers: dict[str, str] = {}
+            result: RunResult | None = None
+            last = ""
+            last_agent = supervisor
+            counter = 0
+            for step in plan:
+                group = step.parallel or (step,)
+                named = []
+                for s in group:
+                    counter += 1
+                    named.append((s.name or f"step{counter}", s))
+                outs = await asyncio.gather(*(
+                    self._plan_step(t, leg, name, s, dict(answers)) for name, s in named))
+                for (name, s), (text, fail) in zip(named, outs, strict=True):
+                    if fail is not None:
+                        result = self._failed(t, fail)
+                        break
+                    answers[name] = text
+                    state.messages.append(AssistantMessage(text, s.agent))
+                    last, last_agent = text, s.agent
+                if result is not None:
+                    break
+            if result is None:
+                result = self._result(t, last, last_agent, RunStatus.COMPLETED)
+            result.steps = answers
+            self._finish(t, result)
+            await self.store.commit(state, since, t.events)
+            return result
+
+    async def _plan_step(self, t: _Turn, leg: _Leg, name: str, step: PlanStep,
+                         earlier: dict[str, str]) -> tuple[str, _Fail | None]:
+        """One plan step as a `plan_step` delegation, with error recovery once."""
+        source = leg.agent.name
+        t.emit("plan_step_started", {"step": name, "agent": step.agent, "task": step.task})
+        rejection = self.team.policy.check_plan_step(self.team, source, step.agent, t.state)
+        if rejection is not None:
+            fail: _Fail | None = _Fail(rejection.code, rejection.message, step.agent)
+            text = ""
+        else:
+            text, fail = await self._step_delegation(t, leg, name, step.agent, step.task,
+                                                     earlier, _PLAN_STEP)
+        if fail is not None and fail.recoverable and self.team.fallback not in (
+                None, step.agent):
+            earlier = {**earlier, "failed": f"{fail.agent}: {fail.code}: {fail.message}"}
+            text, fail = await self._step_delegation(
+                t, leg, name, self.team.fallback or "", step.task, earlier,
+                HandoffReason.ERROR_RECOVERY,
+                {"code": fail.code, "message": fail.message, "agent": fail.agent})
+        t.emit("plan_step_completed", {"step": name, "agent": step.agent, "text": text,
+                                       "status": "failed" if fail else "completed"})
+        return text, fail
+
+    async def _step_delegation(self, t: _Turn, leg: _Leg, name: str, agent: str, task: str,
+                               earlier: dict[str, str], reason: HandoffReason,
+                               error: dict[str, str] | None = None
+                               ) -> tuple[str, _Fail | None]:
+        target = self.team[agent]
+        route = Route(leg.agent.name, Handoff(agent, returns=True), target, "plan_step",
+                      ToolSpec("plan_step", "", {}))
+        extra: dict[str, Any] = {"step": name, "task": task, "results": earlier}
+        if error is not None:
+            extra["error"] = error
+        record = HandoffRecord(new_id(), leg.agent.name, agent, reason, task, at=time.time(),
+                               turn=t.state.turn, returns=True, extra=extra)
+        t.add_record(record)
+        return await self._delegate(t, leg, route, record, None, task)
+
     async def get_session(self, session_id: str) -> SessionState | None:
         """A snapshot of the session (or None if it does not exist)."""
         state = await self.store.load(session_id)
         return state.snapshot() if state is not None else None
+
+    async def transfer_session(
+        self,
+        session_id: str,
+        to_agent: str,
+        context: str = "summary",
+        new_session_id: str | None = None,
+    ) -> SessionState:
+        """Continue the conversation in a new session that `to_agent` holds.
+
+        `context` says what the new session carries: `summary` (a summary of the old
+        transcript, written by the team's summarizer or the target's model, as its first
+        message), `full` (a copy of the old transcript) or `reference` (only a link; give
+        the target `stores.transfer.fetch_session_tool(store)` to read it). Shared memory
+        is copied. The sessions link both ways (`metadata["transferred_from"]` and
+        `["transferred_to"]`), and the old one records a `programmatic` handoff whose
+        `extra["transferred_session"]` is the new id (default `<old id>-t<n>`).
+        Returns a snapshot of the new session.
+        """
+        from ..core.session import Checkpoint
+
+        if context not in ("summary", "full", "reference"):
+            raise HandoffsError(f"context must be 'summary', 'full' or 'reference', not "
+                                f"{context!r}.", code="invalid_argument")
+        target = self.team.get(to_agent)
+        if target is None:
+            raise HandoffsError(f"There is no agent named {to_agent!r} in this team.",
+                                code="unknown_target")
+        if not target.enabled:
+            raise HandoffsError(f"{to_agent!r} is not available right now.",
+                                code="target_disabled")
+        store = self.store
+        async with store.lock(session_id):
+            old = await store.load(session_id)
+            if old is None:
+                raise HandoffsError(f"There is no session {session_id!r} to transfer.",
+                                    code="unknown_session")
+            if (old.channel is not None and target.channels is not None
+                    and old.channel not in target.channels):
+                raise HandoffsError(f"{to_agent!r} does not serve the {old.channel!r} "
+                                    "channel.", code="channel_unsupported")
+            source = old.active_agent or self.team.entry
+            n = 1 + sum(1 for r in old.handoffs if "transferred_session" in r.extra)
+            new_sid = new_session_id or f"{session_id}-t{n}"
+            shared = {k: v for k, v in old.shared.items() if k != "handoff_context"}
+            new = SessionState(new_sid, active_agent=to_agent, channel=old.channel,
+                               shared=json.loads(json.dumps(shared)),
+                               metadata={"transferred_from": session_id,
+                                         "transfer_context": context})
+            if context == "full":
+                new.messages.extend(old.messages)
+                new.messages.append(Note(f"Transferred from session {session_id!r} "
+                                         f"({source}).", to_agent))
+            elif context == "summary":
+                from .summary import summarize
+
+                model = self._models.get(to_agent) or self._models.get(source)
+                summary = await summarize(self.team.summarizer, model, old.messages,
+                                          source, to_agent)
+                new.messages.append(Note(
+                    f"Summary of the conversation so far (session {session_id!r}, with "
+                    f"{source}):\n{summary}", to_agent, to_model=True))
+            else:
+                new.messages.append(Note(
+                    f"This conversation continues session {session_id!r} (with {source}); "
+                    "its transcript is not copied here. Read it with the "
+                    "fetch_previous_session tool when you need it.", to_agent, to_model=True))
+            async with store.lock(new_sid):
+                if await store.load(new_sid) is not None:
+                    raise HandoffsError(f"Session {new_sid!r} already exists; pass another "
+                                        "new_session_id.", code="session_exists")
+                await store.commit(new, Checkpoint(0, 0, 0))
+            since = old.checkpoint()
+            old.handoffs.append(HandoffRecord(
+                id=new_id(), source=source, target=to_agent,
+                reason=HandoffReason.PROGRAMMATIC,
+                explanation=f"Session transferred to {new_sid!r} ({context}).",
+                at=time.time(), turn=old.turn,
+                extra={"transferred_session": new_sid, "context": context}))
+            old.messages.append(Note(f"Transferred to session {new_sid!r} ({to_agent}).",
+                                     source))
+            old.metadata["transferred_to"] = new_sid
+            await store.commit(old, since)
+        return new.snapshot()
 
     # -- the turn --------------------------------------------------------------------
 
@@ -509,19 +689,20 @@ class Runner:
                     return self._failed(t, outcome)
                 outcome = recovery
             target = outcome.target
-            self._move(t, leg, outcome.record, target, outcome.route, outcome.payload)
+            route = outcome.route
+            if route is not None and route.handoff.history == "summary":
+                # Made once, from what the source saw, before the view moves on.
+                outcome.record.summary = await self._make_summary(t, leg, route)
+            self._move(t, leg, outcome.record, target, route, outcome.payload)
             if target.is_human:
                 t.emit("human_waiting", {"agent": target.name, "display_name": target.label})
                 return self._result(t, "", target.name, RunStatus.WAITING_FOR_HUMAN)
-            route = outcome.route
             if route is not None and route.handoff.respond == "next_turn":
                 said = _last_text_of(state.messages, outcome.record.source)
                 output = said or f"Transferring you to {target.label}."
                 if not said:
                     state.messages.append(AssistantMessage(output, outcome.record.source))
                 return self._result(t, output, target.name, RunStatus.HANDED_OFF)
-            if outcome.route is not None and outcome.route.handoff.history == "summary":
-                await self._summarize(t, leg, outcome)
             leg.switch(team.plan(target.name))
             t.emit("agent_started", {"agent": target.name, "display_name": target.label})
             if target.input_guardrails:
@@ -908,10 +1089,11 @@ class Runner:
                 transfer = _Transfer(ask.route, record, target, payload)
         if delegations:
             answers = await asyncio.gather(*(
-                self._delegate(t, leg, ask, record, payload)
+                self._delegate(t, leg, ask.route, record, payload)  # type: ignore[arg-type]
                 for ask, record, payload in delegations))
-            for (ask, _, _), (text, ok) in zip(delegations, answers, strict=True):
-                self._result_for(t, leg, ask, results, marks, text, not ok, "delegated")
+            for (ask, _, _), (text, fail) in zip(delegations, answers, strict=True):
+                self._result_for(t, leg, ask, results, marks, text, fail is not None,
+                                 "delegated")
         if transfer is not None:
             assert first_transfer is not None
             ask = first_transfer
@@ -969,12 +1151,14 @@ class Runner:
             t.emit("tool_result", {"agent": leg.agent.name, "tool": c.name, "call_id": c.id,
                                    "text": text, "is_error": is_error})
 
-    async def _delegate(self, t: _Turn, leg: _Leg, ask: _Ask, record: HandoffRecord,
-                        payload: Any) -> tuple[str, bool]:
-        """Run a delegation to its answer; the answer is the caller's call result."""
-        route = ask.route
-        assert route is not None
-        state = t.state
+    async def _delegate(self, t: _Turn, leg: _Leg, route: Route, record: HandoffRecord,
+                        payload: Any, task: str | None = None) -> tuple[str, _Fail | None]:
+        """Run a delegation to its answer: the text for the caller, and the failure if any.
+
+        The delegate works on its own line: a fixed window of the conversation (through
+        the route's history) followed by its own messages, which never enter the shared
+        transcript. `task`, for plan steps, is given to it as a user message.
+        """
         target = route.target
         t.emit("agent_handoff", {
             "source": record.source, "target": target.name, "reason": record.reason.value,
@@ -983,36 +1167,43 @@ class Runner:
         base = self._delegate_base(t, leg, route)
         sub = _Leg(self.team.plan(target.name), main=False, depth=leg.depth + 1, base=base)
         sub.handed(_handoff_context(record, payload), route)
+        if task is not None:
+            self._append(t, sub, UserMessage(task, target.name))
         t.emit("agent_started", {"agent": target.name, "display_name": target.label})
-        await _call_hook(route, self._ctx(t, sub), payload)
+        if route.handoff.on_handoff is not None:
+            await _call_hook(route, self._ctx(t, sub), payload)
         if route.handoff.history == "summary":
             sub.summary = record.summary = await self._make_summary(t, leg, route)
-        coro = self._activation(t, sub)
-        outcome: _Outcome
-        if route.handoff.timeout is not None:
-            try:
-                outcome = await asyncio.wait_for(coro, route.handoff.timeout)
-            except TimeoutError:
-                outcome = _Fail("timeout", f"{target.name} did not answer within "
-                                f"{route.handoff.timeout:g} s.", target.name)
-        else:
-            outcome = await coro
+        outcome: _Outcome | None = None
+        if target.input_guardrails:
+            outcome = await self._guardrails(
+                t, sub, "input", task if task is not None else _turn_text(t))
+        if outcome is None:
+            coro = self._activation(t, sub)
+            if route.handoff.timeout is not None:
+                try:
+                    outcome = await asyncio.wait_for(coro, route.handoff.timeout)
+                except TimeoutError:
+                    outcome = _Fail("timeout", f"{target.name} did not answer within "
+                                    f"{route.handoff.timeout:g} s.", target.name)
+            else:
+                outcome = await coro
         if isinstance(outcome, _Answer):
             outcome = await self._guardrails(t, sub, "output", outcome.text) or outcome
+        fail: _Fail | None = None
         if isinstance(outcome, _Answer):
-            text, ok = outcome.text, True
+            text = outcome.text
         elif isinstance(outcome, _Fail):
-            text, ok = (f"{outcome.agent} could not answer ({outcome.code}): "
-                        f"{outcome.message}"), False
+            fail = outcome
+            text = f"{outcome.agent} could not answer ({outcome.code}): {outcome.message}"
             record.extra["error"] = {"code": outcome.code, "message": outcome.message,
                                      "agent": outcome.agent}
         else:  # a transfer out of a delegation to a human or a cold route
-            text, ok = f"{outcome.target.name} took the request over.", True
+            text = f"{outcome.target.name} took the request over."
         record.extra["answer"] = text
         t.emit("agent_returned", {"source": sub.agent.name, "target": record.source,
-                                  "record_id": record.id, "text": text, "ok": ok})
-        del state
-        return text, ok
+                                  "record_id": record.id, "text": text, "ok": fail is None})
+        return text, fail
 
     def _delegate_base(self, t: _Turn, leg: _Leg, route: Route) -> Window:
         """What a delegate sees of the conversation before its own work."""
@@ -1059,14 +1250,6 @@ class Runner:
                                          "stage": stage, "message": message})
             return _Fail("guardrail_tripped", message, agent.name)
         return None
-
-    async def _summarize(self, t: _Turn, leg: _Leg, outcome: _Transfer) -> None:
-        route = outcome.route
-        if route is None or route.handoff.history != "summary":
-            return
-        summary = await self._make_summary(t, leg, route)
-        outcome.record.summary = summary
-        leg.summary = summary
 
     async def _make_summary(self, t: _Turn, leg: _Leg, route: Route) -> str:
         """Summarise what the source saw, once per handoff (stored on the record)."""
