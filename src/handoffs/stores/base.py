@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -38,7 +38,11 @@ class SessionStore(Protocol):
     `commit` twice: once right after appending the user's message (so no input is ever
     lost) and once at the end of the turn. `commit` writes only what changed since the
     checkpoint: new messages, new records, new events, and the session's header. It
-    increments `state.version`.
+    increments `state.version`; a durable store refuses a commit whose `state.version`
+    is not the stored one (`session_conflict`).
+
+    Outside a turn, durable stores report a session whose turn died mid-way (status
+    `running`, lock free) with status `interrupted`.
     """
 
     def lock(self, session_id: str) -> AbstractAsyncContextManager[None]: ...
@@ -55,11 +59,26 @@ class SessionStore(Protocol):
         self, limit: int = 50, offset: int = 0
     ) -> list[SessionSummary]: ...
 
+    async def export_session(self, session_id: str) -> dict[str, Any] | None:
+        """The session as JSON-ready data: `SessionState.to_dict()` plus `events` (the
+        stored events, oldest first; empty for stores that keep none). None if absent."""
+        ...
+
+    async def import_session(
+        self, data: Mapping[str, Any] | str, *, replace: bool = False
+    ) -> SessionState:
+        """Store an export (dict or JSON text) under its id; `session_exists` if taken."""
+        ...
+
     async def close(self) -> None: ...
 
 
 def open_store(spec: SessionStore | str | None) -> SessionStore:
-    """A store from an object or a URL: `memory://`, `sqlite:///path.db`, `postgresql://...`."""
+    """A store from an object or a URL: `memory://`, `sqlite:///path.db`, `postgresql://...`.
+
+    `sqlite:///rel/path.db` is relative to the working directory, `sqlite:////abs/path.db`
+    absolute. A PostgreSQL URL may carry `?schema=name` to keep the tables in that schema.
+    """
     from .memory import MemoryStore
 
     if spec is None:
@@ -69,22 +88,15 @@ def open_store(spec: SessionStore | str | None) -> SessionStore:
     if spec in ("memory", "memory://", ":memory:"):
         return MemoryStore()
     if spec.startswith("sqlite:"):
-        try:
-            from .sqlite import SQLiteStore  # type: ignore[import-not-found, import-untyped, unused-ignore]
-        except ImportError as exc:  # pragma: no cover - until the SQLite store lands
-            raise HandoffsError("The SQLite store is not available in this version.",
-                                code="invalid_store") from exc
-        path = spec.split(":", 1)[1].removeprefix("///").removeprefix("//")
-        store: SessionStore = SQLiteStore(path or ":memory:")
-        return store
+        from .sqlite import SQLiteStore
+
+        path = spec.split(":", 1)[1]
+        path = path[3:] if path.startswith("///") else path.removeprefix("//")
+        return SQLiteStore(path or ":memory:")
     if spec.startswith(("postgres://", "postgresql://")):
-        try:
-            from .postgres import PostgresStore  # type: ignore[import-not-found, import-untyped, unused-ignore]
-        except ImportError as exc:  # pragma: no cover - until the PostgreSQL store lands
-            raise HandoffsError("The PostgreSQL store is not available in this version.",
-                                code="invalid_store") from exc
-        pg: SessionStore = PostgresStore(spec)
-        return pg
+        from .postgres import PostgresStore
+
+        return PostgresStore(spec)
     raise HandoffsError(
         f"Unknown store URL {spec!r}; use memory://, sqlite:///path.db or postgresql://...",
         code="invalid_store",

@@ -1,0 +1,149 @@
+"""Per-session locks for durable stores: in-process queues and a cross-process file lock.
+
+A turn holds its session's lock across model calls (seconds), so a database transaction
+cannot be the lock. Two layers do the job:
+
+- `KeyedLocks`: one `asyncio.Lock` per session id while anyone uses it, so tasks of one
+  process queue without spinning and idle sessions cost nothing.
+- `RangeLock`: one byte of a lock file per session (its offset is a 62-bit hash of the
+  id), locked with Linux open-file-description locks. The kernel releases them when the
+  process dies, even by SIGKILL, so a crashed turn never leaves a stale lock and no
+  expiry is needed; different sessions lock different bytes and never wait on each
+  other. Waiting polls with a short back-off, which keeps cancellation trivial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import struct
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from ..errors import HandoffsError
+
+_FIRST_WAIT = 0.001
+_MAX_WAIT = 0.025
+
+
+class _Entry:
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+
+
+class KeyedLocks:
+    """One asyncio lock per key, dropped when nobody holds or waits for it."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry] = {}
+
+    @asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = _Entry()
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                del self._entries[key]
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def lock_key(session_id: str, namespace: str = "") -> int:
+    """A stable signed 63-bit key for a session id (PostgreSQL advisory locks take int8)."""
+    digest = hashlib.blake2b(f"{namespace}\0{session_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True) >> 1
+
+
+async def poll(try_once: Callable[[], Awaitable[bool]], what: str,
+               timeout: float | None) -> None:
+    """Await `try_once()` until it returns True, backing off from 1 ms to 25 ms."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    wait = _FIRST_WAIT
+    while True:
+        if await try_once():
+            return
+        if deadline is not None and time.monotonic() >= deadline:
+            raise HandoffsError(
+                f"{what} is busy: another turn held it for more than {timeout:g} s. "
+                "Retry later, or raise the store's lock_timeout.",
+                code="session_busy",
+            )
+        await asyncio.sleep(wait)
+        wait = min(wait * 2, _MAX_WAIT)
+
+
+class RangeLock:
+    """Exclusive one-byte locks in one file, one byte per session, across processes.
+
+    Uses open-file-description locks (`F_OFD_SETLK`, Linux): they belong to this
+    object's file descriptor, so two stores in one process exclude each other as two
+    processes do. Elsewhere it falls back to POSIX record locks (`lockf`), which belong
+    to the process: there, use one store object per database file in each process.
+    Without `fcntl` (Windows) only the in-process lock applies.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - Windows
+            self._fcntl = None
+            return
+        self._fcntl = fcntl
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._ofd = hasattr(fcntl, "F_OFD_SETLK") and sys.platform.startswith("linux")
+
+    def _call(self, key: int, kind: int) -> bool:
+        fcntl = self._fcntl
+        if fcntl is None or self._fd is None:
+            return True
+        offset = key & ((1 << 62) - 1)
+        try:
+            if self._ofd:
+                # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for OFD locks).
+                arg = struct.pack("@hhqqi4x", kind, os.SEEK_SET, offset, 1, 0)
+                fcntl.fcntl(self._fd, fcntl.F_OFD_SETLK, arg)
+            else:  # pragma: no cover - non-Linux
+                op = fcntl.LOCK_UN if kind == fcntl.F_UNLCK else fcntl.LOCK_EX | fcntl.LOCK_NB
+                fcntl.lockf(self._fd, op, 1, offset, os.SEEK_SET)
+        except (BlockingIOError, PermissionError):
+            return False
+        return True
+
+    def try_acquire(self, key: int) -> bool:
+        """Take the session's byte if it is free; never blocks."""
+        fcntl = self._fcntl
+        return True if fcntl is None else self._call(key, fcntl.F_WRLCK)
+
+    def release(self, key: int) -> None:
+        fcntl = self._fcntl
+        if fcntl is not None:
+            self._call(key, fcntl.F_UNLCK)
+
+    def is_free(self, key: int) -> bool:
+        """True when no other holder has the byte (probe by taking and releasing it)."""
+        if not self.try_acquire(key):
+            return False
+        self.release(key)
+        return True
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
