@@ -109,6 +109,7 @@ class MemoryStore:
         """Store an export under its id; `session_exists` if taken and not `replace`."""
         d = json.loads(data) if isinstance(data, str) else data
         state = SessionState.from_dict(d)
+        state.version = max(state.version, 1)  # as durable stores: stored means >= 1
         async with self.lock(state.id):
             if state.id in self._sessions and not replace:
                 raise HandoffsError(f"Session {state.id!r} already exists; pass "
