@@ -1,0 +1,37 @@
+"""Fixtures: fake provider servers on 127.0.0.1, and models of the real SDKs aimed at them."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# `wire` lives beside this folder; make it importable however pytest roots the tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from wire.anthropic_api import AnthropicWire
+from wire.openai_api import OpenAIWire
+from wire.server import FakeServer
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
+                "ANTHROPIC_BASE_URL", "HANDOFFS_MODEL", "OLLAMA_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def openai_server() -> Iterator[FakeServer]:
+    server = FakeServer(OpenAIWire()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def anthropic_server() -> Iterator[FakeServer]:
+    server = FakeServer(AnthropicWire()).start()
+    yield server
+    server.stop()

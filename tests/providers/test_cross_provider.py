@@ -1,0 +1,104 @@
+"""An agent on OpenAI hands off to an agent on Anthropic and back, within a turn and
+across turns; each server checks that the history it receives is valid for it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+
+from handoffs import Agent, Runner, RunStatus, Team
+from wire.anthropic_api import message, tool_use
+from wire.clients import anthropic_model, openai_model
+from wire.openai_api import completion, tool_call
+from wire.server import FakeServer
+from wire.teams import lookup_order, order_status
+
+OPENAI_ONLY = ('"tool_call_id"', '"role": "tool"', '"function"', '"tool_calls"')
+
+
+def mixed_team(openai: FakeServer, anthropic: FakeServer) -> Team:
+    triage = Agent("triage", instructions="Route customers.", tools=[order_status],
+                   handoffs=["billing"], model=openai_model(openai))
+    billing = Agent("billing", instructions="Handle billing.", tools=[lookup_order],
+                    handoffs=["triage"], model=anthropic_model(anthropic))
+    return Team([triage, billing], entry="triage")
+
+
+async def test_openai_to_anthropic_to_openai_in_one_turn_and_across_turns(
+        openai_server: FakeServer, anthropic_server: FakeServer) -> None:
+    openai_server.add(
+        # turn 1: triage checks the order (an id no Anthropic API would accept), then hands off
+        completion(calls=[tool_call("call.weird:1/x", "order_status", {"order_id": "A-1"})]),
+        completion("Over to billing.", calls=[tool_call("call_h1", "transfer_to_billing",
+                                                        {"reason": "refund"})]),
+        # ... and answers when billing hands back
+        completion("Billing has refunded A-1. Anything else?"),
+        # turn 2: triage hands off again
+        completion(calls=[tool_call("call_h2", "transfer_to_billing", {"reason": "invoice"})]),
+    )
+    anthropic_server.add(
+        message("Checking.", uses=[tool_use("toolu_01", "lookup_order", {"order_id": "A-1"})]),
+        message(uses=[tool_use("toolu_02", "transfer_to_triage", {"reason": "done"})]),
+        # turn 2
+        message("Your invoice is on its way."),
+    )
+    runner = Runner(mixed_team(openai_server, anthropic_server))
+
+    first = await runner.run("s1", "I was charged twice for A-1")
+    second = await runner.run("s1", "and I need an invoice")
+
+    assert first.status is RunStatus.COMPLETED and second.status is RunStatus.COMPLETED
+    assert first.output == "Billing has refunded A-1. Anything else?"
+    assert [(r.source, r.target) for r in first.handoffs] == [("triage", "billing"),
+                                                             ("billing", "triage")]
+    assert second.output == "Your invoice is on its way." and second.agent == "billing"
+    assert openai_server.rejections == [] and anthropic_server.rejections == []
+
+    # Anthropic got valid, Anthropic-only histories: safe ids, no handoff calls replayed.
+    for body in anthropic_server.bodies:
+        text = json.dumps(body)
+        assert not any(marker in text for marker in OPENAI_ONLY)
+        assert "call_h1" not in text and "call_h2" not in text
+        for turn in body["messages"]:
+            for block in turn["content"]:
+                if block["type"] == "tool_use":
+                    assert re.fullmatch(r"[a-zA-Z0-9_-]+", block["id"])
+    first_view = anthropic_server.bodies[0]["messages"]
+    assert [t["role"] for t in first_view] == ["user", "assistant", "user", "assistant", "user"]
+    tool_use_id = first_view[1]["content"][0]["id"]
+    assert tool_use_id != "call.weird:1/x"
+    assert first_view[2]["content"][0] == {"type": "tool_result", "tool_use_id": tool_use_id,
+                                           "content": "A-1 shipped"}
+
+    # The OpenAI request after the hand-back holds billing's tool call and its result, and
+    # no trace of either handoff call.
+    back = openai_server.bodies[2]["messages"]
+    text = json.dumps(back)
+    assert "toolu_01" in text and "toolu_02" not in text and "call_h1" not in text
+    tool_ids = [m["tool_call_id"] for m in back if m["role"] == "tool"]
+    call_ids = [c["id"] for m in back for c in m.get("tool_calls", ())]
+    assert tool_ids == call_ids
+
+    # Across turns, the second Anthropic request alternates and starts with the user.
+    roles = [t["role"] for t in anthropic_server.bodies[-1]["messages"]]
+    assert roles[0] == "user" and roles[-1] == "user"
+    assert all(a != b for a, b in itertools.pairwise(roles))
+
+
+async def test_anthropic_target_with_no_history_gets_a_valid_request(
+        openai_server: FakeServer, anthropic_server: FakeServer) -> None:
+    from handoffs import Handoff
+
+    triage = Agent("triage", handoffs=[Handoff("billing", history="none")],
+                   model=openai_model(openai_server))
+    billing = Agent("billing", instructions="Handle billing.",
+                    model=anthropic_model(anthropic_server))
+    openai_server.add(completion(calls=[tool_call("call_1", "transfer_to_billing", {})]))
+    anthropic_server.add(message("Billing here."))
+
+    result = await Runner(Team([triage, billing])).run("s", "hi")
+
+    assert result.output == "Billing here."
+    assert anthropic_server.rejections == []
+    assert anthropic_server.bodies[0]["messages"][0]["role"] == "user"

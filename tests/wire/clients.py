@@ -1,0 +1,24 @@
+"""Our models on the real SDK clients, aimed at a fake server."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from handoffs.models.anthropic import AnthropicModel
+from handoffs.models.openai import OpenAIModel
+from handoffs.models.retry import RetryPolicy
+
+from .server import FakeServer
+
+FAST = RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05)
+"""Backoff short enough for tests; a Retry-After is still honoured as the server says."""
+
+
+def openai_model(server: FakeServer, **options: Any) -> OpenAIModel:
+    options.setdefault("retry", FAST)
+    return OpenAIModel("gpt-test", base_url=server.url + "/v1", api_key="test", **options)
+
+
+def anthropic_model(server: FakeServer, **options: Any) -> AnthropicModel:
+    options.setdefault("retry", FAST)
+    return AnthropicModel("claude-test", base_url=server.url, api_key="test", **options)

@@ -1,0 +1,219 @@
+"""OpenAI Chat Completions on the wire: request rules, response bodies, stream chunks.
+
+Shapes follow the public API reference (chat.completions create, the chat completion
+object, the chat completion chunk object); the checks are the 400s the real API gives for
+histories that frameworks commonly get wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from .server import Reply, sse_data
+
+NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+PARAMS = {
+    "messages", "model", "audio", "frequency_penalty", "function_call", "functions",
+    "logit_bias", "logprobs", "max_completion_tokens", "max_tokens", "metadata",
+    "modalities", "n", "parallel_tool_calls", "prediction", "presence_penalty",
+    "prompt_cache_key", "reasoning_effort", "response_format", "safety_identifier", "seed",
+    "service_tier", "stop", "store", "stream", "stream_options", "temperature",
+    "tool_choice", "tools", "top_logprobs", "top_p", "user", "verbosity",
+    "web_search_options",
+}
+MESSAGE_KEYS = {
+    "system": {"role", "content", "name"},
+    "developer": {"role", "content", "name"},
+    "user": {"role", "content", "name"},
+    "assistant": {"role", "content", "name", "tool_calls", "refusal", "audio"},
+    "tool": {"role", "content", "tool_call_id"},
+}
+
+
+def check_chat_request(body: Any) -> str | None:
+    """The message of the 400 the real API gives for `body`, or None if it is valid."""
+    if not isinstance(body, dict):
+        return "We could not parse the JSON body of your request."
+    for key in body:
+        if key not in PARAMS:
+            return f"Unrecognized request argument supplied: {key}"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "you must provide a model parameter"
+    if "stream_options" in body and body.get("stream") is not True:
+        return "The 'stream_options' parameter is only allowed when 'stream' is enabled."
+    tools = body.get("tools")
+    names: list[str] = []
+    if tools is not None:
+        if not isinstance(tools, list) or not tools:
+            return "Invalid 'tools': empty array. Expected an array with minimum length 1."
+        for i, t in enumerate(tools):
+            fn = t.get("function") if isinstance(t, dict) else None
+            if t.get("type") != "function" or not isinstance(fn, dict):
+                return f"Invalid value for 'tools[{i}].type'."
+            if not isinstance(fn.get("name"), str) or not NAME.match(fn["name"]):
+                return f"Invalid 'tools[{i}].function.name': string does not match pattern."
+            params = fn.get("parameters")
+            if params is not None and (not isinstance(params, dict)
+                                       or params.get("type") != "object"):
+                return f"Invalid schema for function '{fn['name']}': schema must be an object."
+            names.append(fn["name"])
+    choice = body.get("tool_choice")
+    if choice is not None:
+        if tools is None:
+            return "Invalid value for 'tool_choice': 'tool_choice' is only allowed when " \
+                   "'tools' are specified."
+        if isinstance(choice, str):
+            if choice not in ("none", "auto", "required"):
+                return f"Invalid value: '{choice}'. Supported values are: 'none', 'auto', " \
+                       "and 'required'."
+        elif not (isinstance(choice, dict) and choice.get("type") == "function"
+                  and isinstance(choice.get("function"), dict)
+                  and choice["function"].get("name") in names):
+            return "Invalid 'tool_choice': the named function is not among the tools."
+    return _check_messages(body.get("messages"))
+
+
+def _check_messages(messages: Any) -> str | None:
+    if not isinstance(messages, list) or not messages:
+        return "Invalid 'messages': empty array. Expected an array with minimum length 1."
+    waiting: list[str] = []  # ids of the latest assistant's calls not answered yet
+    answerable = False
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, dict) else None
+        if role not in MESSAGE_KEYS:
+            return f"Invalid value for 'messages[{i}].role'."
+        extra = set(m) - MESSAGE_KEYS[role]
+        if extra:
+            return f"Unrecognized argument 'messages[{i}].{sorted(extra)[0]}'."
+        if role == "tool":
+            cid = m.get("tool_call_id")
+            if not answerable or cid not in waiting:
+                return ("Invalid parameter: messages with role 'tool' must be a response to "
+                        "a preceeding message with 'tool_calls'.")
+            if not isinstance(m.get("content"), str | list):
+                return f"Invalid type for 'messages[{i}].content'."
+            waiting.remove(cid)
+            continue
+        if waiting:
+            return ("An assistant message with 'tool_calls' must be followed by tool messages "
+                    "responding to each 'tool_call_id'. The following tool_call_ids did not "
+                    f"have response messages: {', '.join(waiting)}")
+        answerable = False
+        content = m.get("content")
+        if role == "assistant":
+            calls = m.get("tool_calls")
+            if content is None and not calls:
+                return f"Invalid 'messages[{i}]': assistant content or tool_calls required."
+            if calls is not None:
+                if not isinstance(calls, list) or not calls:
+                    return f"Invalid 'messages[{i}].tool_calls': empty array."
+                for k, c in enumerate(calls):
+                    cid = c.get("id")
+                    if not isinstance(cid, str) or not cid:
+                        return f"Missing required parameter: 'messages[{i}].tool_calls[{k}].id'."
+                    if len(cid) > 40:
+                        return (f"Invalid 'messages[{i}].tool_calls[{k}].id': string too long. "
+                                "Expected a string with maximum length 40, but got a string "
+                                f"with length {len(cid)} instead.")
+                    fn = c.get("function")
+                    if c.get("type") != "function" or not isinstance(fn, dict) or \
+                            not isinstance(fn.get("name"), str) or \
+                            not isinstance(fn.get("arguments"), str):
+                        return f"Invalid 'messages[{i}].tool_calls[{k}]'."
+                    waiting.append(cid)
+                answerable = True
+        elif not isinstance(content, str | list):
+            return f"Invalid type for 'messages[{i}].content': expected a string."
+    if waiting:
+        return ("An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(waiting)}")
+    return None
+
+
+class OpenAIWire:
+    """The `Provider` of a fake OpenAI-compatible server."""
+
+    def check(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, str] | None:
+        if path != "/v1/chat/completions":
+            return 404, f"Invalid URL (POST {path})"
+        if not headers.get("authorization", "").startswith("Bearer "):
+            return 401, "You didn't provide an API key."
+        problem = check_chat_request(body)
+        return (400, problem) if problem else None
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        kind = {401: "invalid_request_error", 429: "rate_limit_exceeded"}.get(
+            status, "invalid_request_error" if status < 500 else "server_error")
+        return error(message, kind)
+
+    def encode(self, events: list[dict[str, Any]], request: Any) -> str:
+        usage_wanted = bool((request.get("stream_options") or {}).get("include_usage"))
+        kept = [e for e in events if e.get("choices") or usage_wanted]
+        return sse_data(kept) + "data: [DONE]\n\n"
+
+
+def error(message: str, kind: str = "invalid_request_error", code: str | None = None
+          ) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def tool_call(cid: str, name: str, arguments: Any) -> dict[str, Any]:
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+
+
+def completion(text: str | None = None, calls: list[dict[str, Any]] | None = None,
+               usage: tuple[int, int] = (12, 5), model: str = "gpt-test") -> Reply:
+    """A chat.completion object with one choice."""
+    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None,
+                               "annotations": []}
+    if calls:
+        message["tool_calls"] = calls
+    return Reply(body={
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000,
+        "model": model, "system_fingerprint": None, "service_tier": "default",
+        "choices": [{"index": 0, "message": message, "logprobs": None,
+                     "finish_reason": "tool_calls" if calls else "stop"}],
+        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                  "total_tokens": usage[0] + usage[1]},
+    })
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None,
+           model: str = "gpt-test") -> dict[str, Any]:
+    return {"id": "chatcmpl-2", "object": "chat.completion.chunk", "created": 1_700_000_000,
+            "model": model, "system_fingerprint": None,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                         "finish_reason": finish}]}
+
+
+def stream(pieces: Sequence[str] = (), calls: Sequence[tuple[str, str, Sequence[str]]] = (),
+           usage: tuple[int, int] = (12, 5), model: str = "gpt-test") -> Reply:
+    """chat.completion.chunk events: the text in `pieces`, then each call as (id, name,
+    argument fragments), the first chunk of a call carrying its id and name; then the
+    finish chunk and (when the request asked) the usage chunk."""
+    events = [_chunk({"role": "assistant", "content": "", "refusal": None}, model=model)]
+    events += [_chunk({"content": p}, model=model) for p in pieces]
+    for index, (cid, name, fragments) in enumerate(calls):
+        events.append(_chunk({"tool_calls": [{"index": index, "id": cid, "type": "function",
+                                              "function": {"name": name, "arguments": ""}}]},
+                             model=model))
+        events += [_chunk({"tool_calls": [{"index": index, "function": {"arguments": f}}]},
+                          model=model) for f in fragments]
+    events.append(_chunk({}, "tool_calls" if calls else "stop", model=model))
+    events.append({"id": "chatcmpl-2", "object": "chat.completion.chunk",
+                   "created": 1_700_000_000, "model": model, "choices": [],
+                   "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                             "total_tokens": usage[0] + usage[1]}})
+    return Reply(events=events)
+
+
+def status(code: int, message: str = "error", headers: dict[str, str] | None = None,
+           kind: str | None = None, err_code: str | None = None) -> Reply:
+    return Reply(code, error(message, kind or ("server_error" if code >= 500 else
+                                               "invalid_request_error"), err_code),
+                 headers=headers or {})
