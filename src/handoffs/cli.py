@@ -18,6 +18,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--model", default=None,
                       help="a real model, e.g. openai:gpt-4.1-mini (default: scripted, "
                       "or HANDOFFS_MODEL when set)")
+    demo.add_argument("--scripted", action="store_true",
+                      help="play the offline script even when a model or API key is set")
     demo.add_argument("--no-color", action="store_true", help="plain output")
     graph = sub.add_parser("graph", help="print the support team's handoff graph (Mermaid)")
     del graph
@@ -26,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .demo import run_demo
 
         color = not args.no_color and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        return asyncio.run(run_demo(model=args.model, color=color))
+        return asyncio.run(run_demo(model=args.model, color=color, scripted=args.scripted))
     if args.command == "graph":
         from .examples.support import build_team
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from .core.events import Event
@@ -23,11 +24,30 @@ class _Printer:
         print(text, flush=True)
 
 
-async def run_demo(model: str | None = None, color: bool = False) -> int:
-    """Play the support conversation; scripted unless a real model is configured."""
+def demo_model(model: str | None, env: Mapping[str, str]) -> tuple[str | None, str]:
+    """The real model the demo uses and why, or (None, "") for the scripted play.
+
+    In order: `--model`, HANDOFFS_MODEL, OPENAI_API_KEY (openai:gpt-4.1-mini),
+    ANTHROPIC_API_KEY (anthropic:claude-sonnet-4-5).
+    """
+    if model:
+        return model, "--model"
+    if env.get("HANDOFFS_MODEL"):
+        return env["HANDOFFS_MODEL"], "HANDOFFS_MODEL is set"
+    if env.get("OPENAI_API_KEY"):
+        return "openai:gpt-4.1-mini", "OPENAI_API_KEY is set"
+    if env.get("ANTHROPIC_API_KEY"):
+        return "anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY is set"
+    return None, ""
+
+
+async def run_demo(model: str | None = None, color: bool = False,
+                   scripted: bool = False) -> int:
+    """Play the support conversation; scripted unless a real model is configured (or
+    `scripted` insists)."""
     team = build_team()
     p = _Printer(color)
-    spec = model or os.environ.get("HANDOFFS_MODEL")
+    spec, why = (None, "") if scripted else demo_model(model, os.environ)
     scripted = spec is None
     model_obj: Any = ScriptedModel(script()) if scripted else spec
     p.line(p.paint("handoffs demo: a support team of triage, billing, policy, refunds, "
@@ -36,9 +56,11 @@ async def run_demo(model: str | None = None, color: bool = False) -> int:
         p.line("The model is SCRIPTED: every response below was written in advance "
                "(src/handoffs/examples/support.py),")
         p.line("so this runs offline. To use a real model: handoffs demo --model "
-               "openai:gpt-4.1-mini (or set HANDOFFS_MODEL).")
+               "openai:gpt-4.1-mini (or set HANDOFFS_MODEL, OPENAI_API_KEY or "
+               "ANTHROPIC_API_KEY).")
     else:
-        p.line(f"The model is {spec} (a real provider).")
+        p.line(f"The model is {spec}, a real provider (because {why}); "
+               "--scripted plays the offline script instead.")
     p.line()
     runner = Runner(team, model=model_obj)
     session = f"demo-{uuid.uuid4().hex[:8]}"

@@ -110,6 +110,11 @@ class FakeServer:
                     500, "The fake server's script is exhausted.")), ""
             step = self.script.popleft()
         reply = step(body) if callable(step) else step
+        streaming = isinstance(body, dict) and body.get("stream") is True
+        if streaming and reply.status == 200 and reply.events is None and reply.raw_sse is None:
+            # A mistake in the test's script, not something a provider would do.
+            return Reply(500, self.provider.error_body(
+                500, "The script answered a streaming request with a JSON body.")), ""
         sse = reply.raw_sse if reply.raw_sse is not None else (
             self.provider.encode(reply.events, body) if reply.events is not None else "")
         return reply, sse
