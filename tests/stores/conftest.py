@@ -40,7 +40,7 @@ async def _pg_reachable() -> str | None:
 async def require_pg() -> None:
     problem = await _pg_reachable()
     if problem is not None:
-        message = f"PostgreSQL not reachable at 127.0.0.1:5432: {problem}"
+        message = f"PostgreSQL not reachable at {PG_DSN}: {problem}"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
