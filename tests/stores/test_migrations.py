@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,7 @@ async def test_postgres_schema_at_version_1_is_migrated_on_first_use() -> None:
     await require_pg()
     import asyncpg
 
-    schema = "handoffs_test_v1_migration"
+    schema = f"handoffs_test_v1_{uuid.uuid4().hex[:8]}"
     await drop_schema(schema)
     conn = await asyncpg.connect(PG_DSN)
     try:
@@ -107,7 +108,7 @@ async def test_postgres_schema_newer_than_the_library_is_refused() -> None:
     await require_pg()
     import asyncpg
 
-    schema = "handoffs_test_too_new"
+    schema = f"handoffs_test_new_{uuid.uuid4().hex[:8]}"
     await drop_schema(schema)
     conn = await asyncpg.connect(PG_DSN)
     try:
