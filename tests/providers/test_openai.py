@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -278,3 +279,39 @@ async def test_usage_is_summed_per_agent_and_per_turn(openai_server: FakeServer)
     assert result.usage_by_agent["triage"].input_tokens == 100
     assert result.usage_by_agent["billing"].to_dict() == {
         "input_tokens": 500, "output_tokens": 50, "requests": 2}
+
+
+async def test_no_api_key_fails_with_auth_error_without_a_request(
+        openai_server: FakeServer) -> None:
+    from handoffs.models.openai import OpenAIModel
+
+    result = await Runner(support_team(), model=OpenAIModel("gpt-test")).run("s1", "hi")
+
+    assert result.error is not None and result.error.code == "auth_error"
+    assert "OPENAI_API_KEY" in result.error.message
+
+
+def test_one_model_serves_several_event_loops(openai_server: FakeServer) -> None:
+    openai_server.add(completion("one"), completion("two"))
+    runner = Runner(support_team(), model=openai_model(openai_server))
+
+    assert runner.run_sync("s1", "hi").output == "one"
+    assert runner.run_sync("s2", "hi").output == "two"
+
+
+async def test_long_tool_descriptions_are_cut_to_what_openai_accepts(
+        openai_server: FakeServer) -> None:
+    from handoffs import Agent, Team, tool
+
+    @tool
+    def wordy() -> str:
+        return "ok"
+
+    long_tool = dataclasses.replace(wordy, description="x" * 3000)
+    openai_server.add(completion("fine"))
+    team = Team([Agent("solo", tools=[long_tool])])
+
+    result = await Runner(team, model=openai_model(openai_server)).run("s1", "hi")
+
+    assert result.output == "fine"
+    assert len(openai_server.bodies[0]["tools"][0]["function"]["description"]) == 1024

@@ -55,6 +55,9 @@ def check_chat_request(body: Any) -> str | None:
                 return f"Invalid value for 'tools[{i}].type'."
             if not isinstance(fn.get("name"), str) or not NAME.match(fn["name"]):
                 return f"Invalid 'tools[{i}].function.name': string does not match pattern."
+            if len(fn.get("description") or "") > 1024:
+                return (f"Invalid 'tools[{i}].function.description': string too long. "
+                        "Expected a string with maximum length 1024.")
             params = fn.get("parameters")
             if params is not None and (not isinstance(params, dict)
                                        or params.get("type") != "object"):

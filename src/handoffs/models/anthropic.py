@@ -74,7 +74,8 @@ class AnthropicModel:
         self.max_tokens = max_tokens
         self.settings: dict[str, Any] = dict(settings or {})
         self._given = client
-        self._clients: dict[int, Any] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_client: Any = None
 
     def __repr__(self) -> str:
         return f"AnthropicModel({self.model!r})"
@@ -85,14 +86,15 @@ class AnthropicModel:
         if not self._api_key:
             raise ModelError("No Anthropic API key: set ANTHROPIC_API_KEY or pass "
                              "AnthropicModel(api_key=...).", "auth_error")
-        # An httpx client belongs to the event loop that opened it: one per loop.
-        loop = id(asyncio.get_running_loop())
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._sdk.AsyncAnthropic(api_key=self._api_key, base_url=self.base_url,
-                                              timeout=self.timeout, max_retries=0)
-            self._clients = {loop: client}
-        return client
+        # An httpx client belongs to the event loop that opened it: one per loop (the loop
+        # object itself is kept, so a new loop at a reused address is never mistaken for it).
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._loop_client is None:
+            self._loop_client = self._sdk.AsyncAnthropic(
+                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
+                max_retries=0)
+            self._loop = loop
+        return self._loop_client
 
     def _classify(self, exc: BaseException) -> ModelError | None:
         return to_model_error(exc, self.provider)

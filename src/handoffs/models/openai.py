@@ -29,6 +29,8 @@ from .tool_choice import resolve_tool_choice
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
 MAX_ID_LENGTH = 40
 """OpenAI rejects tool-call ids longer than this (ids from other APIs often are)."""
+MAX_DESCRIPTION_LENGTH = 1024
+"""OpenAI rejects longer tool descriptions; ours are cut to fit."""
 
 
 def _sdk() -> ModuleType:
@@ -84,7 +86,8 @@ class OpenAIModel:
         self.settings: dict[str, Any] = dict(settings or {})
         self.stream_usage = stream_usage
         self._given = client
-        self._clients: dict[int, Any] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_client: Any = None
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, provider={self.provider!r})"
@@ -92,14 +95,15 @@ class OpenAIModel:
     def _client(self) -> Any:
         if self._given is not None:
             return self._given
-        # An httpx client belongs to the event loop that opened it: one per loop.
-        loop = id(asyncio.get_running_loop())
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._sdk.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
-                                           timeout=self.timeout, max_retries=0)
-            self._clients = {loop: client}
-        return client
+        # An httpx client belongs to the event loop that opened it: one per loop (the loop
+        # object itself is kept, so a new loop at a reused address is never mistaken for it).
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._loop_client is None:
+            self._loop_client = self._sdk.AsyncOpenAI(
+                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
+                max_retries=0)
+            self._loop = loop
+        return self._loop_client
 
     def _classify(self, exc: BaseException) -> ModelError | None:
         return to_model_error(exc, self.provider)
@@ -111,7 +115,8 @@ class OpenAIModel:
         if request.tools:
             body["tools"] = [
                 {"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters}}
+                    "name": t.name, "description": t.description[:MAX_DESCRIPTION_LENGTH],
+                    "parameters": t.parameters}}
                 for t in request.tools]
         choice = resolve_tool_choice(request.tool_choice, request.tools)
         if choice is not None:
