@@ -13,7 +13,7 @@ import inspect
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -644,11 +644,11 @@ class Runner:
         if result.status is RunStatus.FAILED:
             err = result.error
             t.emit("run_failed", {
-                "status": result.status.value, "agent": result.agent,
+                "status": result.status, "agent": result.agent,
                 "code": err.code if err else "error", "message": err.message if err else "",
             }, result)
         else:
-            t.emit("run_completed", {"status": result.status.value, "agent": result.agent,
+            t.emit("run_completed", {"status": result.status, "agent": result.agent,
                                      "output": result.output}, result)
 
     def _result(self, t: _Turn, output: str, agent: str, status: RunStatus,
@@ -751,7 +751,7 @@ class Runner:
         if leg is not None:
             leg.handed(_handoff_context(record, payload), route)
         t.emit("agent_handoff", {
-            "source": record.source, "target": target.name, "reason": record.reason.value,
+            "source": record.source, "target": target.name, "reason": record.reason,
             "explanation": record.explanation, "record_id": record.id, "returns": False,
         })
         t.emit("agent_changed", {
@@ -783,11 +783,15 @@ class Runner:
 
     # -- one agent at work -------------------------------------------------------------
 
-    async def _activation(self, t: _Turn, leg: _Leg) -> _Outcome:
+    def _activation(self, t: _Turn, leg: _Leg) -> Awaitable[_Outcome]:
         """Let the leg's agent work until it answers, hands off or fails, within its timeout."""
+        if leg.agent.timeout is None:
+            return self._steps(t, leg)
+        return self._timed_steps(t, leg)
+
+    async def _timed_steps(self, t: _Turn, leg: _Leg) -> _Outcome:
         timeout = leg.agent.timeout
-        if timeout is None:
-            return await self._steps(t, leg)
+        assert timeout is not None
         try:
             return await asyncio.wait_for(self._steps(t, leg), timeout)
         except TimeoutError:
@@ -809,20 +813,20 @@ class Runner:
                     "answer.",
                     name, recoverable=False,
                 )
-            ctx = leg.ctx
-            if ctx is None:
-                ctx = self._ctx(t, leg)
             system = leg.system
             if system is None:
-                system = await self._system(t, leg, ctx)
+                system = await self._system(t, leg)
             request = ModelRequest(
                 name, system, self._window(t, leg),
-                leg.plan.specs if leg.plan.static else self._specs(leg.plan, ctx),
+                leg.plan.specs if leg.plan.static else self._specs(leg.plan, self._ctx(t, leg)),
                 agent.tool_choice, NO_SETTINGS,
             )
             t.steps += 1
             try:
-                response = await self._call(t, model, request)
+                if t.streaming:
+                    response = await self._call(t, model, request)
+                else:
+                    response = await model.complete(request)
             except ModelError as exc:
                 return _Fail(exc.code, str(exc), name)
             except HandoffsError as exc:
@@ -845,7 +849,7 @@ class Runner:
                 return _Answer(text, name)
             if text:
                 t.emit("message", {"agent": name, "text": text})
-            outcome = await self._calls(t, leg, ctx, response)
+            outcome = await self._calls(t, leg, response)
             if outcome is not None:
                 return outcome
 
@@ -891,14 +895,14 @@ class Runner:
                 specs.append(r.spec)
         return tuple(specs)
 
-    async def _system(self, t: _Turn, leg: _Leg, ctx: RunContext) -> str:
+    async def _system(self, t: _Turn, leg: _Leg) -> str:
         cached = leg.system
         if cached is not None:
             return cached
         agent = leg.agent
         instructions = agent.instructions
         if callable(instructions):
-            value = instructions(ctx)
+            value = instructions(self._ctx(t, leg))
             if inspect.isawaitable(value):
                 value = await value
             return self._with_handoff(leg, str(value))
@@ -937,8 +941,7 @@ class Runner:
 
     # -- a response with tool calls ----------------------------------------------------
 
-    async def _calls(self, t: _Turn, leg: _Leg, ctx: RunContext, response: ModelResponse
-                     ) -> _Outcome | None:
+    async def _calls(self, t: _Turn, leg: _Leg, response: ModelResponse) -> _Outcome | None:
         """Run ordinary tools, then decide handoffs; append the response and its results."""
         plan = leg.plan
         name = plan.agent.name
@@ -967,7 +970,7 @@ class Runner:
                                        "text": results[i].text, "is_error": True})  # type: ignore[union-attr]
         escalate: _Fail | None = None
         if ordinary:
-            outs = await self._run_tools(t, ctx, name, ordinary)
+            outs = await self._run_tools(t, self._ctx(t, leg), name, ordinary)
             for (i, c, tl), (text, is_error, handoff_to) in zip(ordinary, outs, strict=True):
                 if handoff_to is not None:
                     target = handoff_to.target
@@ -980,7 +983,7 @@ class Runner:
             asks.sort(key=lambda a: a.index)
         transfer: _Transfer | None = None
         if asks:
-            transfer = await self._handoffs(t, leg, ctx, asks, results, marks)
+            transfer = await self._handoffs(t, leg, asks, results, marks)
         self._append(t, leg, AssistantMessage(response.text, name, tuple(
             c if marks[i] is None else ToolCall(c.id, c.name, c.arguments, marks[i])
             for i, c in enumerate(calls)
@@ -1039,7 +1042,7 @@ class Runner:
                                "text": text, "is_error": False})
         return text, False, None
 
-    async def _handoffs(self, t: _Turn, leg: _Leg, ctx: RunContext, asks: list[_Ask],
+    async def _handoffs(self, t: _Turn, leg: _Leg, asks: list[_Ask],
                         results: list[ToolResult | None], marks: list[HandoffMark | None]
                         ) -> _Transfer | None:
         """Decide every handoff request of one response. Delegations run (concurrently),
@@ -1098,7 +1101,7 @@ class Runner:
             assert first_transfer is not None
             ask = first_transfer
             if transfer.route is not None and transfer.route.handoff.on_handoff is not None:
-                await _call_hook(transfer.route, ctx, transfer.payload)
+                await _call_hook(transfer.route, self._ctx(t, leg), transfer.payload)
             self._result_for(t, leg, ask, results, marks,
                              f"Transferred to {transfer.target.label}.", False, "transferred")
             if not leg.main:
@@ -1107,7 +1110,7 @@ class Runner:
                 leg.handed(_handoff_context(transfer.record, transfer.payload), transfer.route)
                 t.emit("agent_handoff", {
                     "source": name, "target": transfer.target.name,
-                    "reason": transfer.record.reason.value,
+                    "reason": transfer.record.reason,
                     "explanation": transfer.record.explanation,
                     "record_id": transfer.record.id, "returns": False})
                 t.emit("agent_started", {"agent": transfer.target.name,
@@ -1161,7 +1164,7 @@ class Runner:
         """
         target = route.target
         t.emit("agent_handoff", {
-            "source": record.source, "target": target.name, "reason": record.reason.value,
+            "source": record.source, "target": target.name, "reason": record.reason,
             "explanation": record.explanation, "record_id": record.id, "returns": True,
         })
         base = self._delegate_base(t, leg, route)
@@ -1360,14 +1363,14 @@ def _payload_json(payload: Any) -> Any:
 def _handoff_context(record: HandoffRecord, payload: Any) -> HandoffContext:
     extra = record.extra
     return HandoffContext(
-        record.source, record.target, record.reason.value, record.explanation,
+        record.source, record.target, record.reason, record.explanation,
         payload if payload is not None else record.payload, record.id, record.summary,
         extra.get("error"), extra.get("results"),
     )
 
 
 def _context_json(record: HandoffRecord) -> dict[str, Any]:
-    return {"source_agent": record.source, "handoff_type": record.reason.value,
+    return {"source_agent": record.source, "handoff_type": record.reason,
             "reason": record.explanation, "payload": record.payload,
             "record_id": record.id}
 
