@@ -16,4 +16,4 @@ from handoffs.demo import run_demo
 
 if __name__ == "__main__":
     model = sys.argv[1] if len(sys.argv) > 1 else None
-    raise SystemExit(asyncio.run(run_demo(model=model)))
+    raise SystemExit(asyncio.run(run_demo(model=model, scripted=model is None)))

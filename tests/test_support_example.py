@@ -36,8 +36,9 @@ async def test_support_conversation_moves_between_the_right_agents() -> None:
 
 
 def test_handoffs_demo_prints_who_speaks_and_why() -> None:
-    out = subprocess.run([sys.executable, "-m", "handoffs.cli", "demo"], capture_output=True,
-                         text=True, timeout=60, check=True).stdout
+    # --scripted: never call a real provider, even where an API key is set.
+    out = subprocess.run([sys.executable, "-m", "handoffs.cli", "demo", "--scripted"],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
     assert "SCRIPTED" in out
     assert "triage hands off to billing (llm)" in out
     assert "billing asks policy" in out

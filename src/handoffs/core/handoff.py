@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import HandoffsError
-from .context import RunContext
+from .context import HandoffContext, RunContext
 from .messages import Message
 
 if TYPE_CHECKING:
@@ -206,3 +206,31 @@ def _is_model_class(obj: Any) -> bool:
     import pydantic  # only when a payload is declared: keeps `import handoffs` light
 
     return isinstance(obj, type) and issubclass(obj, pydantic.BaseModel)
+
+
+def handoff_context(record: HandoffRecord, payload: Any) -> HandoffContext:
+    extra = record.extra
+    return HandoffContext(
+        record.source, record.target, record.reason, record.explanation,
+        payload if payload is not None else record.payload, record.id, record.summary,
+        extra.get("error"), extra.get("results"),
+    )
+
+
+def context_json(record: HandoffRecord) -> dict[str, Any]:
+    return {"source_agent": record.source, "handoff_type": record.reason,
+            "reason": record.explanation, "payload": record.payload,
+            "record_id": record.id}
+
+
+def handoff_note(h: HandoffContext) -> str:
+    note = f"# Handoff\nThe conversation was handed to you by {h.source_agent} ({h.handoff_type})"
+    note += f": {h.reason}" if h.reason else "."
+    if h.payload is not None:
+        note += f"\nPayload: {payload_preview(h.payload)}"
+    if h.error:
+        note += f"\nThe error to recover from: {h.error.get('code')}: {h.error.get('message')}"
+    if h.results:
+        note += "\nResults of earlier steps:\n" + "\n".join(
+            f"- {k}: {v}" for k, v in h.results.items())
+    return note

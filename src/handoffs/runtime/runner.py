@@ -14,14 +14,20 @@ import json
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.agent import Agent
 from ..core.context import HandoffContext, RunContext
 from ..core.events import Event
 from ..core.guardrails import GuardrailResult, guardrail_name
-from ..core.handoff import Handoff, HandoffReason, HandoffRecord, payload_preview
+from ..core.handoff import (
+    Handoff,
+    HandoffReason,
+    HandoffRecord,
+    context_json,
+    handoff_context,
+    handoff_note,
+)
 from ..core.history import Window, last_user_index, render_full, views_of
 from ..core.messages import (
     AssistantMessage,
@@ -41,10 +47,17 @@ from ..errors import HandoffsError, ModelError
 from ..models.base import NO_SETTINGS, Model, ModelRequest, ModelResponse, TextDelta, Usage
 from ..stores.base import SessionStore, open_store
 from .ids import new_id
+from .requests import HandoffAsk, error_text, parse_arguments, payload_json, validation_error
 from .result import RunError, RunResult, RunStatus
+from .turn import Answer as _Answer
+from .turn import Fail as _Fail
+from .turn import Leg as _Leg
+from .turn import Outcome as _Outcome
+from .turn import Transfer as _Transfer
+from .turn import Turn as _Turn
 
 if TYPE_CHECKING:
-    import pydantic
+    pass
 
 _LLM = HandoffReason.LLM
 _PLAN_STEP = HandoffReason.PLAN_STEP
@@ -53,133 +66,6 @@ _PROGRAMMATIC = HandoffReason.PROGRAMMATIC
 EMPTY_RESPONSE_FEEDBACK = (
     "Your last response was empty. Answer the user, call a tool, or hand off."
 )
-
-
-# -- outcomes of one agent's activation ------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Answer:
-    text: str
-    agent: str
-
-
-@dataclass(slots=True)
-class _Transfer:
-    route: Route | None
-    record: HandoffRecord
-    target: Agent
-    payload: Any
-
-
-@dataclass(slots=True)
-class _Fail:
-    code: str
-    message: str
-    agent: str
-    recoverable: bool = True
-    """False for failures a fallback cannot fix (max_steps, script exhausted)."""
-
-
-_Outcome = _Answer | _Transfer | _Fail
-
-
-class _Leg:
-    """One thread of work: the session's main line, or a delegation's private line.
-
-    The main line appends to the session transcript and sees it through the session's
-    view; a delegation appends to its own list and sees a fixed window of the transcript
-    followed by that list.
-    """
-
-    __slots__ = ("agent", "base", "ctx", "depth", "handoff", "main", "plan", "rendered", "route",
-                 "sub", "summary", "system")
-
-    def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
-                 base: Window | None = None) -> None:
-        self.plan = plan
-        self.agent = plan.agent
-        self.main = main
-        self.depth = depth
-        self.base = base
-        self.sub: list[Message] = []
-        self.rendered: list[Message] = []
-        self.handoff: HandoffContext | None = None
-        self.route: Route | None = None
-        self.summary: str | None = None
-        self.ctx: RunContext | None = None
-        """Cached for the current agent; cleared whenever the agent or its handoff changes."""
-        self.system: str | None = None
-        """Cached system text when the agent's instructions are a plain string."""
-
-    def switch(self, plan: AgentPlan) -> None:
-        self.plan = plan
-        self.agent = plan.agent
-        self.ctx = None
-        self.system = None
-
-    def handed(self, handoff: HandoffContext | None, route: Route | None) -> None:
-        """Record how the current agent got the work (invalidates the caches)."""
-        self.handoff = handoff
-        self.route = route
-        self.summary = None
-        self.ctx = None
-        self.system = None
-
-
-class _Turn:
-    """The mutable state of one turn: events, records, counters, usage."""
-
-    __slots__ = ("accepted", "built", "context", "raw", "records", "recovered", "runner", "sink",
-                 "state", "steps", "streaming", "usage", "usage_by_agent", "user_index")
-
-    def __init__(self, runner: Runner, state: SessionState, context: Any,
-                 sink: Callable[[Event], None] | None) -> None:
-        self.runner = runner
-        self.state = state
-        self.context = context
-        self.sink = sink
-        self.streaming = sink is not None
-        self.raw: list[Event | tuple[str, float, dict[str, Any], Any]] = []
-        self.built = 0
-        self.records: list[HandoffRecord] = []
-        self.accepted = 0
-        self.steps = 0
-        self.recovered = False
-        self.usage = Usage()
-        self.usage_by_agent: dict[str, Usage] = {}
-        self.user_index = -1
-        """Where this turn's user message is in the transcript (-1: look it up)."""
-
-    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
-        sink = self.sink
-        if sink is None:
-            # Nobody is listening now: keep the parts, build Event objects on demand.
-            self.raw.append((type_, time.time(), data, result))
-            return
-        state = self.state
-        e = Event(type_, state.id, state.turn, time.time(), data, result)
-        self.raw.append(e)
-        sink(e)
-
-    @property
-    def events(self) -> list[Event]:
-        """Every event so far, as `Event` objects (built once, on first use)."""
-        raw = self.raw
-        if self.built < len(raw):
-            sid, turn = self.state.id, self.state.turn
-            for i in range(self.built, len(raw)):
-                item = raw[i]
-                if not isinstance(item, Event):
-                    raw[i] = Event(item[0], sid, turn, item[1], item[2], item[3])
-            self.built = len(raw)
-        return raw  # type: ignore[return-value]
-
-    def add_record(self, record: HandoffRecord) -> None:
-        self.records.append(record)
-        self.state.handoffs.append(record)
-        if record.accepted:
-            self.accepted += 1
 
 
 class Runner:
@@ -315,7 +201,7 @@ class Runner:
             if rejection is None:
                 state.active_agent = name
                 state.view = ViewSpec("full", 0, 0, source, record.id)
-                state.shared["handoff_context"] = _context_json(record)
+                state.shared["handoff_context"] = context_json(record)
                 if self.team[name].is_human:
                     state.status = "waiting_for_human"
                 elif state.status == "waiting_for_human":
@@ -722,9 +608,9 @@ class Runner:
         route = self.team.plan(record.source).routes_by_target.get(record.target) \
             if record.source in self.team else None
         if route is not None and route.handoff.payload is not None and payload is not None:
-            with contextlib.suppress(_validation_error()):
+            with contextlib.suppress(validation_error()):
                 payload = route.handoff.payload.model_validate(payload)
-        return _handoff_context(record, payload)
+        return handoff_context(record, payload)
 
     def _move(self, t: _Turn, leg: _Leg | None, record: HandoffRecord, target: Agent,
               route: Route | None, payload: Any = None) -> None:
@@ -747,9 +633,9 @@ class Runner:
             spec = ViewSpec(mode, pivot, pivot, record.source, record.id)
         state.view = spec
         state.active_agent = target.name
-        state.shared["handoff_context"] = _context_json(record)
+        state.shared["handoff_context"] = context_json(record)
         if leg is not None:
-            leg.handed(_handoff_context(record, payload), route)
+            leg.handed(handoff_context(record, payload), route)
         t.emit("agent_handoff", {
             "source": record.source, "target": target.name, "reason": record.reason,
             "explanation": record.explanation, "record_id": record.id, "returns": False,
@@ -924,7 +810,7 @@ class Runner:
             if src is not None and isinstance(src.instructions, str) and src.instructions:
                 parts.append(f"# Instructions of {src.label} (transferred)\n"
                              f"{src.instructions}")
-        parts.append(_note(h))
+        parts.append(handoff_note(h))
         summary = leg.summary or h.summary
         if summary:
             parts.append(f"# Summary of the conversation so far\n{summary}")
@@ -949,17 +835,17 @@ class Runner:
         n = len(calls)
         results: list[ToolResult | None] = [None] * n
         marks: list[HandoffMark | None] = [None] * n
-        asks: list[_Ask] = []
+        asks: list[HandoffAsk] = []
         ordinary: list[tuple[int, ToolCall, Tool]] = []
         for i, c in enumerate(calls):
             route = plan.routes.get(c.name)
             if route is not None:
-                asks.append(_Ask(i, c, route.target.name, route, _LLM))
+                asks.append(HandoffAsk(i, c, route.target.name, route, _LLM))
             elif c.name in plan.tools:
                 ordinary.append((i, c, plan.tools[c.name]))
             elif c.name.startswith("transfer_to_"):
                 target = self._target_of(c.name)
-                asks.append(_Ask(i, c, target, plan.routes_by_target.get(target),
+                asks.append(HandoffAsk(i, c, target, plan.routes_by_target.get(target),
                                  _LLM))
             else:
                 known = ", ".join(s.name for s in plan.specs) or "none"
@@ -974,7 +860,7 @@ class Runner:
             for (i, c, tl), (text, is_error, handoff_to) in zip(ordinary, outs, strict=True):
                 if handoff_to is not None:
                     target = handoff_to.target
-                    asks.append(_Ask(i, c, target, plan.routes_by_target.get(target),
+                    asks.append(HandoffAsk(i, c, target, plan.routes_by_target.get(target),
                                      _PROGRAMMATIC, handoff_to))
                     continue
                 results[i] = ToolResult(c.id, c.name, text, name, is_error)
@@ -1015,13 +901,13 @@ class Runner:
                         ) -> tuple[str, bool, HandoffTo | None]:
         t.emit("tool_called", {"agent": agent, "tool": c.name, "call_id": c.id,
                                "arguments": c.arguments})
-        args, problem = _parse_arguments(c.arguments)
+        args, problem = parse_arguments(c.arguments)
         if problem is None:
             try:
                 args = tl.parse(args)
-            except _validation_error() as exc:
+            except validation_error() as exc:
                 problem = (f"The arguments of {c.name!r} do not match its schema: "
-                           f"{_errors(exc)}. Call it again with corrected arguments.")
+                           f"{error_text(exc)}. Call it again with corrected arguments.")
         if problem is not None:
             t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
                                    "text": problem, "is_error": True})
@@ -1042,7 +928,7 @@ class Runner:
                                "text": text, "is_error": False})
         return text, False, None
 
-    async def _handoffs(self, t: _Turn, leg: _Leg, asks: list[_Ask],
+    async def _handoffs(self, t: _Turn, leg: _Leg, asks: list[HandoffAsk],
                         results: list[ToolResult | None], marks: list[HandoffMark | None]
                         ) -> _Transfer | None:
         """Decide every handoff request of one response. Delegations run (concurrently),
@@ -1050,8 +936,8 @@ class Runner:
         name = leg.agent.name
         state = t.state
         policy = self.team.policy
-        delegations: list[tuple[_Ask, HandoffRecord, Any]] = []
-        first_transfer: _Ask | None = None
+        delegations: list[tuple[HandoffAsk, HandoffRecord, Any]] = []
+        first_transfer: HandoffAsk | None = None
         transfer: _Transfer | None = None
         for ask in asks:
             t.emit("handoff_requested", {"agent": name, "target": ask.target,
@@ -1107,7 +993,7 @@ class Runner:
             if not leg.main:
                 # Inside a delegation a transfer changes who answers the delegation.
                 leg.switch(self.team.plan(transfer.target.name))
-                leg.handed(_handoff_context(transfer.record, transfer.payload), transfer.route)
+                leg.handed(handoff_context(transfer.record, transfer.payload), transfer.route)
                 t.emit("agent_handoff", {
                     "source": name, "target": transfer.target.name,
                     "reason": transfer.record.reason,
@@ -1118,19 +1004,19 @@ class Runner:
                 return None
         return transfer
 
-    def _record(self, t: _Turn, source: str, ask: _Ask, payload: Any, accepted: bool,
+    def _record(self, t: _Turn, source: str, ask: HandoffAsk, payload: Any, accepted: bool,
                 rejection: Rejection | None = None) -> HandoffRecord:
         route = ask.route
         call = ask.call
         return HandoffRecord(
             new_id(), source, ask.target, ask.reason, ask.explanation,
-            None if payload is None else _payload_json(payload), accepted,
+            None if payload is None else payload_json(payload), accepted,
             rejection.code if rejection else None, rejection.message if rejection else "",
             time.time(), t.state.turn, call.name, call.id,
             route is not None and route.handoff.returns,
         )
 
-    def _reject(self, t: _Turn, leg: _Leg, ask: _Ask, results: list[ToolResult | None],
+    def _reject(self, t: _Turn, leg: _Leg, ask: HandoffAsk, results: list[ToolResult | None],
                 marks: list[HandoffMark | None], rejection: Rejection) -> None:
         payload, _ = ask.payload_of()
         record = self._record(t, leg.agent.name, ask, payload, False, rejection)
@@ -1140,7 +1026,7 @@ class Runner:
                                     "record_id": record.id})
         self._result_for(t, leg, ask, results, marks, rejection.message, True, "rejected")
 
-    def _result_for(self, t: _Turn, leg: _Leg, ask: _Ask, results: list[ToolResult | None],
+    def _result_for(self, t: _Turn, leg: _Leg, ask: HandoffAsk, results: list[ToolResult | None],
                     marks: list[HandoffMark | None], text: str, is_error: bool,
                     mark: HandoffMark) -> None:
         c = ask.call
@@ -1169,7 +1055,7 @@ class Runner:
         })
         base = self._delegate_base(t, leg, route)
         sub = _Leg(self.team.plan(target.name), main=False, depth=leg.depth + 1, base=base)
-        sub.handed(_handoff_context(record, payload), route)
+        sub.handed(handoff_context(record, payload), route)
         if task is not None:
             self._append(t, sub, UserMessage(task, target.name))
         t.emit("agent_started", {"agent": target.name, "display_name": target.label})
@@ -1266,126 +1152,6 @@ class Runner:
 
 
 # -- small pure helpers ---------------------------------------------------------------
-
-
-class _Ask:
-    """One handoff request of a response, in call order; arguments parsed once."""
-
-    __slots__ = ("args", "call", "explanation", "index", "problem", "programmatic", "reason",
-                 "route", "target")
-
-    def __init__(self, index: int, call: ToolCall, target: str, route: Route | None,
-                 reason: HandoffReason, programmatic: HandoffTo | None = None) -> None:
-        self.index = index
-        self.call = call
-        self.target = target
-        self.route = route
-        self.reason = reason
-        self.programmatic = programmatic
-        if programmatic is not None:
-            self.args: dict[str, Any] = {}
-            self.problem: str | None = None
-            self.explanation = programmatic.reason
-        else:
-            self.args, self.problem = _parse_arguments(call.arguments)
-            reason_text = self.args.get("reason", "")
-            self.explanation = reason_text if isinstance(reason_text, str) else str(reason_text)
-
-    def payload_of(self) -> tuple[Any, str | None]:
-        """The validated payload (or None) and the validation problem (or None)."""
-        model = self.route.handoff.payload if self.route is not None else None
-        raw: Any
-        if self.programmatic is not None:
-            raw = self.programmatic.payload
-            if model is None or isinstance(raw, model):
-                return raw, None
-        else:
-            if self.problem is not None:
-                return None, self.problem
-            args = self.args
-            reason = args.get("reason")
-            if reason is not None and not isinstance(reason, str):
-                return None, "reason: must be a string."
-            if model is None:
-                return None, None
-            raw = args.get("payload")
-            if raw is None:
-                return None, "payload: required, an object of the payload schema."
-        if isinstance(raw, str):
-            try:
-                raw = json.loads(raw)
-            except ValueError:
-                return None, "payload: must be a JSON object."
-        try:
-            return model.model_validate(raw), None
-        except _validation_error() as exc:
-            return None, _errors(exc) + "."
-
-
-def _parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
-    if not text or not text.strip():
-        return {}, None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return {}, (f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}). "
-                    "Send a JSON object matching the tool's schema.")
-    except ValueError as exc:  # e.g. numbers too long to convert
-        return {}, f"The arguments could not be read as JSON ({exc})."
-
-    if not isinstance(value, dict):
-        return {}, "The arguments must be a JSON object matching the tool's schema."
-    return value, None
-
-
-def _validation_error() -> type[pydantic.ValidationError]:
-    """pydantic's ValidationError, imported when first needed (a tool or payload exists)."""
-    import pydantic
-
-    return pydantic.ValidationError
-
-
-def _errors(exc: pydantic.ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(x) for x in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()[:8]
-    )
-
-
-def _payload_json(payload: Any) -> Any:
-    if payload is None:
-        return None
-    dump = getattr(payload, "model_dump", None)
-    if dump is not None and not isinstance(payload, type):
-        return dump(mode="json")
-    return payload
-
-
-def _handoff_context(record: HandoffRecord, payload: Any) -> HandoffContext:
-    extra = record.extra
-    return HandoffContext(
-        record.source, record.target, record.reason, record.explanation,
-        payload if payload is not None else record.payload, record.id, record.summary,
-        extra.get("error"), extra.get("results"),
-    )
-
-
-def _context_json(record: HandoffRecord) -> dict[str, Any]:
-    return {"source_agent": record.source, "handoff_type": record.reason,
-            "reason": record.explanation, "payload": record.payload,
-            "record_id": record.id}
-
-
-def _note(h: HandoffContext) -> str:
-    note = f"# Handoff\nThe conversation was handed to you by {h.source_agent} ({h.handoff_type})"
-    note += f": {h.reason}" if h.reason else "."
-    if h.payload is not None:
-        note += f"\nPayload: {payload_preview(h.payload)}"
-    if h.error:
-        note += f"\nThe error to recover from: {h.error.get('code')}: {h.error.get('message')}"
-    if h.results:
-        note += "\nResults of earlier steps:\n" + "\n".join(
-            f"- {k}: {v}" for k, v in h.results.items())
-    return note
 
 
 def _enabled(h: Handoff, ctx: RunContext) -> bool:

@@ -1,0 +1,107 @@
+"""Reading a model's handoff requests: arguments parsed once, payloads validated."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..core.handoff import HandoffReason
+from ..core.messages import ToolCall
+from ..core.team import Route
+from ..core.tools import HandoffTo
+
+if TYPE_CHECKING:
+    import pydantic
+
+
+class HandoffAsk:
+    """One handoff request of a response, in call order; arguments parsed once."""
+
+    __slots__ = ("args", "call", "explanation", "index", "problem", "programmatic", "reason",
+                 "route", "target")
+
+    def __init__(self, index: int, call: ToolCall, target: str, route: Route | None,
+                 reason: HandoffReason, programmatic: HandoffTo | None = None) -> None:
+        self.index = index
+        self.call = call
+        self.target = target
+        self.route = route
+        self.reason = reason
+        self.programmatic = programmatic
+        if programmatic is not None:
+            self.args: dict[str, Any] = {}
+            self.problem: str | None = None
+            self.explanation = programmatic.reason
+        else:
+            self.args, self.problem = parse_arguments(call.arguments)
+            reason_text = self.args.get("reason", "")
+            self.explanation = reason_text if isinstance(reason_text, str) else str(reason_text)
+
+    def payload_of(self) -> tuple[Any, str | None]:
+        """The validated payload (or None) and the validation problem (or None)."""
+        model = self.route.handoff.payload if self.route is not None else None
+        raw: Any
+        if self.programmatic is not None:
+            raw = self.programmatic.payload
+            if model is None or isinstance(raw, model):
+                return raw, None
+        else:
+            if self.problem is not None:
+                return None, self.problem
+            args = self.args
+            reason = args.get("reason")
+            if reason is not None and not isinstance(reason, str):
+                return None, "reason: must be a string."
+            if model is None:
+                return None, None
+            raw = args.get("payload")
+            if raw is None:
+                return None, "payload: required, an object of the payload schema."
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                return None, "payload: must be a JSON object."
+        try:
+            return model.model_validate(raw), None
+        except validation_error() as exc:
+            return None, error_text(exc) + "."
+
+
+
+def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
+    if not text or not text.strip():
+        return {}, None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {}, (f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}). "
+                    "Send a JSON object matching the tool's schema.")
+    except ValueError as exc:  # e.g. numbers too long to convert
+        return {}, f"The arguments could not be read as JSON ({exc})."
+
+    if not isinstance(value, dict):
+        return {}, "The arguments must be a JSON object matching the tool's schema."
+    return value, None
+
+
+def validation_error() -> type[pydantic.ValidationError]:
+    """pydantic's ValidationError, imported when first needed (a tool or payload exists)."""
+    import pydantic
+
+    return pydantic.ValidationError
+
+
+def error_text(exc: pydantic.ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(x) for x in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()[:8]
+    )
+
+
+def payload_json(payload: Any) -> Any:
+    if payload is None:
+        return None
+    dump = getattr(payload, "model_dump", None)
+    if dump is not None and not isinstance(payload, type):
+        return dump(mode="json")
+    return payload

@@ -1,0 +1,147 @@
+"""The state of one turn: its outcomes, its lines of work, its events and records."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..core.agent import Agent
+from ..core.context import HandoffContext, RunContext
+from ..core.events import Event
+from ..core.handoff import HandoffRecord
+from ..core.history import Window
+from ..core.messages import Message
+from ..core.session import SessionState
+from ..core.team import AgentPlan, Route
+from ..models.base import Usage
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+
+
+
+@dataclass(slots=True)
+class Answer:
+    text: str
+    agent: str
+
+
+@dataclass(slots=True)
+class Transfer:
+    route: Route | None
+    record: HandoffRecord
+    target: Agent
+    payload: Any
+
+
+@dataclass(slots=True)
+class Fail:
+    code: str
+    message: str
+    agent: str
+    recoverable: bool = True
+    """False for failures a fallback cannot fix (max_steps, script exhausted)."""
+
+
+Outcome = Answer | Transfer | Fail
+
+
+class Leg:
+    """One thread of work: the session's main line, or a delegation's private line.
+
+    The main line appends to the session transcript and sees it through the session's
+    view; a delegation appends to its own list and sees a fixed window of the transcript
+    followed by that list.
+    """
+
+    __slots__ = ("agent", "base", "ctx", "depth", "handoff", "main", "plan", "rendered", "route",
+                 "sub", "summary", "system")
+
+    def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
+                 base: Window | None = None) -> None:
+        self.plan = plan
+        self.agent = plan.agent
+        self.main = main
+        self.depth = depth
+        self.base = base
+        self.sub: list[Message] = []
+        self.rendered: list[Message] = []
+        self.handoff: HandoffContext | None = None
+        self.route: Route | None = None
+        self.summary: str | None = None
+        self.ctx: RunContext | None = None
+        """Cached for the current agent; cleared whenever the agent or its handoff changes."""
+        self.system: str | None = None
+        """Cached system text when the agent's instructions are a plain string."""
+
+    def switch(self, plan: AgentPlan) -> None:
+        self.plan = plan
+        self.agent = plan.agent
+        self.ctx = None
+        self.system = None
+
+    def handed(self, handoff: HandoffContext | None, route: Route | None) -> None:
+        """Record how the current agent got the work (invalidates the caches)."""
+        self.handoff = handoff
+        self.route = route
+        self.summary = None
+        self.ctx = None
+        self.system = None
+
+
+class Turn:
+    """The mutable state of one turn: events, records, counters, usage."""
+
+    __slots__ = ("accepted", "built", "context", "raw", "records", "recovered", "runner", "sink",
+                 "state", "steps", "streaming", "usage", "usage_by_agent", "user_index")
+
+    def __init__(self, runner: Runner, state: SessionState, context: Any,
+                 sink: Callable[[Event], None] | None) -> None:
+        self.runner = runner
+        self.state = state
+        self.context = context
+        self.sink = sink
+        self.streaming = sink is not None
+        self.raw: list[Event | tuple[str, float, dict[str, Any], Any]] = []
+        self.built = 0
+        self.records: list[HandoffRecord] = []
+        self.accepted = 0
+        self.steps = 0
+        self.recovered = False
+        self.usage = Usage()
+        self.usage_by_agent: dict[str, Usage] = {}
+        self.user_index = -1
+        """Where this turn's user message is in the transcript (-1: look it up)."""
+
+    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
+        sink = self.sink
+        if sink is None:
+            # Nobody is listening now: keep the parts, build Event objects on demand.
+            self.raw.append((type_, time.time(), data, result))
+            return
+        state = self.state
+        e = Event(type_, state.id, state.turn, time.time(), data, result)
+        self.raw.append(e)
+        sink(e)
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event so far, as `Event` objects (built once, on first use)."""
+        raw = self.raw
+        if self.built < len(raw):
+            sid, turn = self.state.id, self.state.turn
+            for i in range(self.built, len(raw)):
+                item = raw[i]
+                if not isinstance(item, Event):
+                    raw[i] = Event(item[0], sid, turn, item[1], item[2], item[3])
+            self.built = len(raw)
+        return raw  # type: ignore[return-value]
+
+    def add_record(self, record: HandoffRecord) -> None:
+        self.records.append(record)
+        self.state.handoffs.append(record)
+        if record.accepted:
+            self.accepted += 1
