@@ -257,7 +257,7 @@ class Runner:
                 status = RunStatus.COMPLETED
                 agent = target.name
                 state.status = "idle"
-            await self.store.commit(state, since, t.events)
+            await self.store.commit(state, since, t.lazy_events)
             result = RunResult(session_id, text, agent, status, state.turn, t.records)
             result.bind_events(t)
             return result
@@ -315,7 +315,7 @@ class Runner:
                 result = self._result(t, last, last_agent, RunStatus.COMPLETED)
             result.steps = answers
             self._finish(t, result)
-            await self.store.commit(state, since, t.events)
+            await self.store.commit(state, since, t.lazy_events)
             return result
 
     async def _plan_step(self, t: _Turn, leg: _Leg, name: str, step: PlanStep,
@@ -502,7 +502,7 @@ class Runner:
             state.status = ("waiting_for_human" if result.status is RunStatus.WAITING_FOR_HUMAN
                             else "idle")
             self._finish(t, result)
-            await store.commit(state, since, t.events)
+            await store.commit(state, since, t.lazy_events)
             return result
 
     async def _answer_pending(self, state: SessionState, context: Any) -> None:
@@ -523,7 +523,7 @@ class Runner:
         state.status = ("waiting_for_human" if result.status is RunStatus.WAITING_FOR_HUMAN
                         else "idle")
         self._finish(t, result)
-        await self.store.commit(state, since, t.events)
+        await self.store.commit(state, since, t.lazy_events)
 
     def _finish(self, t: _Turn, result: RunResult) -> None:
         result.bind_events(t)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..core.agent import Agent
 from ..core.context import HandoffContext, RunContext
@@ -140,8 +140,34 @@ class Turn:
             self.built = len(raw)
         return raw  # type: ignore[return-value]
 
+    @property
+    def lazy_events(self) -> Sequence[Event]:
+        """The events as a sequence that builds `Event` objects only if read (the memory
+        store never reads them; durable stores do)."""
+        return _LazyEvents(self)
+
     def add_record(self, record: HandoffRecord) -> None:
         self.records.append(record)
         self.state.handoffs.append(record)
         if record.accepted:
             self.accepted += 1
+
+
+class _LazyEvents(Sequence[Event]):
+    __slots__ = ("_turn",)
+
+    def __init__(self, turn: Turn) -> None:
+        self._turn = turn
+
+    def __len__(self) -> int:
+        return len(self._turn.raw)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        return self._turn.events[index]
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._turn.events)
