@@ -27,5 +27,20 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python bench/ours.py
 
+# Ours only, a few reps, results in a temp dir; exits non-zero if any check fails (CI).
+bench-smoke: $(STAMP)
+	$(BIN)/python bench/compare.py --smoke
+
+# Everyone side by side: pinned peer venvs and a plot venv under .bench-venvs/, then one
+# interleaved run writing bench/results/<date>.json, docs/benchmarks.md and docs/img/bench_*.png.
+bench-peers: $(STAMP)
+	bash bench/peers/install.sh
+	test -x .bench-venvs/plot/bin/python || $(PYTHON) -m venv .bench-venvs/plot
+	cmp -s bench/requirements-plot.txt .bench-venvs/plot/.bench-stamp || \
+	  { .bench-venvs/plot/bin/python -m pip install --quiet --disable-pip-version-check \
+	      -r bench/requirements-plot.txt && \
+	    cp bench/requirements-plot.txt .bench-venvs/plot/.bench-stamp; }
+	$(BIN)/python bench/compare.py
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

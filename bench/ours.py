@@ -3,7 +3,11 @@
     python bench/ours.py --figure per_handoff      # (a) same contract as the peers
     python bench/ours.py --figure turn             # (b)
     python bench/ours.py --figure memory           # (c)
-    python bench/ours.py --figure import           # (d)
+    python bench/ours.py --figure import           # (d) handoffs.runtime.runner (build + run)
+    python bench/ours.py --figure import_bare      # (d) bare `import handoffs`
+    python bench/ours.py --figure persisted_turn   # (e) the H=1 turn on a SQLite store
+    python bench/ours.py --figure persisted_turn_pg  # (e) same on PostgreSQL (exit 3 if no
+                                                   #     server at HANDOFFS_BENCH_PG_DSN)
     python bench/ours.py --figure history          # (e) per handoff at 10 vs 10,000 messages
     python bench/ours.py --figure streamed         # (e) the H=1 turn through runner.stream
     python bench/ours.py --summary                 # everything above, as a table (make bench)
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -25,13 +30,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
-import common  # noqa: E402
+import common
 
-import handoffs  # noqa: E402
-from handoffs import Agent, Runner, Team  # noqa: E402
-from handoffs.core.messages import AssistantMessage, ToolCall, UserMessage  # noqa: E402
-from handoffs.core.session import SessionState, ViewSpec  # noqa: E402
-from handoffs.models import ModelRequest, ModelResponse, TextDelta  # noqa: E402
+import handoffs
+from handoffs import Agent, Runner, Team
+from handoffs.core.messages import AssistantMessage, ToolCall, UserMessage
+from handoffs.core.session import SessionState, ViewSpec
+from handoffs.models import ModelRequest, ModelResponse, TextDelta
 
 
 class ChainModel:
@@ -71,7 +76,9 @@ def chain_team(hops: int) -> Team:
 class HandoffsAdapter(common.Adapter):
     framework = "handoffs"
     version = handoffs.__version__
-    import_module = "handoffs"
+    # What a user imports to build and run a team: the package and the runtime. Bare
+    # `import handoffs` is lazy (PEP 562); the `import_bare` figure times that separately.
+    import_module = "handoffs.runtime.runner"
 
     def __init__(self, store: Any = None) -> None:
         self.store = store
@@ -91,11 +98,14 @@ class HandoffsAdapter(common.Adapter):
                            sum(1 for r in result.handoffs if r.accepted))
 
 
+HISTORY_SIZES = (10, 100, 1_000, 10_000)
+
+
 async def fig_history(args: argparse.Namespace) -> dict[str, Any]:
     """Per-handoff time with 10 and with 10,000 earlier messages in the session."""
     hops = args.hops
     out: dict[str, Any] = {"hops": hops}
-    for size in (10, 10_000):
+    for size in HISTORY_SIZES:
         medians = {}
         for h in (0, hops):
             runner = Runner(chain_team(h), model=ChainModel(h), max_steps=h + 5)
@@ -143,6 +153,64 @@ async def fig_streamed(args: argparse.Namespace) -> dict[str, Any]:
             "median_run_s": statistics.median(run_s)}
 
 
+PG_DSN_ENV = "HANDOFFS_BENCH_PG_DSN"
+PG_DSN_DEFAULT = "postgresql://127.0.0.1:5432/test"  # as bench/stores.py
+
+
+class PostgresAdapter(HandoffsAdapter):
+    """The H=1 turn on a PostgresStore, in a fresh schema dropped afterwards."""
+
+    def __init__(self, dsn: str) -> None:
+        self.schema = f"bench_{os.getpid()}_{int(time.time())}"
+        sep = "&" if "?" in dsn else "?"
+        super().__init__(store=f"{dsn}{sep}schema={self.schema}")
+        self.dsn = dsn
+
+    async def build(self, hops: int, persisted: str | None = None) -> Any:
+        return await super().build(hops)
+
+    async def close(self, team: Any) -> None:
+        import asyncpg
+
+        await team.store.close()
+        conn = await asyncpg.connect(self.dsn)
+        try:
+            await conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+        finally:
+            await conn.close()
+
+
+async def pg_problem(dsn: str) -> str | None:
+    try:
+        import asyncpg
+
+        conn = await asyncio.wait_for(asyncpg.connect(dsn), 5)
+        await conn.close()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def persisted_turn_pg(argv: list[str]) -> None:
+    """Exit 3 (not a failed check) when no PostgreSQL server answers at the DSN."""
+    dsn = os.environ.get(PG_DSN_ENV, PG_DSN_DEFAULT)
+    problem = asyncio.run(pg_problem(dsn))
+    if problem is not None:
+        print(f"persisted_turn_pg: no PostgreSQL at {dsn} (set {PG_DSN_ENV}): {problem}",
+              file=sys.stderr)
+        sys.exit(3)
+    args = common.parse_args(argv, ("persisted_turn_pg",))
+    adapter = PostgresAdapter(dsn)
+    try:
+        body = asyncio.run(common.fig_turn(adapter, args, persisted=False))
+    except common.CheckFailed as exc:
+        print(f"handoffs: check failed: {exc}", file=sys.stderr)
+        sys.exit(2)
+    print(json.dumps({"framework": "handoffs", "version": handoffs.__version__,
+                      "figure": "persisted_turn_pg", "python": sys.version.split()[0],
+                      "store": "postgresql", **body}))
+
+
 def summary(args: argparse.Namespace) -> None:
     """Every figure of ours, as a table (`make bench`)."""
     rows = []
@@ -185,6 +253,17 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--convs", type=int, default=1000)
         p.add_argument("--json", action="store_true")
         summary(p.parse_args(argv))
+        return
+    if "import_bare" in argv:
+        args = common.parse_args(argv, ("import_bare",))
+        bare = HandoffsAdapter()
+        bare.import_module = "handoffs"
+        print(json.dumps({"framework": "handoffs", "version": handoffs.__version__,
+                          "figure": "import_bare", "python": sys.version.split()[0],
+                          **common.fig_import(bare, args)}))
+        return
+    if "persisted_turn_pg" in argv:
+        persisted_turn_pg(argv)
         return
     if "history" in argv or "streamed" in argv:
         args = common.parse_args(argv, ("history", "streamed"))

@@ -1,8 +1,19 @@
 """The runner: one user turn, as DESIGN.md describes it.
 
-The loop is small on purpose. Decisions live in `core` (the policy, the history views);
-this module sequences them: call the model, run ordinary tools, decide the handoff,
-append to the transcript, emit events, persist.
+Decisions live in `core` (the policy, the history views); this module sequences them:
+call the model, run ordinary tools, decide the handoffs, append to the transcript, emit
+events, persist.
+
+Where DESIGN.md's short form needed a precise reading:
+- "One handoff per response" applies to one-way transfers. Delegations (`returns=True`)
+  in the same response are each validated and run concurrently before the transfer; only
+  a second one-way request is refused (`multiple_handoffs`).
+- Accepted one-way handoff calls are never replayed to a model. Refused ones are: the
+  refusal is the call's result, and the model must read it to act on it. They stay a valid
+  call/result pair in every view.
+- A delegate works on its own line (a fixed window of the conversation plus its own
+  messages); its tool traffic never enters the shared transcript, only its answer does,
+  as the caller's call result.
 """
 
 from __future__ import annotations
