@@ -1205,7 +1205,7 @@ def _last_text_of(messages: Sequence[Message], agent: str) -> str:
 
 def _pending_message(state: SessionState) -> UserMessage | None:
     """The user message of an interrupted turn, if the last turn never finished."""
-    if state.status != "running" or not state.messages:
+    if state.status not in ("running", "interrupted") or not state.messages:
         return None
     i = last_user_index(state.messages)
     if i >= len(state.messages):
