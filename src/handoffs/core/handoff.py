@@ -223,14 +223,21 @@ def context_json(record: HandoffRecord) -> dict[str, Any]:
             "record_id": record.id}
 
 
-def handoff_note(h: HandoffContext) -> str:
-    note = f"# Handoff\nThe conversation was handed to you by {h.source_agent} ({h.handoff_type})"
-    note += f": {h.reason}" if h.reason else "."
-    if h.payload is not None:
-        note += f"\nPayload: {payload_preview(h.payload)}"
-    if h.error:
-        note += f"\nThe error to recover from: {h.error.get('code')}: {h.error.get('message')}"
-    if h.results:
-        note += "\nResults of earlier steps:\n" + "\n".join(
-            f"- {k}: {v}" for k, v in h.results.items())
+def handoff_note(record: HandoffRecord, payload: Any = None) -> str:
+    """The short note a target's system text carries: who handed over, why, with what."""
+    note = f"# Handoff\nThe conversation was handed to you by {record.source} ({record.reason})"
+    note += f": {record.explanation}" if record.explanation else "."
+    if payload is None:
+        payload = record.payload
+    if payload is not None:
+        note += f"\nPayload: {payload_preview(payload)}"
+    extra = record.extra
+    if extra:
+        error = extra.get("error")
+        if error:
+            note += f"\nThe error to recover from: {error.get('code')}: {error.get('message')}"
+        results = extra.get("results")
+        if results:
+            note += "\nResults of earlier steps:\n" + "\n".join(
+                f"- {k}: {v}" for k, v in results.items())
     return note

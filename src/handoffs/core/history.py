@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 from .messages import AssistantMessage, Message, Note, ToolResult, UserMessage
-from .session import ViewSpec
+from .session import SessionState, ViewSpec
 
 _Part = tuple[Sequence[Message], int, int]
 
@@ -63,6 +63,14 @@ class Window(Sequence[Message]):
                 return seq[start + index]
             index -= size
         raise IndexError("window index out of range")  # pragma: no cover
+
+    @classmethod
+    def of(cls, seq: Sequence[Message], start: int, stop: int) -> Window:
+        """One slice: the common case, built without the general constructor's loop."""
+        w = cls.__new__(cls)
+        w._parts = ((seq, start, stop),) if stop > start else ()
+        w._len = stop - start if stop > start else 0
+        return w
 
     def __iter__(self) -> Iterator[Message]:
         for seq, start, stop in self._parts:
@@ -111,7 +119,8 @@ CustomFilter = Callable[[Sequence[Message]], Sequence[Message]]
 class TranscriptViews:
     """The renderings of one session's transcript, kept in step with it."""
 
-    __slots__ = ("conv", "conv_at", "custom", "full", "full_at", "synced")
+    __slots__ = ("conv", "conv_at", "custom", "full", "full_at", "records_synced", "synced",
+                 "targets")
 
     def __init__(self) -> None:
         self.full: list[Message] = []
@@ -121,6 +130,9 @@ class TranscriptViews:
         self.conv_at: array[int] | None = None
         self.custom: dict[str, list[Message]] = {}
         self.synced = 0
+        self.targets: list[str] = []
+        """Targets of the session's accepted one-way handoffs, in order (for the loop rule)."""
+        self.records_synced = 0
 
     def sync(self, messages: Sequence[Message]) -> None:
         """Render the transcript messages added since the last call."""
@@ -178,7 +190,7 @@ class TranscriptViews:
         end = len(full)
         mode = spec.mode
         if mode == "full":
-            return Window(((full, self._pos(self.full_at, full, spec.start), end),))
+            return Window.of(full, self._pos(self.full_at, full, spec.start), end)
         tail: _Part = (full, self._pos(self.full_at, full, spec.pivot), end)
         if mode in ("none", "summary"):
             return Window((tail,))
@@ -209,6 +221,24 @@ def views_of(state: object) -> TranscriptViews:
         cache = TranscriptViews()
         state.cache = cache  # type: ignore[attr-defined]
     return cache
+
+
+def accepted_targets(session: SessionState) -> list[str]:
+    """The targets of the session's accepted one-way handoffs, oldest first (kept in step
+    with `session.handoffs`, so the loop rule never rescans the records)."""
+    views = views_of(session)
+    records = session.handoffs
+    i = views.records_synced
+    n = len(records)
+    if i < n:
+        targets = views.targets
+        while i < n:
+            r = records[i]
+            if r.accepted and not r.returns:
+                targets.append(r.target)
+            i += 1
+        views.records_synced = n
+    return views.targets
 
 
 def last_user_index(messages: Sequence[Message]) -> int:

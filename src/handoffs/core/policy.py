@@ -196,18 +196,7 @@ class HandoffPolicy:
 
 
 def _recent_count(session: SessionState, target: str, window: int) -> int:
-    """How many of the session's last `window` accepted handoffs went to `target`."""
-    seen = 0
-    count = 0
-    records = session.handoffs
-    for i in range(len(records) - 1, -1, -1):
-        r = records[i]
-        if not r.accepted or r.returns:
-            continue
-        if r.target == target:
-            count += 1
-        seen += 1
-        if seen >= window:
-            break
-    return count
+    """How many of the session's last `window` accepted transfers went to `target`."""
+    from .history import accepted_targets
 
+    return accepted_targets(session)[-window:].count(target)

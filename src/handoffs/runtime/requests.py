@@ -69,19 +69,26 @@ class HandoffAsk:
 
 
 
+_DECODER = json.JSONDecoder()
+
+
 def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
-    if not text or not text.strip():
+    """A model's argument text as a dict, or the problem to tell the model about."""
+    if not text or text.isspace():
         return {}, None
     try:
-        value = json.loads(text)
+        # raw_decode skips json.loads' wrappers; this runs once per tool or handoff call.
+        value, end = _DECODER.raw_decode(text.lstrip())
     except json.JSONDecodeError as exc:
         return {}, (f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}). "
                     "Send a JSON object matching the tool's schema.")
     except ValueError as exc:  # e.g. numbers too long to convert
         return {}, f"The arguments could not be read as JSON ({exc})."
-
-    if not isinstance(value, dict):
+    if type(value) is not dict:
         return {}, "The arguments must be a JSON object matching the tool's schema."
+    if end < len(text) and text.lstrip()[end:].strip():
+        return {}, ("The arguments have extra text after the JSON object. Send exactly one "
+                    "JSON object matching the tool's schema.")
     return value, None
 
 

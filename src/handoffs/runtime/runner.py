@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import TYPE_CHECKING, Any
 
 from ..core.agent import Agent
-from ..core.context import HandoffContext, RunContext
+from ..core.context import RunContext
 from ..core.events import Event
 from ..core.guardrails import GuardrailResult, guardrail_name
 from ..core.handoff import (
@@ -36,7 +36,6 @@ from ..core.handoff import (
     HandoffReason,
     HandoffRecord,
     context_json,
-    handoff_context,
     handoff_note,
 )
 from ..core.history import Window, last_user_index, render_full, views_of
@@ -567,7 +566,9 @@ class Runner:
             t.emit("human_waiting", {"agent": name, "display_name": agent.label})
             return self._result(t, "", name, RunStatus.WAITING_FOR_HUMAN)
         leg = _Leg(team.plan(name), main=True)
-        leg.handoff = self._incoming(state)
+        incoming = self._incoming(state)
+        if incoming is not None:
+            leg.handed(incoming[0], incoming[1], None)
         t.emit("agent_started", {"agent": name, "display_name": agent.label})
         outcome: _Outcome | None = None
         if check_input:
@@ -607,7 +608,7 @@ class Runner:
             else:
                 outcome = None
 
-    def _incoming(self, state: SessionState) -> HandoffContext | None:
+    def _incoming(self, state: SessionState) -> tuple[HandoffRecord, Any] | None:
         """How the active agent got the conversation, from the record that opened its view."""
         rid = state.view.record_id
         if rid is None:
@@ -621,7 +622,7 @@ class Runner:
         if route is not None and route.handoff.payload is not None and payload is not None:
             with contextlib.suppress(validation_error()):
                 payload = route.handoff.payload.model_validate(payload)
-        return handoff_context(record, payload)
+        return record, payload
 
     def _move(self, t: _Turn, leg: _Leg | None, record: HandoffRecord, target: Agent,
               route: Route | None, payload: Any = None) -> None:
@@ -646,7 +647,7 @@ class Runner:
         state.active_agent = target.name
         state.shared["handoff_context"] = context_json(record)
         if leg is not None:
-            leg.handed(handoff_context(record, payload), route)
+            leg.handed(record, payload, route)
         t.emit("agent_handoff", {
             "source": record.source, "target": target.name, "reason": record.reason,
             "explanation": record.explanation, "record_id": record.id, "returns": False,
@@ -809,20 +810,20 @@ class Runner:
     def _with_handoff(self, leg: _Leg, text: str) -> str:
         """The agent's instructions plus what its handoff brings: note, source, summary."""
         agent = leg.agent
-        h = leg.handoff
-        if h is None:
+        record = leg.record
+        if record is None:
             return text
         parts = [text] if text else []
         route = leg.route
-        if route is None and leg.main and h.source_agent in self.team:
-            route = self.team.plan(h.source_agent).routes_by_target.get(agent.name)
+        if route is None and leg.main and record.source in self.team:
+            route = self.team.plan(record.source).routes_by_target.get(agent.name)
         if route is not None and route.handoff.transfer_system_message:
-            src = self.team.get(h.source_agent)
+            src = self.team.get(record.source)
             if src is not None and isinstance(src.instructions, str) and src.instructions:
                 parts.append(f"# Instructions of {src.label} (transferred)\n"
                              f"{src.instructions}")
-        parts.append(handoff_note(h))
-        summary = leg.summary or h.summary
+        parts.append(handoff_note(record, leg.payload))
+        summary = leg.summary or record.summary
         if summary:
             parts.append(f"# Summary of the conversation so far\n{summary}")
         return "\n\n".join(parts)
@@ -1004,7 +1005,7 @@ class Runner:
             if not leg.main:
                 # Inside a delegation a transfer changes who answers the delegation.
                 leg.switch(self.team.plan(transfer.target.name))
-                leg.handed(handoff_context(transfer.record, transfer.payload), transfer.route)
+                leg.handed(transfer.record, transfer.payload, transfer.route)
                 t.emit("agent_handoff", {
                     "source": name, "target": transfer.target.name,
                     "reason": transfer.record.reason,
@@ -1066,7 +1067,7 @@ class Runner:
         })
         base = self._delegate_base(t, leg, route)
         sub = _Leg(self.team.plan(target.name), main=False, depth=leg.depth + 1, base=base)
-        sub.handed(handoff_context(record, payload), route)
+        sub.handed(record, payload, route)
         if task is not None:
             self._append(t, sub, UserMessage(task, target.name))
         t.emit("agent_started", {"agent": target.name, "display_name": target.label})

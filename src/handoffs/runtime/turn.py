@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, overload
 from ..core.agent import Agent
 from ..core.context import HandoffContext, RunContext
 from ..core.events import Event
-from ..core.handoff import HandoffRecord
+from ..core.handoff import HandoffRecord, handoff_context
 from ..core.history import Window
 from ..core.messages import Message
 from ..core.session import SessionState
@@ -57,8 +57,8 @@ class Leg:
     followed by that list.
     """
 
-    __slots__ = ("agent", "base", "ctx", "depth", "handoff", "main", "plan", "rendered", "route",
-                 "sub", "summary", "system")
+    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "main", "payload", "plan",
+                 "record", "rendered", "route", "sub", "summary", "system")
 
     def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
                  base: Window | None = None) -> None:
@@ -69,7 +69,10 @@ class Leg:
         self.base = base
         self.sub: list[Message] = []
         self.rendered: list[Message] = []
-        self.handoff: HandoffContext | None = None
+        self.record: HandoffRecord | None = None
+        """The handoff that gave the current agent the work (None: the entry agent)."""
+        self.payload: Any = None
+        self._handoff: HandoffContext | None = None
         self.route: Route | None = None
         self.summary: str | None = None
         self.ctx: RunContext | None = None
@@ -83,9 +86,19 @@ class Leg:
         self.ctx = None
         self.system = None
 
-    def handed(self, handoff: HandoffContext | None, route: Route | None) -> None:
+    @property
+    def handoff(self) -> HandoffContext | None:
+        """`ctx.handoff` for the current agent, built only when someone asks for it."""
+        h = self._handoff
+        if h is None and self.record is not None:
+            h = self._handoff = handoff_context(self.record, self.payload)
+        return h
+
+    def handed(self, record: HandoffRecord | None, payload: Any, route: Route | None) -> None:
         """Record how the current agent got the work (invalidates the caches)."""
-        self.handoff = handoff
+        self.record = record
+        self.payload = payload
+        self._handoff = None
         self.route = route
         self.summary = None
         self.ctx = None
