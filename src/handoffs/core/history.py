@@ -214,12 +214,11 @@ class TranscriptViews:
         raise ValueError(f"unknown history mode {mode!r}")
 
 
-def views_of(state: object) -> TranscriptViews:
+def views_of(state: SessionState) -> TranscriptViews:
     """The session's views, created on first use (they are never serialised)."""
-    cache = getattr(state, "cache", None)
-    if not isinstance(cache, TranscriptViews):
-        cache = TranscriptViews()
-        state.cache = cache  # type: ignore[attr-defined]
+    cache: TranscriptViews | None = state.cache
+    if cache is None:
+        cache = state.cache = TranscriptViews()
     return cache
 
 
