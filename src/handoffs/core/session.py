@@ -48,7 +48,7 @@ class ViewSpec:
                    d.get("source"), d.get("record_id"))
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Checkpoint:
     """How much of a session a store has already written: the next write appends the rest."""
 

@@ -571,13 +571,14 @@ class Runner:
             leg.handed(incoming[0], incoming[1], None)
         t.emit("agent_started", {"agent": name, "display_name": agent.label})
         outcome: _Outcome | None = None
-        if check_input:
+        if check_input and agent.input_guardrails:
             outcome = await self._guardrails(t, leg, "input", text)
         while True:
             if outcome is None:
                 outcome = await self._activation(t, leg)
             if isinstance(outcome, _Answer):
-                tripped = await self._guardrails(t, leg, "output", outcome.text)
+                tripped = (await self._guardrails(t, leg, "output", outcome.text)
+                           if leg.agent.output_guardrails else None)
                 if tripped is None:
                     return self._result(t, outcome.text, outcome.agent, RunStatus.COMPLETED)
                 outcome = tripped
