@@ -62,3 +62,12 @@ async def test_tool_return_values_are_rendered_as_json() -> None:
     model = ScriptedModel([call("lookup_order", order_id="A1", include_items=True), reply("ok")])
     await Runner(Team([Agent("shop", tools=[lookup_order])]), model=model).run("s", "x")
     assert model.requests[1].messages[-1].text == '{"order_id": "A1", "items": ["dock"]}'
+
+
+async def test_agent_model_settings_reach_the_model_request() -> None:
+    model = ScriptedModel([reply("ok"), reply("ok")])
+    team = Team([Agent("a", model_settings={"temperature": 0.1, "max_tokens": 50},
+                       tool_choice="none")])
+    await Runner(team, model=model).run("s", "x")
+    assert dict(model.requests[0].settings) == {"temperature": 0.1, "max_tokens": 50}
+    assert model.requests[0].tool_choice == "none"

@@ -315,3 +315,13 @@ async def test_long_tool_descriptions_are_cut_to_what_openai_accepts(
 
     assert result.output == "fine"
     assert len(openai_server.bodies[0]["tools"][0]["function"]["description"]) == 1024
+
+
+async def test_agent_model_settings_are_sent_on_the_wire(openai_server: FakeServer) -> None:
+    from handoffs import Agent, Team
+
+    openai_server.add(completion("ok"))
+    team = Team([Agent("solo", model_settings={"temperature": 0.2, "max_tokens": 64})])
+    await Runner(team, model=openai_model(openai_server)).run("s1", "hi")
+    body = openai_server.bodies[0]
+    assert (body["temperature"], body["max_tokens"]) == (0.2, 64)

@@ -3,7 +3,7 @@ the runner gives it life."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,9 @@ class Agent:
     """Seconds one activation of this agent may take; None: no limit of its own."""
     tool_choice: str | None = None
     """`auto`, `required`, `none`, or the name of one tool or handoff tool; None: auto."""
+    model_settings: Mapping[str, Any] | None = None
+    """Provider settings for this agent's requests (temperature, max_tokens, ...), passed
+    through as `ModelRequest.settings`; they override the model adapter's own."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():

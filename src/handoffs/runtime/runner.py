@@ -718,7 +718,7 @@ class Runner:
             request = ModelRequest(
                 name, system, self._window(t, leg),
                 leg.plan.specs if leg.plan.static else self._specs(leg.plan, self._ctx(t, leg)),
-                agent.tool_choice, NO_SETTINGS,
+                agent.tool_choice, agent.model_settings or NO_SETTINGS,
             )
             t.steps += 1
             try:
