@@ -8,7 +8,6 @@ when a model is created. The SDK's own retries are off; `RetryPolicy` retries in
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -18,6 +17,7 @@ from typing import Any
 from ..core.messages import Message, ToolCall
 from ..errors import HandoffsError, ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
+from .clients import ClientPerLoop
 from .failures import to_model_error
 from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay, safe_name
 from .retry import RetryPolicy, stream_with_retries, with_retries
@@ -74,8 +74,9 @@ class AnthropicModel:
         self.max_tokens = max_tokens
         self.settings: dict[str, Any] = dict(settings or {})
         self._given = client
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_client: Any = None
+        self._clients = ClientPerLoop(lambda: self._sdk.AsyncAnthropic(
+            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
+            max_retries=0))
 
     def __repr__(self) -> str:
         return f"AnthropicModel({self.model!r})"
@@ -86,15 +87,7 @@ class AnthropicModel:
         if not self._api_key:
             raise ModelError("No Anthropic API key: set ANTHROPIC_API_KEY or pass "
                              "AnthropicModel(api_key=...).", "auth_error")
-        # An httpx client belongs to the event loop that opened it: one per loop (the loop
-        # object itself is kept, so a new loop at a reused address is never mistaken for it).
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._loop_client is None:
-            self._loop_client = self._sdk.AsyncAnthropic(
-                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
-                max_retries=0)
-            self._loop = loop
-        return self._loop_client
+        return self._clients.get()
 
     def _classify(self, exc: BaseException) -> ModelError | None:
         return to_model_error(exc, self.provider)

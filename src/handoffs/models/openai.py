@@ -10,7 +10,6 @@ a model is created. The SDK's own retries are off; `RetryPolicy` retries instead
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import uuid
@@ -21,6 +20,7 @@ from typing import Any
 from ..core.messages import Message, ToolCall
 from ..errors import HandoffsError, ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
+from .clients import ClientPerLoop
 from .failures import to_model_error
 from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay, safe_name
 from .retry import RetryPolicy, stream_with_retries, with_retries
@@ -86,8 +86,9 @@ class OpenAIModel:
         self.settings: dict[str, Any] = dict(settings or {})
         self.stream_usage = stream_usage
         self._given = client
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_client: Any = None
+        self._clients = ClientPerLoop(lambda: self._sdk.AsyncOpenAI(
+            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
+            max_retries=0))
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, provider={self.provider!r})"
@@ -95,15 +96,7 @@ class OpenAIModel:
     def _client(self) -> Any:
         if self._given is not None:
             return self._given
-        # An httpx client belongs to the event loop that opened it: one per loop (the loop
-        # object itself is kept, so a new loop at a reused address is never mistaken for it).
-        loop = asyncio.get_running_loop()
-        if self._loop is not loop or self._loop_client is None:
-            self._loop_client = self._sdk.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
-                max_retries=0)
-            self._loop = loop
-        return self._loop_client
+        return self._clients.get()
 
     def _classify(self, exc: BaseException) -> ModelError | None:
         return to_model_error(exc, self.provider)
