@@ -38,7 +38,13 @@ from ..core.handoff import (
     context_json,
     handoff_note,
 )
-from ..core.history import Window, last_user_index, render_full, views_of
+from ..core.history import (
+    Window,
+    last_user_index,
+    render_conversation,
+    render_full,
+    views_of,
+)
 from ..core.messages import (
     AssistantMessage,
     HandoffMark,
@@ -1118,7 +1124,7 @@ class Runner:
         if callable(mode):
             seq = list(mode(msgs))
         elif mode == "conversation":
-            seq = [m for m in (_conv(m) for m in msgs) if m is not None]
+            seq = [c for c in map(render_conversation, msgs) if c is not None]
         elif mode == "last_user":
             seq = []
             for m in reversed(msgs):
@@ -1178,12 +1184,6 @@ async def _call_hook(route: Route | None, ctx: RunContext, payload: Any) -> None
     value = route.handoff.on_handoff(ctx, payload)
     if inspect.isawaitable(value):
         await value
-
-
-def _conv(m: Message) -> Message | None:
-    from ..core.history import render_conversation
-
-    return render_conversation(m)
 
 
 def _turn_text(t: _Turn) -> str:
