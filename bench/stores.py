@@ -8,7 +8,8 @@
     lock, load, commit of the user's message, commit of the rest. Median of `--reps` turns
     after a warm-up, each on a new session. (2) `--sessions` concurrent sessions with one
     such turn each: throughput, and Python memory (tracemalloc) per session, both held
-    after the turns (retained) and at the peak while they ran.
+    after the turns (retained) and at the peak while they ran. (3) The same turn on one
+    session that already holds 10,000 messages: it must cost what a short session's does.
 
 PostgreSQL: 127.0.0.1:5432, database `test` (or HANDOFFS_BENCH_PG_DSN), in a scratch
 schema dropped afterwards; skipped when no server answers. Stdlib and handoffs only
@@ -63,6 +64,30 @@ async def turn_latency(store: SessionStore, reps: int, warmup: int = 30) -> floa
         times.append(time.perf_counter() - t)
         assert result.agent == "billing", result
     return statistics.median(times[warmup:]) * 1000
+
+
+async def long_session_latency(store: SessionStore, reps: int, size: int = 10_000) -> float:
+    """The H=1 turn on a session preloaded with `size` messages (median ms)."""
+    from handoffs import HandoffPolicy
+    from handoffs.core.messages import AssistantMessage, UserMessage
+    from handoffs.core.session import SessionState
+
+    # The same route on every turn of one session: the loop rule would (rightly) refuse it.
+    looping = Team(team().agents, policy=HandoffPolicy(loop_limit=0))
+    runner = Runner(looping, model=TriageBilling(), store=store)
+    state = SessionState("long", active_agent="triage")
+    for i in range(size // 2):
+        state.messages += [UserMessage(f"question {i}", "triage"),
+                           AssistantMessage(f"answer {i}", "triage")]
+    await store.commit(state, state.checkpoint().__class__(0, 0, 0))
+    times: list[float] = []
+    for _ in range(5 + reps):
+        await runner.select_agent("long", "triage")
+        t = time.perf_counter()
+        result = await runner.run("long", "I was charged twice")
+        times.append(time.perf_counter() - t)
+        assert result.agent == "billing", result
+    return statistics.median(times[5:]) * 1000
 
 
 async def concurrent(store: SessionStore, n: int, prefix: str) -> float:
@@ -121,6 +146,7 @@ async def measure(name: str, make: Callable[[], SessionStore], reps: int, sessio
     store = make()
     try:
         latency = await turn_latency(store, reps)
+        long_latency = await long_session_latency(store, max(10, reps // 10))
         throughput = await concurrent(store, sessions, "tput")
     finally:
         await store.close()
@@ -130,6 +156,7 @@ async def measure(name: str, make: Callable[[], SessionStore], reps: int, sessio
     finally:
         await store.close()
     return {"store": name, "turn_ms_median": round(latency, 3),
+            "turn_ms_at_10000_messages": round(long_latency, 3),
             "sessions": sessions, "turns_per_s": round(throughput),
             "retained_bytes_per_session": round(retained),
             "peak_bytes_per_session": round(peak)}
@@ -167,10 +194,12 @@ if __name__ == "__main__":
     if args.json:
         print(json.dumps({"figures": figures, "notes": notes}, indent=2))
     else:
-        print(f"{'store':10} {'H=1 turn, median':>17} {'turns/s @' + str(args.sessions):>15} "
+        print(f"{'store':10} {'H=1 turn, median':>17} {'at 10k messages':>16} "
+              f"{'turns/s @' + str(args.sessions):>15} "
               f"{'retained B/session':>19} {'peak B/session':>15}")
         for f in figures:
-            print(f"{f['store']:10} {f['turn_ms_median']:>14.3f} ms {f['turns_per_s']:>15} "
+            print(f"{f['store']:10} {f['turn_ms_median']:>14.3f} ms "
+                  f"{f['turn_ms_at_10000_messages']:>13.3f} ms {f['turns_per_s']:>15} "
                   f"{f['retained_bytes_per_session']:>19} {f['peak_bytes_per_session']:>15}")
         for n in notes:
             print(n)

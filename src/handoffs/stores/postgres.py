@@ -31,10 +31,13 @@ from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError
 from . import rows
 from .base import SessionSummary
+from .cache import StateCache
 from .locks import KeyedLocks, lock_key, poll
 from .migrations import POSTGRES, SCHEMA_VERSION, check_version
 
 _MIGRATION_LOCK = 0x68616E646F6666  # "handoff": serialises migrations across processes
+
+_HEAD = "SELECT version, messages, records FROM sessions WHERE id = $1"
 
 _LOAD = """
 SELECT s.header,
@@ -145,7 +148,8 @@ class PostgresStore:
     """
 
     def __init__(self, dsn: str, *, schema: str | None = None, min_size: int = 1,
-                 max_size: int = 10, lock_timeout: float | None = None) -> None:
+                 max_size: int = 10, lock_timeout: float | None = None,
+                 cache_size: int = 256) -> None:
         self.dsn, self.schema = _split_dsn(dsn, schema)
         self.min_size = min_size
         self.max_size = max_size
@@ -156,6 +160,7 @@ class PostgresStore:
         self._opening: asyncio.Lock | None = None
         self._locks = KeyedLocks()
         self._held: set[str] = set()
+        self._cache = StateCache(cache_size)
         self._tasks: set[asyncio.Future[None]] = set()
         self._closed = False
         self._namespace = self.schema or ""
@@ -285,8 +290,17 @@ class PostgresStore:
 
     async def load(self, session_id: str) -> SessionState | None:
         """The stored session, or None. Outside a turn, a turn that died shows as
-        status `interrupted`; the next `run` answers its message first."""
+        status `interrupted`; the next `run` answers its message first.
+
+        The state this store last committed is returned as it is (no rows read) while the
+        database still holds that version (see `stores.cache`)."""
         pool = self._pool or await self._ready()
+        cached = self._cache.candidate(session_id)
+        if cached is not None and cached.status != "running":
+            head = await pool.fetchrow(_HEAD, session_id)
+            if head is not None and StateCache.current(cached, head[0], head[1], head[2]):
+                return cached
+            self._cache.forget(session_id)
         row = await pool.fetchrow(_LOAD, session_id)
         if row is None:
             return None
@@ -319,9 +333,11 @@ class PostgresStore:
         if found is None:
             raise rows.conflict(w.id, w.expected)
         rows.applied(state, w)
+        self._cache.remember(state, w.header)
 
     async def delete(self, session_id: str) -> bool:
         """Remove the session and all its rows; False if there was none."""
+        self._cache.forget(session_id)
         pool = await self._ready()
         n: int = await pool.fetchval(_DELETE, session_id)
         return n > 0
@@ -344,6 +360,7 @@ class PostgresStore:
         Raises `session_exists` if the id is taken, unless `replace=True`.
         """
         state, w = rows.import_write(data)
+        self._cache.forget(state.id)
         pool = await self._ready()
         async with self.lock(state.id), pool.acquire() as conn, conn.transaction():
             if replace:

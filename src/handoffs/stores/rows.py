@@ -69,6 +69,11 @@ def encode_event(e: Event) -> tuple[int, str, float, str]:
     return (e.turn, e.type, e.at, _dumps(e.to_dict()))
 
 
+def header_text(state: SessionState) -> str:
+    """The header JSON text a commit of `state` writes (after `applied`)."""
+    return _dumps(state.header())
+
+
 def applied(state: SessionState, w: Write) -> None:
     """Mirror a successful write on the in-memory state."""
     state.version = w.version

@@ -26,6 +26,7 @@ from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError
 from . import rows
 from .base import SessionSummary
+from .cache import StateCache
 from .locks import KeyedLocks, RangeLock, lock_key, poll
 from .migrations import SCHEMA_VERSION, SQLITE, check_version
 
@@ -109,6 +110,13 @@ def _read(c: sqlite3.Connection, session_id: str, most: int | None
     finally:
         c.execute("COMMIT")
     return header, n_msgs, n_recs, msgs, recs
+
+
+def _head(c: sqlite3.Connection, session_id: str) -> tuple[int, int, int] | None:
+    """The stored version and row counts: enough to tell whether a cached state is current."""
+    row = c.execute("SELECT version, messages, records FROM sessions WHERE id = ?",
+                    (session_id,)).fetchone()
+    return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
 
 
 def _read_rows(c: sqlite3.Connection, session_id: str, n_msgs: int, n_recs: int
@@ -231,7 +239,7 @@ class SQLiteStore:
     """
 
     def __init__(self, path: str | os.PathLike[str] = "handoffs.db", *,
-                 lock_timeout: float | None = None) -> None:
+                 lock_timeout: float | None = None, cache_size: int = 256) -> None:
         import sqlite3
 
         self.path = os.fspath(path)
@@ -267,6 +275,7 @@ class SQLiteStore:
         self._locks = KeyedLocks()
         self._range = None if memory else RangeLock(self.path + "-lock")
         self._held: set[str] = set()
+        self._cache = StateCache(cache_size)
         self._inline_commits = 0
         self._closed = False
 
@@ -322,7 +331,16 @@ class SQLiteStore:
 
     async def load(self, session_id: str) -> SessionState | None:
         """The stored session, or None. Outside a turn, a turn that died shows as
-        status `interrupted`; the next `run` answers its message first."""
+        status `interrupted`; the next `run` answers its message first.
+
+        The state this store last committed is returned as it is (no rows read) while the
+        database still holds that version (see `stores.cache`)."""
+        cached = self._cache.candidate(session_id)
+        if cached is not None and not self._interrupted(session_id, cached.status):
+            head = await self._call(_head, session_id)
+            if head is not None and StateCache.current(cached, *head):
+                return cached
+            self._cache.forget(session_id)
         found = await self._call(_read, session_id, SMALL)
         if found is None:
             return None
@@ -365,9 +383,11 @@ class SQLiteStore:
                 self._inline_commits = 0
                 self._executor.submit(_checkpoint, self._slow)
         rows.applied(state, w)
+        self._cache.remember(state, w.header)
 
     async def delete(self, session_id: str) -> bool:
         """Remove the session and all its rows; False if there was none."""
+        self._cache.forget(session_id)
         return await self._worker(_delete, session_id)
 
     # -- export / import ---------------------------------------------------------------
@@ -389,6 +409,7 @@ class SQLiteStore:
         Raises `session_exists` if the id is taken, unless `replace=True`.
         """
         state, w = rows.import_write(data)
+        self._cache.forget(state.id)
         async with self.lock(state.id):
             try:
                 await self._worker(_write, w, replace)
