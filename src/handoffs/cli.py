@@ -21,9 +21,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo.add_argument("--scripted", action="store_true",
                       help="play the offline script even when a model or API key is set")
     demo.add_argument("--no-color", action="store_true", help="plain output")
-    graph = sub.add_parser("graph", help="print the support team's handoff graph (Mermaid)")
-    del graph
+    sub.add_parser("graph", help="print the support team's handoff graph (Mermaid)")
     args = parser.parse_args(argv)
+    from .errors import HandoffsError
+
+    try:
+        return _command(parser, args)
+    except HandoffsError as exc:
+        print(f"handoffs: {exc}", file=sys.stderr)
+        return 2
+
+
+def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "demo":
         from .demo import run_demo
 
