@@ -110,6 +110,8 @@ class Runner:
         self._models: dict[str, Model | None] = {
             a.name: self._resolve_model(a) for a in team.agents
         }
+        self._detached: set[asyncio.Future[RunResult]] = set()
+        """Streamed turns whose consumer stopped reading: kept alive until they finish."""
 
     def _resolve_model(self, agent: Agent) -> Model | None:
         if agent.is_human:
@@ -173,7 +175,9 @@ class Runner:
         """Run one user turn and yield its events as they happen.
 
         Text arrives as `text_delta` events when the model streams; the last event is
-        `run_completed` or `run_failed`, whose `.result` is the `RunResult`.
+        `run_completed` or `run_failed`, whose `.result` is the `RunResult`. A turn, once
+        started, runs to its end and is persisted even if the consumer stops reading (a
+        client that disconnects finds the answer in the session).
         """
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
         task = asyncio.ensure_future(
@@ -181,18 +185,16 @@ class Runner:
         )
         # A turn always ends with a terminal event unless it raised; None marks the end.
         task.add_done_callback(lambda _: queue.put_nowait(None))
-        try:
-            while True:
-                event = await queue.get()
-                if event is None:
-                    break
-                yield event
-                if event.is_terminal:
-                    break
-            await task
-        finally:
-            if not task.done():
-                task.cancel()
+        self._detached.add(task)
+        task.add_done_callback(self._detached.discard)
+        while True:
+            event = await queue.get()
+            if event is None:
+                break
+            yield event
+            if event.is_terminal:
+                break
+        await task
 
     async def select_agent(self, session_id: str, name: str) -> HandoffRecord:
         """Make `name` the session's active agent because the user picked it.
