@@ -11,36 +11,25 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
-from types import ModuleType
 from typing import Any
 
 from ..core.messages import Message, ToolCall
-from ..errors import HandoffsError, ModelError
+from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
-from .clients import ClientPerLoop
-from .failures import to_model_error
 from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay, safe_name
-from .retry import RetryPolicy, stream_with_retries, with_retries
+from .retry import RetryPolicy
+from .sdk import SDKModel, import_sdk
 from .tool_choice import resolve_tool_choice
 
 DEFAULT_MAX_TOKENS = 4096
 """Anthropic requires `max_tokens` on every request; this is ours unless settings say."""
 
 
-def _sdk() -> ModuleType:
-    try:
-        import anthropic
-    except ImportError as exc:
-        raise HandoffsError(
-            "Anthropic models need the anthropic package: pip install 'handoffs[anthropic]'.",
-            code="missing_dependency",
-        ) from exc
-    return anthropic
-
-
-class AnthropicModel:
+class AnthropicModel(SDKModel):
     """A `Model` on Anthropic's Messages API: system prompt, `tool_use` / `tool_result`
     blocks, streaming events, usage including cached input tokens."""
+
+    provider = "anthropic"
 
     def __init__(
         self,
@@ -64,33 +53,23 @@ class AnthropicModel:
         `max_tokens`: the answer's length limit. `settings`: request fields sent every
         time (temperature, ...); a request's own settings override them.
         """
-        self._sdk = _sdk()
-        self.model = model
-        self.provider = "anthropic"
+        self._sdk = import_sdk("anthropic", "Anthropic")
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy(max_retries=max_retries)
         self.max_tokens = max_tokens
-        self.settings: dict[str, Any] = dict(settings or {})
-        self._given = client
-        self._clients = ClientPerLoop(lambda: self._sdk.AsyncAnthropic(
-            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
-            max_retries=0))
+        super().__init__(model, client=client, timeout=timeout, max_retries=max_retries,
+                         retry=retry, settings=settings,
+                         make_client=lambda: self._sdk.AsyncAnthropic(
+                             api_key=self._api_key, base_url=self.base_url,
+                             timeout=self.timeout, max_retries=0))
 
     def __repr__(self) -> str:
         return f"AnthropicModel({self.model!r})"
 
-    def _client(self) -> Any:
-        if self._given is not None:
-            return self._given
+    def _check_credentials(self) -> None:
         if not self._api_key:
             raise ModelError("No Anthropic API key: set ANTHROPIC_API_KEY or pass "
                              "AnthropicModel(api_key=...).", "auth_error")
-        return self._clients.get()
-
-    def _classify(self, exc: BaseException) -> ModelError | None:
-        return to_model_error(exc, self.provider)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The Messages API request body for `request` (without `stream`)."""
@@ -110,20 +89,8 @@ class AnthropicModel:
         body.update(request.settings)
         return body
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        body = self.body(request)
-
-        async def attempt() -> ModelResponse:
-            raw = await self._client().messages.create(**body)
-            return self._response(raw)
-
-        return await with_retries(attempt, self.retry, self._classify)
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
-        body = self.body(request)
-        body["stream"] = True
-        return stream_with_retries(lambda: self._stream_once(body), self.retry,
-                                   self._classify)
+    async def _create(self, body: dict[str, Any]) -> Any:
+        return await self._client().messages.create(**body)
 
     def _response(self, raw: Any) -> ModelResponse:
         texts: list[str] = []

@@ -14,16 +14,14 @@ import json
 import os
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from types import ModuleType
 from typing import Any
 
 from ..core.messages import Message, ToolCall
-from ..errors import HandoffsError, ModelError
+from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
-from .clients import ClientPerLoop
-from .failures import to_model_error
 from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay, safe_name
-from .retry import RetryPolicy, stream_with_retries, with_retries
+from .retry import RetryPolicy
+from .sdk import SDKModel, import_sdk
 from .tool_choice import resolve_tool_choice
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
@@ -33,18 +31,7 @@ MAX_DESCRIPTION_LENGTH = 1024
 """OpenAI rejects longer tool descriptions; ours are cut to fit."""
 
 
-def _sdk() -> ModuleType:
-    try:
-        import openai
-    except ImportError as exc:
-        raise HandoffsError(
-            "OpenAI models need the openai package: pip install 'handoffs[openai]'.",
-            code="missing_dependency",
-        ) from exc
-    return openai
-
-
-class OpenAIModel:
+class OpenAIModel(SDKModel):
     """A `Model` on the Chat Completions API of OpenAI or any compatible server.
 
     Parallel tool calls and streamed tool-call fragments are supported; usage is read
@@ -75,31 +62,20 @@ class OpenAIModel:
         (temperature, max_tokens, ...); a request's own settings override them.
         `stream_usage`: False for servers that reject `stream_options`.
         """
-        self._sdk = _sdk()
-        self.model = model
+        self._sdk = import_sdk("openai", "OpenAI")
         self.provider = provider
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         key = api_key or os.environ.get("OPENAI_API_KEY")
         self._api_key = key or ("unused" if self.base_url else None)
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy(max_retries=max_retries)
-        self.settings: dict[str, Any] = dict(settings or {})
         self.stream_usage = stream_usage
-        self._given = client
-        self._clients = ClientPerLoop(lambda: self._sdk.AsyncOpenAI(
-            api_key=self._api_key, base_url=self.base_url, timeout=self.timeout,
-            max_retries=0))
+        super().__init__(model, client=client, timeout=timeout, max_retries=max_retries,
+                         retry=retry, settings=settings,
+                         make_client=lambda: self._sdk.AsyncOpenAI(
+                             api_key=self._api_key, base_url=self.base_url,
+                             timeout=self.timeout, max_retries=0))
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, provider={self.provider!r})"
-
-    def _client(self) -> Any:
-        if self._given is not None:
-            return self._given
-        return self._clients.get()
-
-    def _classify(self, exc: BaseException) -> ModelError | None:
-        return to_model_error(exc, self.provider)
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
         """The Chat Completions request body for `request` (without `stream`)."""
@@ -120,22 +96,14 @@ class OpenAIModel:
         body.update(request.settings)
         return body
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        body = self.body(request)
+    async def _create(self, body: dict[str, Any]) -> Any:
+        return await self._client().chat.completions.create(**body)
 
-        async def attempt() -> ModelResponse:
-            raw = await self._client().chat.completions.create(**body)
-            return self._response(raw)
-
-        return await with_retries(attempt, self.retry, self._classify)
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
-        body = self.body(request)
+    def _stream_body(self, body: dict[str, Any]) -> dict[str, Any]:
         body["stream"] = True
         if self.stream_usage:
             body["stream_options"] = {"include_usage": True}
-        return stream_with_retries(lambda: self._stream_once(body), self.retry,
-                                   self._classify)
+        return body
 
     def _response(self, raw: Any) -> ModelResponse:
         choices = getattr(raw, "choices", None) or []

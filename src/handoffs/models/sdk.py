@@ -1,0 +1,109 @@
+"""What the adapters over official provider SDKs share: the lazy SDK import, one client
+per event loop, and `complete` / `stream` with our retries. Each adapter adds only its
+wire format: `body`, `_create`, `_response`, `_stream_once`."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import AsyncIterator, Callable, Mapping
+from types import ModuleType
+from typing import Any
+
+from ..errors import HandoffsError, ModelError
+from .base import ModelRequest, ModelResponse, TextDelta
+from .failures import to_model_error
+from .retry import RetryPolicy, stream_with_retries, with_retries
+
+
+def import_sdk(module: str, what: str) -> ModuleType:
+    """The provider's SDK, or an error naming the extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise HandoffsError(
+            f"{what} models need the {module} package: pip install 'handoffs[{module}]'.",
+            code="missing_dependency",
+        ) from exc
+
+
+class ClientPerLoop:
+    """Makes an SDK client on first use in each event loop, and reuses it there.
+
+    An httpx client belongs to the event loop that opened it. The loop object itself is
+    kept (not its id), so a new loop at a reused address is never mistaken for the old one.
+    """
+
+    __slots__ = ("_client", "_loop", "_make")
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._client: Any = None
+
+    def get(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._client is None:
+            self._client = self._make()
+            self._loop = loop
+        return self._client
+
+
+class SDKModel:
+    """Base of the SDK adapters. Subclasses set `provider` and implement the wire format."""
+
+    provider: str
+
+    def __init__(self, model: str, *, client: Any, timeout: float, max_retries: int,
+                 retry: RetryPolicy | None, settings: Mapping[str, Any] | None,
+                 make_client: Callable[[], Any]) -> None:
+        self.model = model
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy(max_retries=max_retries)
+        self.settings: dict[str, Any] = dict(settings or {})
+        self._given = client
+        self._clients = ClientPerLoop(make_client)
+
+    def _client(self) -> Any:
+        if self._given is not None:
+            return self._given
+        self._check_credentials()
+        return self._clients.get()
+
+    def _check_credentials(self) -> None:
+        """Raise `ModelError("auth_error")` before any request when they are missing."""
+
+    def _classify(self, exc: BaseException) -> ModelError | None:
+        return to_model_error(exc, self.provider)
+
+    def body(self, request: ModelRequest) -> dict[str, Any]:
+        raise NotImplementedError
+
+    async def _create(self, body: dict[str, Any]) -> Any:
+        """One non-streaming request; returns the SDK's response object."""
+        raise NotImplementedError
+
+    def _response(self, raw: Any) -> ModelResponse:
+        raise NotImplementedError
+
+    def _stream_once(self, body: dict[str, Any]
+                     ) -> AsyncIterator[TextDelta | ModelResponse]:
+        raise NotImplementedError
+
+    def _stream_body(self, body: dict[str, Any]) -> dict[str, Any]:
+        """`body` for a streaming request."""
+        body["stream"] = True
+        return body
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        body = self.body(request)
+
+        async def attempt() -> ModelResponse:
+            return self._response(await self._create(body))
+
+        return await with_retries(attempt, self.retry, self._classify)
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        body = self._stream_body(self.body(request))
+        return stream_with_retries(lambda: self._stream_once(body), self.retry,
+                                   self._classify)
