@@ -20,8 +20,7 @@ import os
 import struct
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 
 from ..errors import HandoffsError
 
@@ -37,6 +36,41 @@ class _Entry:
         self.users = 0
 
 
+class _Held:
+    """What `KeyedLocks.hold` returns: a plain class, because every turn enters one."""
+
+    __slots__ = ("entries", "entry", "key")
+
+    def __init__(self, entries: dict[str, _Entry], key: str) -> None:
+        self.entries = entries
+        self.key = key
+        self.entry: _Entry | None = None
+
+    async def __aenter__(self) -> None:
+        entry = self.entries.get(self.key)
+        if entry is None:
+            entry = self.entries[self.key] = _Entry()
+        entry.users += 1
+        self.entry = entry
+        try:
+            await entry.lock.acquire()
+        except BaseException:
+            self._leave()
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.entry is not None
+        self.entry.lock.release()
+        self._leave()
+
+    def _leave(self) -> None:
+        entry = self.entry
+        assert entry is not None
+        entry.users -= 1
+        if entry.users == 0 and self.entries.get(self.key) is entry:
+            del self.entries[self.key]
+
+
 class KeyedLocks:
     """One asyncio lock per key, dropped when nobody holds or waits for it."""
 
@@ -45,19 +79,9 @@ class KeyedLocks:
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
 
-    @asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        entry = self._entries.get(key)
-        if entry is None:
-            entry = self._entries[key] = _Entry()
-        entry.users += 1
-        try:
-            async with entry.lock:
-                yield
-        finally:
-            entry.users -= 1
-            if entry.users == 0:
-                del self._entries[key]
+    def hold(self, key: str) -> _Held:
+        """Held for a whole turn; holders of one key queue up in arrival order."""
+        return _Held(self._entries, key)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -2,59 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError
 from .base import SessionSummary
-
-
-class _SessionLock:
-    __slots__ = ("lock", "users")
-
-    def __init__(self) -> None:
-        self.lock = asyncio.Lock()
-        self.users = 0
-
-
-class _Held:
-    """The async context manager `MemoryStore.lock` returns (a plain class: this is hot)."""
-
-    __slots__ = ("entry", "locks", "session_id")
-
-    def __init__(self, locks: dict[str, _SessionLock], session_id: str) -> None:
-        self.locks = locks
-        self.session_id = session_id
-        self.entry: _SessionLock | None = None
-
-    async def __aenter__(self) -> None:
-        entry = self.locks.get(self.session_id)
-        if entry is None:
-            entry = self.locks[self.session_id] = _SessionLock()
-        entry.users += 1
-        self.entry = entry
-        try:
-            await entry.lock.acquire()
-        except BaseException:
-            self._release_user()
-            raise
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.entry is not None
-        self.entry.lock.release()
-        self._release_user()
-
-    def _release_user(self) -> None:
-        entry = self.entry
-        assert entry is not None
-        entry.users -= 1
-        if entry.users == 0 and self.locks.get(self.session_id) is entry:
-            del self.locks[self.session_id]
+from .locks import KeyedLocks
 
 
 class MemoryStore:
@@ -67,11 +25,11 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._sessions: dict[str, SessionState] = {}
-        self._locks: dict[str, _SessionLock] = {}
+        self._locks = KeyedLocks()
 
-    def lock(self, session_id: str) -> _Held:
+    def lock(self, session_id: str) -> AbstractAsyncContextManager[None]:
         """Held for a whole turn; turns on one session queue up in arrival order."""
-        return _Held(self._locks, session_id)
+        return self._locks.hold(session_id)
 
     async def load(self, session_id: str) -> SessionState | None:
         return self._sessions.get(session_id)
