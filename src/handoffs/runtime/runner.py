@@ -576,7 +576,7 @@ class Runner:
         leg = _Leg(team.plan(name), main=True)
         incoming = self._incoming(state)
         if incoming is not None:
-            leg.handed(incoming[0], incoming[1], None)
+            leg.handed(*incoming)
         t.emit("agent_started", {"agent": name, "display_name": agent.label})
         outcome: _Outcome | None = None
         if check_input and agent.input_guardrails:
@@ -617,7 +617,8 @@ class Runner:
             else:
                 outcome = None
 
-    def _incoming(self, state: SessionState) -> tuple[HandoffRecord, Any] | None:
+    def _incoming(self, state: SessionState
+                  ) -> tuple[HandoffRecord, Any, Route | None] | None:
         """How the active agent got the conversation, from the record that opened its view."""
         rid = state.view.record_id
         if rid is None:
@@ -631,7 +632,7 @@ class Runner:
         if route is not None and route.handoff.payload is not None and payload is not None:
             with contextlib.suppress(validation_error()):
                 payload = route.handoff.payload.model_validate(payload)
-        return record, payload
+        return record, payload, route
 
     def _move(self, t: _Turn, leg: _Leg | None, record: HandoffRecord, target: Agent,
               route: Route | None, payload: Any = None) -> None:
@@ -818,14 +819,11 @@ class Runner:
 
     def _with_handoff(self, leg: _Leg, text: str) -> str:
         """The agent's instructions plus what its handoff brings: note, source, summary."""
-        agent = leg.agent
         record = leg.record
         if record is None:
             return text
         parts = [text] if text else []
         route = leg.route
-        if route is None and leg.main and record.source in self.team:
-            route = self.team.plan(record.source).routes_by_target.get(agent.name)
         if route is not None and route.handoff.transfer_system_message:
             src = self.team.get(record.source)
             if src is not None and isinstance(src.instructions, str) and src.instructions:
