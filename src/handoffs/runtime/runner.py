@@ -973,12 +973,7 @@ class Runner:
                     ))
                     continue
                 first_transfer = ask
-            if ask.programmatic is None and ask.problem is None and (
-                    ask.route is not None and ask.route.handoff.payload is None
-                    and isinstance(ask.args.get("reason", ""), str)):
-                payload, payload_error = None, None
-            else:
-                payload, payload_error = ask.payload_of()
+            payload, payload_error = ask.payload_of()
             h = ask.route.handoff if ask.route is not None else None
             rejection = policy.check(
                 self.team, name, ask.target, h, state, t.accepted, payload_error, leg.depth,
