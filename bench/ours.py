@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 import common
 
 import handoffs
+import stores  # bench/stores.py: the PostgreSQL helpers
 from handoffs import Agent, Runner, Team
 from handoffs.core.messages import AssistantMessage, ToolCall, UserMessage
 from handoffs.core.session import SessionState, ViewSpec
@@ -154,7 +155,6 @@ async def fig_streamed(args: argparse.Namespace) -> dict[str, Any]:
 
 
 PG_DSN_ENV = "HANDOFFS_BENCH_PG_DSN"
-PG_DSN_DEFAULT = "postgresql://127.0.0.1:5432/test"  # as bench/stores.py
 
 
 class PostgresAdapter(HandoffsAdapter):
@@ -170,31 +170,14 @@ class PostgresAdapter(HandoffsAdapter):
         return await super().build(hops)
 
     async def close(self, team: Any) -> None:
-        import asyncpg
-
         await team.store.close()
-        conn = await asyncpg.connect(self.dsn)
-        try:
-            await conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
-        finally:
-            await conn.close()
-
-
-async def pg_problem(dsn: str) -> str | None:
-    try:
-        import asyncpg
-
-        conn = await asyncio.wait_for(asyncpg.connect(dsn), 5)
-        await conn.close()
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return None
+        await stores.drop_schema(self.schema, self.dsn)
 
 
 def persisted_turn_pg(argv: list[str]) -> None:
     """Exit 3 (not a failed check) when no PostgreSQL server answers at the DSN."""
-    dsn = os.environ.get(PG_DSN_ENV, PG_DSN_DEFAULT)
-    problem = asyncio.run(pg_problem(dsn))
+    dsn = stores.PG_DSN
+    problem = asyncio.run(stores.pg_reachable(dsn))
     if problem is not None:
         print(f"persisted_turn_pg: no PostgreSQL at {dsn} (set {PG_DSN_ENV}): {problem}",
               file=sys.stderr)

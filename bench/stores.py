@@ -122,23 +122,26 @@ async def memory_per_session(store: SessionStore, n: int, prefix: str) -> tuple[
     return (current - base) / n, (peak - base) / n
 
 
-async def pg_reachable() -> str | None:
+async def pg_reachable(dsn: str = PG_DSN) -> str | None:
+    """None when PostgreSQL answers at `dsn`, else why not."""
     try:
         import asyncpg
 
-        conn = await asyncio.wait_for(asyncpg.connect(PG_DSN), 5)
+        conn = await asyncio.wait_for(asyncpg.connect(dsn), 5)
         await conn.close()
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
 
 
-async def drop_schema(schema: str) -> None:
+async def drop_schema(schema: str, dsn: str = PG_DSN) -> None:
     import asyncpg
 
-    conn = await asyncpg.connect(PG_DSN)
-    await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    await conn.close()
+    conn = await asyncpg.connect(dsn)
+    try:
+        await conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    finally:
+        await conn.close()
 
 
 async def measure(name: str, make: Callable[[], SessionStore], reps: int, sessions: int
