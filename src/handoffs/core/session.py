@@ -33,19 +33,17 @@ class ViewSpec:
     """`full`, `conversation`, `last_user`, `none`, `summary` or `custom`."""
     start: int = 0
     pivot: int = 0
-    source: str | None = None
-    """The agent whose route defined the view (to find a custom filter again)."""
     record_id: str | None = None
-    """The handoff that opened the view (for its note, payload and summary)."""
+    """The handoff that opened the view (for its note, payload, summary and route)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"mode": self.mode, "start": self.start, "pivot": self.pivot,
-                "source": self.source, "record_id": self.record_id}
+                "record_id": self.record_id}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ViewSpec:
         return cls(d.get("mode", "full"), d.get("start", 0), d.get("pivot", 0),
-                   d.get("source"), d.get("record_id"))
+                   d.get("record_id"))
 
 
 @dataclass(slots=True)

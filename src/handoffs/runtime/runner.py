@@ -218,7 +218,7 @@ class Runner:
             state.handoffs.append(record)
             if rejection is None:
                 state.active_agent = name
-                state.view = ViewSpec("full", 0, 0, source, record.id)
+                state.view = ViewSpec("full", 0, 0, record.id)
                 state.shared["handoff_context"] = context_json(record)
                 if self.team[name].is_human:
                     state.status = "waiting_for_human"
@@ -643,16 +643,16 @@ class Runner:
         h = route.handoff if route is not None else None
         mode = h.history if h is not None else "full"
         if callable(mode):
-            spec = ViewSpec("custom", 0, pivot, record.source, record.id)
+            spec = ViewSpec("custom", 0, pivot, record.id)
         elif mode == "full":
-            spec = ViewSpec("full", 0, 0, record.source, record.id)
+            spec = ViewSpec("full", 0, 0, record.id)
         elif mode == "last_user":
             start = t.user_index if t.user_index >= 0 else last_user_index(state.messages)
-            spec = ViewSpec("last_user", start, pivot, record.source, record.id)
+            spec = ViewSpec("last_user", start, pivot, record.id)
         elif mode == "conversation":
-            spec = ViewSpec("conversation", 0, pivot, record.source, record.id)
+            spec = ViewSpec("conversation", 0, pivot, record.id)
         else:  # none, summary
-            spec = ViewSpec(mode, pivot, pivot, record.source, record.id)
+            spec = ViewSpec(mode, pivot, pivot, record.id)
         state.view = spec
         state.active_agent = target.name
         state.shared["handoff_context"] = context_json(record)
@@ -788,12 +788,9 @@ class Runner:
             return leg.base.extended(leg.rendered)
         state = t.state
         spec = state.view
-        custom = None
-        if spec.mode == "custom" and spec.source in self.team:
-            route = self.team.plan(spec.source or "").routes_by_target.get(
-                state.active_agent or "")
-            if route is not None and callable(route.handoff.history):
-                custom = route.handoff.history
+        route = leg.route  # the route that opened the view, if it still exists
+        history = route.handoff.history if route is not None else None
+        custom = history if spec.mode == "custom" and callable(history) else None
         return views_of(state).window(state.messages, spec, custom)
 
     def _specs(self, plan: AgentPlan, ctx: RunContext) -> tuple[Any, ...]:
