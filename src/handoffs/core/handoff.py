@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import HandoffsError
 from .context import HandoffContext, RunContext
 from .messages import Message
+from .names import tool_name
 
 if TYPE_CHECKING:
     import pydantic
@@ -57,7 +58,9 @@ class Handoff:
     description: str | None = None
     """The tool description shown to the model. None: built from the target's description."""
     tool_name: str | None = None
-    """None: `transfer_to_<target>` (the target name, lower-cased, non-word chars as `_`)."""
+    """None: `transfer_to_<target>` (see `default_tool_name`). A name given here must
+    already be valid for every provider (`^[a-zA-Z0-9_-]{1,64}$`); `Team` refuses it
+    otherwise."""
     history: HistoryMode = "full"
     """What the target's model sees of the conversation so far: `full` (every message,
     tool traffic included), `conversation` (user and assistant text only), `last_user`
@@ -125,9 +128,10 @@ class Handoff:
 
     @staticmethod
     def default_tool_name(target: str) -> str:
-        """`transfer_to_<target>`, with the name made safe for every provider's tool names."""
-        safe = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in target.lower())
-        return f"transfer_to_{safe}"
+        """`transfer_to_<target>` (lower-cased), made valid for every provider by
+        `core.names.tool_name`: `Café` gives `transfer_to_cafe`, `客服` gives
+        `transfer_to_<8 hex>`, a long name is cut to 64 characters with a hash."""
+        return tool_name(f"transfer_to_{target.lower()}")
 
 
 @dataclass(slots=True)

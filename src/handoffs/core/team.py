@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import TeamError
 from .agent import Agent
 from .handoff import Handoff
+from .names import TOOL_NAME_RULE, is_valid_tool_name
 from .policy import HandoffPolicy
 from .tools import Tool, ToolSpec
 
@@ -92,8 +93,17 @@ class Team:
     def _plan(agent: Agent, by_name: Mapping[str, Agent]) -> AgentPlan:
         tools: dict[str, Tool] = {}
         for t in agent.tools:
+            if not is_valid_tool_name(t.name):
+                raise TeamError(
+                    f"Agent {agent.name!r}: the tool name {t.name!r} is refused by model "
+                    f"providers: {TOOL_NAME_RULE}. Rename it with @tool(name=...), or leave "
+                    "the name out to use the function's name."
+                )
             if t.name in tools:
-                raise TeamError(f"Agent {agent.name!r} has two tools named {t.name!r}.")
+                raise TeamError(
+                    f"Agent {agent.name!r} has two tools named {t.name!r}; tool names must "
+                    "be unique within an agent. Rename one with @tool(name=...)."
+                )
             tools[t.name] = t
         routes: dict[str, Route] = {}
         by_target: dict[str, Route] = {}
@@ -110,14 +120,26 @@ class Team:
                 raise TeamError(
                     f"Agent {agent.name!r} declares two routes to {target_name!r}; keep one."
                 )
+            if h.tool_name is not None and not is_valid_tool_name(h.tool_name):
+                raise TeamError(
+                    f"Agent {agent.name!r}: Handoff(tool_name={h.tool_name!r}) to "
+                    f"{target_name!r} is refused by model providers: {TOOL_NAME_RULE}. "
+                    "Choose such a name, or leave tool_name out to get "
+                    f"{Handoff.default_tool_name(target_name)!r}."
+                )
             name = h.tool_name or Handoff.default_tool_name(target_name)
             if name in tools:
                 raise TeamError(
                     f"Agent {agent.name!r}: the handoff tool name {name!r} collides with a "
                     "tool of the same name. Rename the tool or set Handoff(tool_name=...)."
                 )
-            if name in routes:
-                raise TeamError(f"Agent {agent.name!r} has two handoff tools named {name!r}.")
+            other = routes.get(name)
+            if other is not None:
+                raise TeamError(
+                    f"Agent {agent.name!r}: the routes to {other.target.name!r} and "
+                    f"{target_name!r} both get the tool name {name!r}; tool names must be "
+                    "unique within an agent. Set Handoff(tool_name=...) on one of them."
+                )
             route = Route(agent.name, h, target, name, _route_spec(h, target, name))
             routes[name] = route
             by_target[target_name] = route

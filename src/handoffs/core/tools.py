@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..errors import HandoffsError
 from .context import RunContext
+from .names import tool_name as safe_tool_name
 
 if TYPE_CHECKING:
     import pydantic
@@ -151,7 +152,9 @@ def _build_tool(
         annotation = hints.get(p.name, Any)
         default = ... if p.default is inspect.Parameter.empty else p.default
         fields[p.name] = (annotation, pydantic.Field(default, description=arg_docs.get(p.name)))
-    tool_name = name or fn.__name__
+    # A name the user gives is kept as given (`Team` refuses it if a provider would);
+    # a function's name is made valid here (`café` -> `cafe`).
+    tool_name = name if name is not None else safe_tool_name(fn.__name__)
     args_model = pydantic.create_model(
         f"{tool_name}_args", __config__=pydantic.ConfigDict(extra="ignore"), **fields
     )

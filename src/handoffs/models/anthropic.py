@@ -14,9 +14,10 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from ..core.messages import Message, ToolCall
+from ..core.names import tool_name
 from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
-from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay, safe_name
+from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay
 from .retry import RetryPolicy
 from .sdk import SDKModel, import_sdk
 from .tool_choice import resolve_tool_choice
@@ -186,7 +187,7 @@ def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if item.text.strip():
             blocks.append({"type": "text", "text": item.text})
         rendered = [ids(c.id) for c in item.calls]
-        blocks.extend({"type": "tool_use", "id": rid, "name": safe_name(c.name),
+        blocks.extend({"type": "tool_use", "id": rid, "name": tool_name(c.name),
                        "input": arguments_object(c.arguments)}
                       for rid, c in zip(rendered, item.calls, strict=True))
         if not blocks:

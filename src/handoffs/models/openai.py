@@ -17,9 +17,10 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from ..core.messages import Message, ToolCall
+from ..core.names import tool_name
 from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
-from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay, safe_name
+from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay
 from .retry import RetryPolicy
 from .sdk import SDKModel, import_sdk
 from .tool_choice import resolve_tool_choice
@@ -181,7 +182,7 @@ def chat_messages(system: str, messages: Sequence[Message]) -> list[dict[str, An
         rendered = [ids(c.id) for c in item.calls]
         msg["tool_calls"] = [
             {"id": rid, "type": "function",
-             "function": {"name": safe_name(c.name), "arguments": _arguments(c.arguments)}}
+             "function": {"name": tool_name(c.name), "arguments": _arguments(c.arguments)}}
             for rid, c in zip(rendered, item.calls, strict=True)]
         for rid, r in zip(rendered, item.results, strict=True):
             out.append({"role": "tool", "tool_call_id": rid, "content": r.text or "(empty)"})

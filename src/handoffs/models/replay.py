@@ -15,6 +15,9 @@ The rules (the same for every provider):
 - Accepted one-way handoff calls and their results are never replayed (the target gets a
   note in its system text instead); notes not meant for models are dropped.
 - Blank user text and empty assistant messages are dropped.
+- Tool names of replayed calls go through `core.names.tool_name`, the function that
+  names the tools themselves, so a call and its tool carry the same name on the wire
+  (and a made-up name like `multi_tool_use.parallel` becomes a valid one).
 - Ids are made safe and unique per request by `CallIds`, deterministically, so the same
   history always renders the same request (which keeps provider prompt caches warm).
 """
@@ -109,13 +112,6 @@ def orphan_text(r: ToolResult) -> str:
     """How a tool result whose call is not in view is shown to a model, as user text."""
     label = "error" if r.is_error else "result"
     return f"[{label} of an earlier {r.name} call] {r.text}"
-
-
-def safe_name(name: str) -> str:
-    """A tool name every provider accepts (^[a-zA-Z0-9_-]{1,64}$), e.g. for a call of a
-    made-up tool like `multi_tool_use.parallel` replayed into another provider."""
-    safe = _SAFE.sub("_", name)[:64]
-    return safe or "tool"
 
 
 def arguments_object(raw: str) -> dict[str, Any]:
