@@ -11,7 +11,7 @@ from .agent import Agent
 from .handoff import Handoff
 from .names import TOOL_NAME_RULE, is_valid_tool_name
 from .policy import HandoffPolicy
-from .tools import Tool, ToolSpec
+from .tools import Tool, ToolSpec, context_problem
 
 
 @dataclass(slots=True, frozen=True)
@@ -104,6 +104,9 @@ class Team:
                     f"Agent {agent.name!r} has two tools named {t.name!r}; tool names must "
                     "be unique within an agent. Rename one with @tool(name=...)."
                 )
+            problem = context_problem(t)
+            if problem is not None:
+                raise TeamError(f"Agent {agent.name!r}: tool {t.name!r} cannot work: {problem}")
             tools[t.name] = t
         routes: dict[str, Route] = {}
         by_target: dict[str, Route] = {}
@@ -143,6 +146,8 @@ class Team:
             route = Route(agent.name, h, target, name, _route_spec(h, target, name))
             routes[name] = route
             by_target[target_name] = route
+        if agent.tool_choice is not None:
+            _check_tool_choice(agent, tools, routes)
         static = all(not callable(r.handoff.enabled) for r in routes.values())
         specs = tuple(t.spec for t in tools.values()) + tuple(
             r.spec for r in routes.values() if r.handoff.enabled is True and r.target.enabled
@@ -191,6 +196,46 @@ class Team:
 
     def __repr__(self) -> str:
         return f"Team({', '.join(a.name for a in self.agents)}; entry={self.entry!r})"
+
+
+TOOL_CHOICES = ("auto", "required", "none")
+
+
+def _check_tool_choice(agent: Agent, tools: Mapping[str, Tool], routes: Mapping[str, Route]
+                       ) -> None:
+    """`Agent(tool_choice=...)` must name something the agent can be offered: what
+    `models.tool_choice.resolve_tool_choice` will accept on every request."""
+    choice: object = agent.tool_choice
+    if choice in ("auto", "none"):
+        return
+    usable = [r for r in routes.values()
+              if r.handoff.enabled is not False and r.target.enabled]
+    if choice == "required":
+        if tools or usable:
+            return
+        raise TeamError(
+            f"Agent {agent.name!r} has tool_choice='required' but no tools or enabled "
+            "handoffs to call; give it one, or use 'auto'.")
+    route: Route | None = None
+    if isinstance(choice, str):
+        if choice in tools:
+            return
+        route = routes.get(choice) or routes.get(Handoff.default_tool_name(choice))
+    if route is not None and route in usable:
+        return
+    if route is not None:
+        raise TeamError(
+            f"Agent {agent.name!r} has tool_choice={choice!r}, but its handoff to "
+            f"{route.target.name!r} is disabled, so that tool is never offered. Enable the "
+            "route or choose another tool_choice.")
+    custom = [f"{r.tool_name!r}" for r in routes.values() if r.target.name == choice]
+    hint = f" (the route to {choice!r} is named {custom[0]})" if custom else ""
+    names = [*TOOL_CHOICES, *tools, *routes,
+             *(r.target.name for r in routes.values()
+               if r.tool_name == Handoff.default_tool_name(r.target.name))]
+    raise TeamError(
+        f"Agent {agent.name!r} has tool_choice={choice!r}, which names no tool or handoff "
+        f"of that agent{hint}; tool_choice must be one of: {', '.join(names)}.")
 
 
 def _mid(name: str) -> str:

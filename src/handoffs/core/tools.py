@@ -85,6 +85,40 @@ class Tool:
         return self.fn(*args, **arguments)
 
 
+CONTEXT_NAMES = ("ctx", "context")
+"""Parameter names that say "the run context": such a parameter must be annotated
+`RunContext` (and come first), or the model would be asked to fill it in."""
+
+
+def context_problem(t: Tool) -> str | None:
+    """What is wrong with how `t`'s function asks for the run context, or None.
+
+    The context is injected into the first parameter when it is annotated `RunContext`.
+    A parameter named `ctx` or `context` with no annotation (or `Any`) is not injected: it
+    becomes an argument the model must invent. `RunContext` anywhere but first is not
+    injected either. Called once per tool when a `Team` is built.
+    """
+    try:
+        params = list(inspect.signature(t.fn).parameters.values())
+        hints = typing.get_type_hints(t.fn)
+    except Exception:  # not introspectable (a builtin, a C callable): nothing to check
+        return None
+    for i, p in enumerate(params):
+        hint = hints.get(p.name, p.annotation)
+        if hint is RunContext or RunContext in typing.get_args(hint):
+            if i == 0 and hint is RunContext and t.takes_context:
+                continue
+            return (f"its parameter {p.name!r} is annotated {hint!r}, but the run context "
+                    "is only passed to a first parameter annotated exactly `RunContext`. "
+                    "Make it the first parameter, annotated RunContext.")
+        if p.name in CONTEXT_NAMES and hint in (inspect.Parameter.empty, Any, object):
+            return (f"its parameter {p.name!r} is named like the run context but not "
+                    "annotated `RunContext`, so the model would be asked to fill it in. "
+                    f"Annotate it ({p.name}: RunContext, as the first parameter) or "
+                    "rename it.")
+    return None
+
+
 _ARG_LINE = re.compile(r"^\s*(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
 
 
