@@ -71,10 +71,14 @@ class Tool:
         return ToolSpec(self.name, self.description, self.parameters)
 
     def parse(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validate `arguments`; raises `pydantic.ValidationError` when they do not fit."""
+        """Validate `arguments`; raises `pydantic.ValidationError` when they do not fit,
+        including when they are nested too deeply to validate (never `RecursionError`)."""
         if self.args_model is None:
             return arguments
-        validated = self.args_model.model_validate(arguments)
+        try:
+            validated = self.args_model.model_validate(arguments)
+        except RecursionError:
+            raise _too_deep(self.name) from None
         return {name: getattr(validated, name) for name in type(validated).model_fields}
 
     async def invoke(self, ctx: RunContext, arguments: dict[str, Any]) -> Any:
@@ -264,6 +268,22 @@ def render_result(value: Any) -> str:
     try:
         return json.dumps(value, default=str, ensure_ascii=False)
     except (TypeError, ValueError):
+        pass
+    except RecursionError:
+        return f"(a {type(value).__name__} nested too deeply to show)"
+    try:
         return str(value)
+    except RecursionError:
+        return f"(a {type(value).__name__} nested too deeply to show)"
+
+
+def _too_deep(tool_name: str) -> pydantic.ValidationError:
+    import pydantic
+    from pydantic_core import InitErrorDetails, PydanticCustomError
+
+    return pydantic.ValidationError.from_exception_data(f"{tool_name} arguments", [
+        InitErrorDetails(type=PydanticCustomError(
+            "too_deep", "nested too deeply to validate; send flatter arguments"),
+            loc=(), input=None)])
 
 

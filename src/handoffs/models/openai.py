@@ -197,7 +197,7 @@ def _arguments(raw: str) -> str:
     try:
         if isinstance(json.loads(raw), dict):
             return raw
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     return json.dumps(arguments_object(raw))
 

@@ -119,7 +119,7 @@ def arguments_object(raw: str) -> dict[str, Any]:
     (the call's result already told the model what was wrong with it)."""
     try:
         value = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply to read
         return {}
     return value if isinstance(value, dict) else {}
 

@@ -62,14 +62,21 @@ class HandoffAsk:
                 raw = json.loads(raw)
             except ValueError:
                 return None, "payload: must be a JSON object."
+            except RecursionError:
+                return None, "payload: nested too deeply to read."
         try:
             return model.model_validate(raw), None
         except validation_error() as exc:
             return None, error_text(exc) + "."
+        except RecursionError:
+            return None, "payload: nested too deeply to validate."
 
 
 
 _DECODER = json.JSONDecoder()
+
+TOO_DEEP = ("The arguments are nested too deeply to read. Send a flatter JSON object "
+            "matching the tool's schema.")
 
 
 def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
@@ -84,6 +91,8 @@ def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
                     "Send a JSON object matching the tool's schema.")
     except ValueError as exc:  # e.g. numbers too long to convert
         return {}, f"The arguments could not be read as JSON ({exc})."
+    except RecursionError:
+        return {}, TOO_DEEP
     if type(value) is not dict:
         return {}, "The arguments must be a JSON object matching the tool's schema."
     if end < len(text) and text.lstrip()[end:].strip():
