@@ -186,6 +186,9 @@ class HandoffPolicy:
                              f"Selectable agents: {names}.")
         if not agent.user_selectable:
             return Rejection(NOT_USER_SELECTABLE, f"{target!r} cannot be picked by the user.")
+        if agent.system_only:
+            return Rejection(SYSTEM_ONLY, f"{target!r} can only be reached through the "
+                             "supervisor; the user cannot pick it.")
         if not agent.enabled:
             return Rejection(TARGET_DISABLED, f"{target!r} is not available right now.")
         channel = session.channel
