@@ -33,6 +33,8 @@ REJECTION_CODES = (
 )
 """Every code a handoff request can be refused with."""
 
+LOOP_SCOPES = ("turn", "session")
+
 
 @dataclass(slots=True, frozen=True)
 class Rejection:
@@ -49,13 +51,28 @@ class HandoffPolicy:
     max_handoffs_per_turn: int = 5
     """Accepted handoffs allowed in one user turn; the next is `too_many_handoffs`."""
     loop_window: int = 5
-    """How many of the session's latest accepted handoffs the loop rule looks at."""
+    """How many of the latest accepted one-way handoffs (in `loop_scope`) the loop rule
+    looks at."""
     loop_limit: int = 2
     """A target that already received this many of those handoffs is `loop_detected`."""
     allow_self: bool = False
     """True lets an agent hand off to itself (rarely what anyone wants)."""
     max_depth: int = 3
     """How deep delegations (`returns=True`) may nest; deeper is `too_deep`."""
+    loop_scope: str = "turn"
+    """Which handoffs the loop rule counts. `"turn"` (default): only the accepted one-way
+    handoffs made since the user's last message (records of the current session turn
+    that are not delegations), so a conversation may go triage -> billing again in a
+    later turn. `"session"`: the session's last `loop_window` accepted one-way handoffs,
+    whatever the turns."""
+
+    def __post_init__(self) -> None:
+        if self.loop_scope not in LOOP_SCOPES:
+            from ..errors import HandoffsError
+
+            raise HandoffsError(
+                f"HandoffPolicy loop_scope must be 'turn' or 'session', not "
+                f"{self.loop_scope!r}.", code="invalid_policy")
 
     def check(
         self,
@@ -139,7 +156,7 @@ class HandoffPolicy:
                 CHANNEL_UNSUPPORTED,
                 f"{target!r} does not serve the {channel!r} channel of this conversation.",
             )
-        if loops and self.loop_limit > 0 and _recent_count(session, target, self.loop_window) >= (
+        if loops and self.loop_limit > 0 and self._recent_count(session, target) >= (
             self.loop_limit
         ):
             return Rejection(
@@ -198,8 +215,22 @@ class HandoffPolicy:
         return None
 
 
-def _recent_count(session: SessionState, target: str, window: int) -> int:
-    """How many of the session's last `window` accepted transfers went to `target`."""
-    from .history import accepted_targets
+    def _recent_count(self, session: SessionState, target: str) -> int:
+        """How many of the last `loop_window` accepted transfers in scope went to `target`."""
+        window = self.loop_window
+        if self.loop_scope == "session":
+            from .history import accepted_targets
 
-    return accepted_targets(session)[-window:].count(target)
+            return accepted_targets(session)[-window:].count(target)
+        # Records only grow, turn numbers with them: this turn's are at the end.
+        turn = session.turn
+        seen = count = 0
+        for r in reversed(session.handoffs):
+            if r.turn != turn:
+                break
+            if r.accepted and not r.returns:
+                count += r.target == target
+                seen += 1
+                if seen == window:
+                    break
+        return count
