@@ -8,13 +8,24 @@
     runner = Runner(team, model=model)
 
 Steps are consumed in order, whichever agent asks; `model.requests` records each request.
+With one script per agent, each agent plays only its own steps, so delegations running
+concurrently cannot take each other's:
+
+    model = ScriptedModel({
+        "billing": [call("transfer_to_policy"), call("transfer_to_fraud"), reply("Refunded.")],
+        "policy": [reply("Allowed.")],
+        "fraud": [reply("No fraud.")],
+    })
+
+`RuleModel` (from `handoffs.rules`, re-exported here) is the other offline model: it
+routes by keywords and answers from templates, and never runs out.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,13 +82,21 @@ def transfer(agent: str, **args: Any) -> Call:
 class ScriptedModel:
     """A `Model` that answers from a script: for tests and offline demos.
 
-    It may be shared by several agents; steps are consumed in order. Running out of steps
-    raises `ScriptExhausted`, which fails the run with a clear message.
+    `steps` is one script shared by every agent (steps are consumed in order, whichever
+    agent asks) or a mapping of agent name to that agent's own script. Running out of
+    steps raises `ScriptExhausted`, which fails the run with a clear message.
     """
 
-    def __init__(self, steps: Sequence[Step] = (), *, stream_chunks: int | None = None
-                 ) -> None:
-        self.steps: list[Step] = list(steps)
+    def __init__(self, steps: Sequence[Step] | Mapping[str, Sequence[Step]] = (), *,
+                 stream_chunks: int | None = None) -> None:
+        self.scripts: dict[str, list[Step]] | None = None
+        """The per-agent scripts, or None when one script is shared (`steps`)."""
+        self.steps: list[Step] = []
+        """The shared script (empty when scripts are per agent)."""
+        if isinstance(steps, Mapping):
+            self.scripts = {agent: list(script) for agent, script in steps.items()}
+        else:
+            self.steps = list(steps)
         self.requests: list[ModelRequest] = []
         """Every request received, in order."""
         self.stream_chunks = stream_chunks
@@ -85,26 +104,58 @@ class ScriptedModel:
         a `TextDelta`. None (default): no deltas, only the whole response, so event
         sequences in tests stay exact."""
         self._next = 0
+        self._played: dict[str, int] = {}
         self._ids = itertools.count(1)
 
     @property
     def remaining(self) -> int:
-        """Steps not yet played."""
-        return len(self.steps) - self._next
+        """Steps not yet played (of every agent's script)."""
+        if self.scripts is None:
+            return len(self.steps) - self._next
+        return sum(len(s) - self._played.get(a, 0) for a, s in self.scripts.items())
 
-    def add(self, *steps: Step) -> None:
-        """Append steps to the script."""
-        self.steps.extend(steps)
+    def add(self, *steps: Step, agent: str | None = None) -> None:
+        """Append steps to the script (to `agent`'s, when scripts are per agent)."""
+        if self.scripts is None:
+            if agent is not None:
+                raise TypeError("This ScriptedModel has one shared script; add steps "
+                                "without agent=, or build it with a script per agent.")
+            self.steps.extend(steps)
+            return
+        if agent is None:
+            raise TypeError("This ScriptedModel has a script per agent; say whose steps "
+                            "these are: add(..., agent='billing').")
+        self.scripts.setdefault(agent, []).extend(steps)
+
+    def _take(self, agent: str) -> Step:
+        scripts = self.scripts
+        if scripts is None:
+            if self._next >= len(self.steps):
+                raise ScriptExhausted(
+                    f"The scripted model has no step left for agent {agent!r} "
+                    f"(it played all {len(self.steps)}). Add a step for this request."
+                )
+            step = self.steps[self._next]
+            self._next += 1
+            return step
+        script = scripts.get(agent)
+        if script is None:
+            raise ScriptExhausted(
+                f"The scripted model has no script for agent {agent!r} (it has scripts for "
+                f"{', '.join(scripts) or 'no agent'}). Add one: {{{agent!r}: [...]}}."
+            )
+        played = self._played.get(agent, 0)
+        if played >= len(script):
+            raise ScriptExhausted(
+                f"The scripted model has no step left for agent {agent!r} (it played all "
+                f"{len(script)} of {agent!r}'s steps). Add a step to {agent!r}'s script."
+            )
+        self._played[agent] = played + 1
+        return script[played]
 
     def _respond(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
-        if self._next >= len(self.steps):
-            raise ScriptExhausted(
-                f"The scripted model has no step left for agent {request.agent!r} "
-                f"(it played all {len(self.steps)}). Add a step for this request."
-            )
-        step: Any = self.steps[self._next]
-        self._next += 1
+        step: Any = self._take(request.agent)
         if callable(step) and not isinstance(step, type):
             step = step(request)
         if isinstance(step, BaseException) or (
