@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .core.events import Event
-from .examples.support import CONVERSATION, OPERATOR_REPLY, build_team, script
+from .examples.support import CONVERSATION, OPERATOR_REPLY, build_team, rule_model, script
 from .runtime.runner import Runner
 from .testing import ScriptedModel
 
@@ -42,17 +42,23 @@ def demo_model(model: str | None, env: Mapping[str, str]) -> tuple[str | None, s
 
 
 async def run_demo(model: str | None = None, color: bool = False,
-                   scripted: bool = False) -> int:
+                   scripted: bool = False, rules: bool = False) -> int:
     """Play the support conversation; scripted unless a real model is configured (or
-    `scripted` insists)."""
+    `scripted` insists). `rules` plays it offline on the rule-based model instead of the
+    script (`handoffs.examples.support.rule_model`, which also answers free text)."""
     team = build_team()
     p = _Printer(color)
-    spec, why = (None, "") if scripted else demo_model(model, os.environ)
-    scripted = spec is None
-    model_obj: Any = ScriptedModel(script()) if scripted else spec
+    spec, why = (None, "") if scripted or rules else demo_model(model, os.environ)
+    scripted = spec is None and not rules
+    model_obj: Any = (rule_model() if rules else
+                      ScriptedModel(script()) if scripted else spec)
     p.line(p.paint("handoffs demo: a support team of triage, billing, policy, refunds, "
                    "technical and a human operator", "1"))
-    if scripted:
+    if rules:
+        p.line("The model is RULE-BASED: each agent answers by keyword rules and templates "
+               "(src/handoffs/examples/support.py),")
+        p.line("so this runs offline and would answer any message the same way every time.")
+    elif scripted:
         p.line("The model is SCRIPTED: every response below was written in advance "
                "(src/handoffs/examples/support.py),")
         p.line("so this runs offline. To use a real model: handoffs demo --model "

@@ -32,6 +32,7 @@ from typing import Any
 from .core.messages import ToolCall
 from .errors import ScriptExhausted
 from .models.base import ModelRequest, ModelResponse, TextDelta, Usage
+from .rules import Rule, RuleModel
 
 
 @dataclass(slots=True, frozen=True)
@@ -189,4 +190,5 @@ class ScriptedModel:
         yield response
 
 
-__all__ = ["Call", "Reply", "ScriptedModel", "call", "raw_call", "reply", "transfer"]
+__all__ = ["Call", "Reply", "Rule", "RuleModel", "ScriptedModel", "Step", "call", "raw_call",
+           "reply", "transfer"]

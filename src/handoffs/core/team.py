@@ -200,6 +200,10 @@ class Team:
 
 TOOL_CHOICES = ("auto", "required", "none")
 
+REASON_DESCRIPTION = "Why you are handing off, in one sentence."
+"""The description of every handoff tool's `reason` argument (how a handoff tool is told
+apart from an ordinary one by what a model is shown)."""
+
 
 def _check_tool_choice(agent: Agent, tools: Mapping[str, Tool], routes: Mapping[str, Route]
                        ) -> None:
@@ -250,7 +254,7 @@ def _route_spec(h: Handoff, target: Agent, tool_name: str) -> ToolSpec:
         description = f"{verb} {target.label}"
         description += f": {target.description}" if target.description else "."
     props: dict[str, Any] = {
-        "reason": {"type": "string", "description": "Why you are handing off, in one sentence."}
+        "reason": {"type": "string", "description": REASON_DESCRIPTION}
     }
     required: list[str] = []
     if h.payload is not None:

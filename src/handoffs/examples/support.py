@@ -1,5 +1,8 @@
 """The support team: triage routes customers to billing, refunds or technical support.
 
+`script()` is the scripted play of `CONVERSATION`; `rule_model()` answers free text
+offline (a `RuleModel` with the rules in `rules()`).
+
     triage ──> billing ──> refunds (lookup_order, issue_refund)
        └─────> technical          └──> triage (anything else)
     billing ··> refunds: "policy_check" delegation (answers come back to billing)
@@ -8,9 +11,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from handoffs import Agent, Handoff, HumanAgent, RunContext, Team, tool
+from handoffs.rules import Rule, RuleModel
 from handoffs.testing import Step, call, reply, transfer
 
 ORDERS: dict[str, dict[str, object]] = {
@@ -141,3 +148,104 @@ def script() -> list[Step]:
         [reply("Let me bring in a colleague who can check your account."),
          transfer("operator", reason="Firmware update did not help; needs account access.")],
     ]
+
+
+# -- the offline rule-based model: free text, no provider -------------------------------
+
+ORDER = r"(?<![\w-])(?P<order>[a-z]-\d{3,})(?![\w-])"
+"""An order number in the user's message, like A-1001 (any case)."""
+
+BILLING_WORDS = ["charge", "bill", "invoice", "payment", "pay", "paid", "refund", "money back",
+                 "twice", "double", "duplicate", "receipt"]
+TECH_WORDS = ["broken", "crash", "disconnect", "error", "bug", "setup", "set up", "install",
+              "not working", "doesn't work", "won't", "firmware", "dock", "monitor", "screen",
+              "battery", "freez", "slow"]
+DUPLICATE_WORDS = ["twice", "double", "duplicate", "two times", "charged again", "refund"]
+PERSON_WORDS = ["person", "human", "operator", "someone", "real agent", "manager", "account"]
+THANKS_WORDS = ["thank", "thx", "bye", "great", "perfect"]
+
+
+def _order_args(v: Mapping[str, Any]) -> dict[str, Any]:
+    return {"order_id": v["order"].upper()}
+
+
+def _refund_args(v: Mapping[str, Any]) -> dict[str, Any]:
+    order = v["lookup_order"]
+    if order["charged"] < 2:
+        raise LookupError("charged once: nothing to refund")
+    return {"order_id": order["order_id"], "amount": order["amount"]}
+
+
+def _refund_payload(v: Mapping[str, Any]) -> dict[str, Any]:
+    if not str(v["transfer_to_policy"]).startswith("Yes"):
+        raise LookupError("the policy desk said no")
+    order = ORDERS[v["order"].upper()]
+    return {"order_id": order["order_id"], "amount": order["amount"]}
+
+
+def _billing_answer(v: Mapping[str, Any]) -> str:
+    order = v["order"].upper()
+    if order not in ORDERS:
+        return f"I can't find an order {order}. Please check the number on your receipt."
+    return f"The policy desk says: {v['transfer_to_policy']}"
+
+
+def rules() -> dict[str, list[Rule]]:
+    """The support team's rules for `RuleModel`: each agent's in the order they apply."""
+    return {
+        "triage": [
+            Rule(keywords=BILLING_WORDS, handoff="billing", reason="Billing question: {text}"),
+            Rule(keywords=TECH_WORDS, handoff="technical", reason="Product problem: {text}"),
+            Rule(answer="Hello! I can send you to billing (charges, invoices, refunds) or to "
+                 "tech support (product problems). What do you need help with?"),
+        ],
+        "billing": [
+            Rule(keywords=TECH_WORDS, handoff="triage", reason="Not a billing question."),
+            Rule(keywords=DUPLICATE_WORDS, pattern=ORDER, handoff="policy",
+                 reason="Is a refund for a duplicate charge on {order} allowed?"),
+            Rule(keywords=DUPLICATE_WORDS, pattern=ORDER, handoff="refunds",
+                 reason="Duplicate charge on {order}; the policy desk allows a refund.",
+                 payload=_refund_payload),
+            Rule(keywords=DUPLICATE_WORDS, pattern=ORDER, answer=_billing_answer),
+            Rule(keywords=DUPLICATE_WORDS,
+                 answer="Which order was charged twice? Its number looks like A-1001."),
+            Rule(keywords=["invoice", "receipt"], answer="I've emailed you the invoice; every "
+                 "invoice is also under Account > Billing."),
+            Rule(answer="I handle charges and invoices. Which order is this about?"),
+        ],
+        "policy": [
+            Rule(keywords=DUPLICATE_WORDS, answer="Yes: duplicate charges are always "
+                 "refundable."),
+            Rule(answer="No: only duplicate charges are refunded without a review."),
+        ],
+        "refunds": [
+            Rule(keywords=TECH_WORDS, handoff="triage", reason="New issue, not about refunds."),
+            Rule(pattern=ORDER, call="lookup_order", args=_order_args),
+            Rule(pattern=ORDER, call="issue_refund", args=_refund_args),
+            Rule(pattern=ORDER, answer="I've refunded the duplicate charge: {issue_refund} It "
+                 "will show up in 3-5 business days."),
+            Rule(pattern=ORDER, answer="{lookup_order[error]}"),
+            Rule(pattern=ORDER, answer="Order {lookup_order[order_id]} was charged once, so "
+                 "there is nothing to refund."),
+            Rule(keywords=THANKS_WORDS, answer="You're welcome! Anything else?"),
+            Rule(handoff="triage", reason="Not a refund request."),
+        ],
+        "technical": [
+            Rule(keywords=PERSON_WORDS, handoff="operator",
+                 reason="The customer asks for a person; the fix needs account access.",
+                 say="Let me bring in a colleague who can check your account."),
+            Rule(keywords=BILLING_WORDS, handoff="triage", reason="Not a product problem."),
+            Rule(keywords=["dock", "disconnect", "monitor", "usb"],
+                 answer="Please update the dock firmware to 2.4 (Settings > Dock > Update) "
+                 "and reconnect. Tell me if it still drops."),
+            Rule(keywords=THANKS_WORDS, answer="Glad to help!"),
+            Rule(answer="Sorry about that! Restart the device and update it to the latest "
+                 "firmware; tell me if the problem stays."),
+        ],
+    }
+
+
+def rule_model(stream_chunks: int | None = None) -> RuleModel:
+    """An offline model for the support team that reacts to free text ("I was charged
+    twice for A-1001"): for demos, a terminal chat or a web page with no provider."""
+    return RuleModel(rules(), stream_chunks=stream_chunks)
