@@ -10,9 +10,7 @@ call in the transcript and the tool it called always carry the same name on the 
 
 from __future__ import annotations
 
-import hashlib
 import re
-import unicodedata
 
 MAX_TOOL_NAME = 64
 """The longest tool name the providers accept."""
@@ -43,6 +41,10 @@ def tool_name(name: str) -> str:
     """
     if _VALID.fullmatch(name) is not None:
         return name
+    # Only names that need cleaning pay for these (hashlib loads OpenSSL: ~3 ms).
+    import hashlib
+    import unicodedata
+
     out: list[str] = []
     lossy = False
     for ch in unicodedata.normalize("NFKD", name):
