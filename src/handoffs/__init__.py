@@ -11,23 +11,40 @@ from typing import TYPE_CHECKING, Any
 from .core.agent import Agent, HumanAgent
 from .core.context import HandoffContext, RunContext
 from .core.events import Event
-from .core.guardrails import GuardrailResult
+from .core.guardrails import (
+    Guardrail,
+    GuardrailResult,
+    deny_patterns,
+    json_output,
+    max_length,
+    min_length,
+)
 from .core.handoff import Handoff, HandoffReason, HandoffRecord
 from .core.messages import AssistantMessage, Message, Note, ToolCall, ToolResult, UserMessage
+from .core.plan import PlanStep
 from .core.policy import HandoffPolicy, Rejection
 from .core.session import SessionState
 from .core.team import Team
-from .core.tools import HandoffTo, Tool, tool
-from .errors import HandoffsError, ModelError, RunFailed, TeamError
+from .core.tools import HandoffTo, Tool, ToolSpec, tool
+from .errors import HandoffsError, ModelError, RunFailed, ScriptExhausted, TeamError
 
 if TYPE_CHECKING:
+    from .models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
+    from .models.registry import get_model, register_provider
+    from .models.retry import RetryPolicy
+    from .rules import Rule, RuleModel
     from .runtime.result import RunError, RunResult, RunStatus
     from .runtime.runner import Runner
     from .runtime.summary import Summarizer
+    from .stores.base import SessionStore, SessionSummary, open_store
     from .stores.memory import MemoryStore
+    from .stores.postgres import PostgresStore
+    from .stores.sqlite import SQLiteStore
+    from .testing import ScriptedModel
 
-# The runtime pulls in asyncio (about 30 ms here); it loads on first use of these names,
-# so `import handoffs` and defining agents and teams stay light (PEP 562).
+# The runtime pulls in asyncio (about 30 ms here), the stores and models theirs; they load
+# on first use of these names, so `import handoffs` and defining agents and teams stay
+# light (PEP 562).
 _LAZY = {
     "Runner": "runtime.runner",
     "RunResult": "runtime.result",
@@ -35,6 +52,22 @@ _LAZY = {
     "RunError": "runtime.result",
     "Summarizer": "runtime.summary",
     "MemoryStore": "stores.memory",
+    "SQLiteStore": "stores.sqlite",
+    "PostgresStore": "stores.postgres",
+    "SessionStore": "stores.base",
+    "SessionSummary": "stores.base",
+    "open_store": "stores.base",
+    "Model": "models.base",
+    "ModelRequest": "models.base",
+    "ModelResponse": "models.base",
+    "TextDelta": "models.base",
+    "Usage": "models.base",
+    "RetryPolicy": "models.retry",
+    "get_model": "models.registry",
+    "register_provider": "models.registry",
+    "ScriptedModel": "testing",
+    "Rule": "rules",
+    "RuleModel": "rules",
 }
 
 
@@ -58,6 +91,7 @@ __all__ = [
     "Agent",
     "AssistantMessage",
     "Event",
+    "Guardrail",
     "GuardrailResult",
     "Handoff",
     "HandoffContext",
@@ -69,23 +103,46 @@ __all__ = [
     "HumanAgent",
     "MemoryStore",
     "Message",
+    "Model",
     "ModelError",
+    "ModelRequest",
+    "ModelResponse",
     "Note",
+    "PlanStep",
+    "PostgresStore",
     "Rejection",
+    "RetryPolicy",
+    "Rule",
+    "RuleModel",
     "RunContext",
     "RunError",
     "RunFailed",
     "RunResult",
     "RunStatus",
     "Runner",
+    "SQLiteStore",
+    "ScriptExhausted",
+    "ScriptedModel",
     "SessionState",
+    "SessionStore",
+    "SessionSummary",
     "Summarizer",
     "Team",
     "TeamError",
+    "TextDelta",
     "Tool",
     "ToolCall",
     "ToolResult",
+    "ToolSpec",
+    "Usage",
     "UserMessage",
     "__version__",
+    "deny_patterns",
+    "get_model",
+    "json_output",
+    "max_length",
+    "min_length",
+    "open_store",
+    "register_provider",
     "tool",
 ]

@@ -46,7 +46,9 @@ class Agent:
     icon: str | None = None
     color: str | None = None
     input_guardrails: Sequence[Any] = ()
-    """Checks on the user's message this agent receives; see `handoffs.guardrails`."""
+    """Checks on the user's message this agent receives: functions `(ctx, text) ->
+    GuardrailResult`, or the built-ins `max_length`, `min_length`, `deny_patterns`,
+    `json_output` (all importable from `handoffs`)."""
     output_guardrails: Sequence[Any] = ()
     """Checks on the final answer this agent produces."""
     timeout: float | None = None
