@@ -1,186 +1,108 @@
-"""The state of one turn: its outcomes, its lines of work, its events and records."""
+"""One user turn from start to end: DESIGN.md's steps 1, 2 and 4 around the loop.
+
+Lock the session, load it, make the user's message durable, run the main line, and
+persist what the turn did, whatever happened in between.
+"""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from ..core.agent import Agent
-from ..core.context import HandoffContext, RunContext
 from ..core.events import Event
-from ..core.handoff import HandoffRecord, handoff_context
-from ..core.history import Window
-from ..core.messages import Message
-from ..core.session import SessionState
-from ..core.team import AgentPlan, Route
-from ..models.base import Usage
+from ..core.history import last_user_index
+from ..core.messages import Note, UserMessage
+from ..core.session import SessionState, ViewSpec
+from ..errors import HandoffsError
+from .loop import drive
+from .result import RunResult, RunStatus
+from .state import Fail, Turn, failed, finish
 
 if TYPE_CHECKING:
     from .runner import Runner
 
 
+async def run_turn(runner: Runner, session_id: str, text: str, channel: str | None,
+                   context: Any, sink: Callable[[Event], None] | None) -> RunResult:
+    """Run one user turn on the session under its lock, persisted at both ends."""
+    if not isinstance(text, str):
+        raise HandoffsError(f"The user's message must be a string, not {type(text)}.",
+                            code="invalid_argument")
+    store = runner.store
+    team = runner.team
+    async with store.lock(session_id):
+        state = await load(runner, session_id)
+        if channel is not None:
+            state.channel = channel
+        name = state.active_agent
+        if name is None or name not in team:
+            name = state.active_agent = team.entry
+            state.view = ViewSpec()
+        pending = pending_message(state)
+        if pending is not None and pending.text == text:
+            # The same message again after an interrupted turn: answer it, once.
+            since = state.checkpoint()
+            t = Turn(runner, state, context, sink)
+            state.messages.append(Note("The previous turn was interrupted; resumed.", name))
+        else:
+            if pending is not None:
+                await _answer_pending(runner, state, context)
+            state.turn += 1
+            since = state.checkpoint()
+            t = Turn(runner, state, context, sink)
+            t.user_index = len(state.messages)
+            state.messages.append(UserMessage(text, name))
+            state.status = "running"
+            # Durable before any model call: a crash from here on loses no input.
+            await store.commit(state, since)
+            since = state.checkpoint()
+        t.emit("run_started", {"agent": name, "text": text})
+        try:
+            res = await drive(t, name, text)
+        except Exception as exc:  # a bug or a tool with on_error="raise"
+            code = getattr(exc, "code", "internal_error")
+            res = failed(t, Fail(code, f"{type(exc).__name__}: {exc}",
+                                 state.active_agent or name))
+        state.status = ("waiting_for_human" if res.status is RunStatus.WAITING_FOR_HUMAN
+                        else "idle")
+        finish(t, res)
+        await store.commit(state, since, t.lazy_events)
+        return res
 
 
-@dataclass(slots=True)
-class Answer:
-    text: str
-    agent: str
+async def _answer_pending(runner: Runner, state: SessionState, context: Any) -> None:
+    """Finish a turn a crash interrupted, before taking the next message."""
+    pending = pending_message(state)
+    assert pending is not None
+    since = state.checkpoint()
+    t = Turn(runner, state, context, None)
+    name = state.active_agent or runner.team.entry
+    state.messages.append(Note("The previous turn was interrupted; resumed.", name))
+    t.emit("run_started", {"agent": name, "text": pending.text})
+    try:
+        res = await drive(t, name, pending.text, check_input=False)
+    except Exception as exc:
+        res = failed(t, Fail(getattr(exc, "code", "internal_error"), str(exc), name))
+    state.status = ("waiting_for_human" if res.status is RunStatus.WAITING_FOR_HUMAN
+                    else "idle")
+    finish(t, res)
+    await runner.store.commit(state, since, t.lazy_events)
 
 
-@dataclass(slots=True)
-class Transfer:
-    route: Route | None
-    record: HandoffRecord
-    target: Agent
-    payload: Any
+async def load(runner: Runner, session_id: str) -> SessionState:
+    """The stored session, or a new one held by the team's entry agent."""
+    state = await runner.store.load(session_id)
+    if state is None:
+        state = SessionState(session_id, active_agent=runner.team.entry)
+    return state
 
 
-@dataclass(slots=True)
-class Fail:
-    code: str
-    message: str
-    agent: str
-    recoverable: bool = True
-    """False for failures a fallback cannot fix (max_steps, script exhausted)."""
-
-
-Outcome = Answer | Transfer | Fail
-
-
-class Leg:
-    """One thread of work: the session's main line, or a delegation's private line.
-
-    The main line appends to the session transcript and sees it through the session's
-    view; a delegation appends to its own list and sees a fixed window of the transcript
-    followed by that list.
-    """
-
-    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "main", "payload", "plan",
-                 "record", "rendered", "route", "sub", "summary", "system")
-
-    def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
-                 base: Window | None = None) -> None:
-        self.plan = plan
-        self.agent = plan.agent
-        self.main = main
-        self.depth = depth
-        self.base = base
-        self.sub: list[Message] = []
-        self.rendered: list[Message] = []
-        self.record: HandoffRecord | None = None
-        """The handoff that gave the current agent the work (None: the entry agent)."""
-        self.payload: Any = None
-        self._handoff: HandoffContext | None = None
-        self.route: Route | None = None
-        self.summary: str | None = None
-        self.ctx: RunContext | None = None
-        """Cached for the current agent; cleared whenever the agent or its handoff changes."""
-        self.system: str | None = None
-        """Cached system text when the agent's instructions are a plain string."""
-
-    def switch(self, plan: AgentPlan) -> None:
-        self.plan = plan
-        self.agent = plan.agent
-        self.ctx = None
-        self.system = None
-
-    @property
-    def handoff(self) -> HandoffContext | None:
-        """`ctx.handoff` for the current agent, built only when someone asks for it."""
-        h = self._handoff
-        if h is None and self.record is not None:
-            h = self._handoff = handoff_context(self.record, self.payload)
-        return h
-
-    def handed(self, record: HandoffRecord | None, payload: Any, route: Route | None) -> None:
-        """Record how the current agent got the work (invalidates the caches)."""
-        self.record = record
-        self.payload = payload
-        self._handoff = None
-        self.route = route
-        self.summary = None
-        self.ctx = None
-        self.system = None
-
-
-class Turn:
-    """The mutable state of one turn: events, records, counters, usage."""
-
-    __slots__ = ("accepted", "built", "context", "raw", "records", "recovered", "runner", "sink",
-                 "state", "steps", "streaming", "usage", "usage_by_agent", "user_index")
-
-    def __init__(self, runner: Runner, state: SessionState, context: Any,
-                 sink: Callable[[Event], None] | None) -> None:
-        self.runner = runner
-        self.state = state
-        self.context = context
-        self.sink = sink
-        self.streaming = sink is not None
-        self.raw: list[Event | tuple[str, float, dict[str, Any], Any]] = []
-        self.built = 0
-        self.records: list[HandoffRecord] = []
-        self.accepted = 0
-        self.steps = 0
-        self.recovered = False
-        self.usage = Usage()
-        self.usage_by_agent: dict[str, Usage] = {}
-        self.user_index = -1
-        """Where this turn's user message is in the transcript (-1: look it up)."""
-
-    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
-        sink = self.sink
-        if sink is None:
-            # Nobody is listening now: keep the parts, build Event objects on demand.
-            self.raw.append((type_, time.time(), data, result))
-            return
-        state = self.state
-        e = Event(type_, state.id, state.turn, time.time(), data, result)
-        self.raw.append(e)
-        sink(e)
-
-    @property
-    def events(self) -> list[Event]:
-        """Every event so far, as `Event` objects (built once, on first use)."""
-        raw = self.raw
-        if self.built < len(raw):
-            sid, turn = self.state.id, self.state.turn
-            for i in range(self.built, len(raw)):
-                item = raw[i]
-                if not isinstance(item, Event):
-                    raw[i] = Event(item[0], sid, turn, item[1], item[2], item[3])
-            self.built = len(raw)
-        return raw  # type: ignore[return-value]
-
-    @property
-    def lazy_events(self) -> Sequence[Event]:
-        """The events as a sequence that builds `Event` objects only if read (the memory
-        store never reads them; durable stores do)."""
-        return _LazyEvents(self)
-
-    def add_record(self, record: HandoffRecord) -> None:
-        self.records.append(record)
-        self.state.handoffs.append(record)
-        if record.accepted:
-            self.accepted += 1
-
-
-class _LazyEvents(Sequence[Event]):
-    __slots__ = ("_turn",)
-
-    def __init__(self, turn: Turn) -> None:
-        self._turn = turn
-
-    def __len__(self) -> int:
-        return len(self._turn.raw)
-
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Event]: ...
-    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
-        return self._turn.events[index]
-
-    def __iter__(self) -> Iterator[Event]:
-        return iter(self._turn.events)
+def pending_message(state: SessionState) -> UserMessage | None:
+    """The user message of an interrupted turn, if the last turn never finished."""
+    if state.status not in ("running", "interrupted") or not state.messages:
+        return None
+    i = last_user_index(state.messages)
+    if i >= len(state.messages):
+        return None
+    m = state.messages[i]
+    return m if isinstance(m, UserMessage) else None
