@@ -168,7 +168,7 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
             try:
                 model = t.models[name]  # resolved on first need
             except HandoffsError as exc:
-                return Fail(exc.code, str(exc), name, recoverable=False)
+                return Fail(exc.code, str(exc), name, recoverable=False, exception=exc)
         if model is None:
             return Fail("no_model", f"{name} has no model and cannot answer here.",
                         name, recoverable=False)
@@ -186,11 +186,11 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
             else:
                 response = await model.complete(request)
         except ModelError as exc:
-            return Fail(exc.code, str(exc), name)
+            return Fail(exc.code, str(exc), name, exception=exc)
         except HandoffsError as exc:
-            return Fail(exc.code, str(exc), name, recoverable=False)
+            return Fail(exc.code, str(exc), name, recoverable=False, exception=exc)
         except Exception as exc:
-            return Fail("model_error", f"{type(exc).__name__}: {exc}", name)
+            return Fail("model_error", f"{type(exc).__name__}: {exc}", name, exception=exc)
         if response.usage is not None:
             t.usage.add(response.usage)
             per = t.usage_by_agent.get(name)

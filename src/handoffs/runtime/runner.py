@@ -52,7 +52,9 @@ class Runner:
     when an agent first needs one: a runner with no model at all can still serve
     `reply_as_human`, `select_agent` and reads. `store` is a `SessionStore` or a URL
     (`memory://`, `sqlite:///path.db`, `postgresql://...`); None keeps sessions in memory.
-    `max_steps` bounds the model calls of one turn.
+    `max_steps` bounds the model calls of one turn. `max_message_chars` bounds a user's
+    or operator's message (longer ones are refused with `message_too_large` before
+    anything is stored).
     """
 
     def __init__(
@@ -61,16 +63,21 @@ class Runner:
         model: Model | str | None = None,
         store: SessionStore | str | None = None,
         max_steps: int = 20,
+        max_message_chars: int = 1_000_000,
     ) -> None:
         if not isinstance(team, Team):
             raise HandoffsError("Runner needs a Team; wrap your agents: Team([...]).",
                                 code="invalid_team")
         if max_steps < 1:
             raise HandoffsError("max_steps must be at least 1.", code="invalid_argument")
+        if max_message_chars < 1:
+            raise HandoffsError("max_message_chars must be at least 1.",
+                                code="invalid_argument")
         self.team = team
         self.model = model
         self.store: SessionStore = open_store(store)
         self.max_steps = max_steps
+        self.max_message_chars = max_message_chars
         self._models = _Models(self)
         for agent in team.agents:  # a model that is set is checked now, a missing one
             if self._spec(agent) is not None:  # only when that agent must answer
@@ -126,6 +133,18 @@ class Runner:
         session remembers it as the active agent for the next message.
         """
         return await run_turn(self, session_id, text, channel, context, None)
+
+    async def resume(self, session_id: str, context: Any = None) -> RunResult | None:
+        """Answer the message of a turn that a crash or a cancel interrupted.
+
+        Returns None when nothing is pending. Not needed for correctness: the next
+        `run` on the session answers the interrupted message together with the new one
+        (or resumes it, when the same text is sent again); use `resume` to answer it
+        without waiting for the user.
+        """
+        from .turn import resume
+
+        return await resume(self, session_id, context, None)
 
     def run_sync(
         self,

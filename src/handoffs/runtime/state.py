@@ -47,6 +47,8 @@ class Fail:
     agent: str
     recoverable: bool = True
     """False for failures a fallback cannot fix (max_steps, script exhausted)."""
+    exception: BaseException | None = None
+    """The exception behind the failure, kept for `RunError.exception` and the log."""
 
 
 Outcome = Answer | Transfer | Fail
@@ -201,7 +203,7 @@ def result(t: Turn, output: str, agent: str, status: RunStatus,
 
 def failed(t: Turn, fail: Fail) -> RunResult:
     return result(t, "", fail.agent, RunStatus.FAILED,
-                  RunError(fail.code, fail.message, fail.agent))
+                  RunError(fail.code, fail.message, fail.agent, fail.exception))
 
 
 def finish(t: Turn, res: RunResult) -> None:

@@ -1,19 +1,28 @@
 """One user turn from start to end: DESIGN.md's steps 1, 2 and 4 around the loop.
 
-Lock the session, load it, make the user's message durable, run the main line, and
-persist what the turn did, whatever happened in between.
+Lock the session, load it, make the user's message durable before any model call, run
+the main line, and persist what the turn did, whatever happened in between.
+
+A turn that died (a crash, a cancel) leaves its user message stored and the session
+`interrupted`. That message is answered once, never twice and never lost:
+- the same text sent again (a client's retry) resumes it;
+- a new message is stored first, and the agent answers both in one turn (the
+  transcript holds them in order), so a turn never does more than one catch-up;
+- `runner.resume(session_id)` answers it without a new message.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core.events import Event
 from ..core.history import last_user_index
 from ..core.messages import Note, UserMessage
-from ..core.session import SessionState, ViewSpec
+from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
+from ..log import fields
 from .loop import drive
 from .result import RunResult, RunStatus
 from .state import Fail, Turn, failed, finish
@@ -21,72 +30,102 @@ from .state import Fail, Turn, failed, finish
 if TYPE_CHECKING:
     from .runner import Runner
 
+log = logging.getLogger(__name__)
+
+RESUMED = "The previous turn was interrupted; resumed."
+CAUGHT_UP = ("The previous message was interrupted before it was answered; the next "
+             "answer covers it too.")
+
 
 async def run_turn(runner: Runner, session_id: str, text: str, channel: str | None,
                    context: Any, sink: Callable[[Event], None] | None) -> RunResult:
     """Run one user turn on the session under its lock, persisted at both ends."""
-    if not isinstance(text, str):
-        raise HandoffsError(f"The user's message must be a string, not {type(text)}.",
-                            code="invalid_argument")
+    check_text(runner, text)
     store = runner.store
-    team = runner.team
     async with store.lock(session_id):
         state = await load(runner, session_id)
         if channel is not None:
             state.channel = channel
-        name = state.active_agent
-        if name is None or name not in team:
-            name = state.active_agent = team.entry
-            state.view = ViewSpec()
-        pending = pending_message(state)
-        if pending is not None and pending.text == text:
+        name = _active(runner, state)
+        pending = pending_index(state)
+        since = state.checkpoint()
+        if pending is not None and state.messages[pending].text == text:
             # The same message again after an interrupted turn: answer it, once.
-            since = state.checkpoint()
             t = Turn(runner, state, context, sink)
-            state.messages.append(Note("The previous turn was interrupted; resumed.", name))
-        else:
-            if pending is not None:
-                await _answer_pending(runner, state, context)
-            state.turn += 1
-            since = state.checkpoint()
-            t = Turn(runner, state, context, sink)
-            t.user_index = len(state.messages)
-            state.messages.append(UserMessage(text, name))
-            state.status = "running"
-            # Durable before any model call: a crash from here on loses no input.
-            await store.commit(state, since)
-            since = state.checkpoint()
-        t.emit("run_started", {"agent": name, "text": text})
-        try:
-            res = await drive(t, name, text)
-        except Exception as exc:  # a bug or a tool with on_error="raise"
-            code = getattr(exc, "code", "internal_error")
-            res = failed(t, Fail(code, f"{type(exc).__name__}: {exc}",
-                                 state.active_agent or name))
-        state.status = ("waiting_for_human" if res.status is RunStatus.WAITING_FOR_HUMAN
-                        else "idle")
-        finish(t, res)
-        await store.commit(state, since, t.lazy_events)
-        return res
+            t.user_index = pending
+            state.messages.append(Note(RESUMED, name))
+            return await _answer(t, name, text, since)
+        state.turn += 1
+        checked = text
+        if pending is not None:
+            checked = f"{state.messages[pending].text}\n\n{text}"
+            state.messages.append(Note(CAUGHT_UP, name))
+        t = Turn(runner, state, context, sink)
+        t.user_index = len(state.messages)
+        state.messages.append(UserMessage(text, name))
+        state.status = "running"
+        # Durable before any model call: a crash from here on loses no input.
+        await store.commit(state, since)
+        return await _answer(t, name, checked, state.checkpoint())
 
 
-async def _answer_pending(runner: Runner, state: SessionState, context: Any) -> None:
-    """Finish a turn a crash interrupted, before taking the next message."""
-    pending = pending_message(state)
-    assert pending is not None
-    since = state.checkpoint()
-    t = Turn(runner, state, context, None)
-    name = state.active_agent or runner.team.entry
-    state.messages.append(Note("The previous turn was interrupted; resumed.", name))
-    t.emit("run_started", {"agent": name, "text": pending.text})
+async def resume(runner: Runner, session_id: str, context: Any,
+                 sink: Callable[[Event], None] | None) -> RunResult | None:
+    """Answer the message of an interrupted turn, if there is one (else None)."""
+    async with runner.store.lock(session_id):
+        state = await runner.store.load(session_id)
+        if state is None:
+            return None
+        pending = pending_index(state)
+        if pending is None:
+            return None
+        name = _active(runner, state)
+        since = state.checkpoint()
+        t = Turn(runner, state, context, sink)
+        t.user_index = pending
+        state.messages.append(Note(RESUMED, name))
+        return await _answer(t, name, state.messages[pending].text, since)
+
+
+async def _answer(t: Turn, name: str, text: str, since: Checkpoint) -> RunResult:
+    """Run the main line for the turn's message and persist everything it did."""
+    state = t.state
+    t.emit("run_started", {"agent": name, "text": text})
+    if log.isEnabledFor(logging.INFO):
+        log.info("turn %d of %s started with %s", state.turn, state.id, name,
+                 extra=fields(state.id, state.turn, name))
     try:
-        res = await drive(t, name, pending.text, check_input=False)
-    except Exception as exc:
-        res = failed(t, Fail(getattr(exc, "code", "internal_error"), str(exc), name))
+        res = await drive(t, name, text)
+    except Exception as exc:  # a bug, or a tool / instructions / hook that raised
+        res = failed(t, Fail(getattr(exc, "code", "internal_error"),
+                             f"{type(exc).__name__}: {exc}", state.active_agent or name,
+                             exception=exc))
     state.status = ("waiting_for_human" if res.status is RunStatus.WAITING_FOR_HUMAN
                     else "idle")
     finish(t, res)
-    await runner.store.commit(state, since, t.lazy_events)
+    err = res.error
+    if err is not None:
+        log.warning("turn %d of %s failed (%s): %s", state.turn, state.id, err.code,
+                    err.message, exc_info=err.exception,
+                    extra=fields(state.id, state.turn, res.agent))
+    elif log.isEnabledFor(logging.INFO):
+        log.info("turn %d of %s ended %s with %s", state.turn, state.id, res.status.value,
+                 res.agent, extra=fields(state.id, state.turn, res.agent))
+    await t.runner.store.commit(state, since, t.lazy_events)
+    return res
+
+
+def check_text(runner: Runner, text: Any) -> None:
+    """A user's (or operator's) message must be text within the runner's size limit."""
+    if not isinstance(text, str):
+        raise HandoffsError(f"The message must be a string, not {type(text).__name__}.",
+                            code="invalid_argument")
+    if len(text) > runner.max_message_chars:
+        raise HandoffsError(
+            f"The message has {len(text):,} characters; the limit is "
+            f"{runner.max_message_chars:,} (Runner(max_message_chars=...)). Send a shorter "
+            "message, or pass large documents as a handoff payload or a tool's result.",
+            code="message_too_large")
 
 
 async def load(runner: Runner, session_id: str) -> SessionState:
@@ -97,12 +136,20 @@ async def load(runner: Runner, session_id: str) -> SessionState:
     return state
 
 
-def pending_message(state: SessionState) -> UserMessage | None:
-    """The user message of an interrupted turn, if the last turn never finished."""
+def _active(runner: Runner, state: SessionState) -> str:
+    """The session's active agent; the entry agent if it has none or it left the team."""
+    name = state.active_agent
+    if name is None or name not in runner.team:
+        name = state.active_agent = runner.team.entry
+        state.view = ViewSpec()
+    return name
+
+
+def pending_index(state: SessionState) -> int | None:
+    """Where the user message of an interrupted turn is, if the last turn never finished."""
     if state.status not in ("running", "interrupted") or not state.messages:
         return None
     i = last_user_index(state.messages)
-    if i >= len(state.messages):
+    if i >= len(state.messages) or not isinstance(state.messages[i], UserMessage):
         return None
-    m = state.messages[i]
-    return m if isinstance(m, UserMessage) else None
+    return i
