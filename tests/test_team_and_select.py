@@ -74,7 +74,7 @@ async def test_runner_without_any_model_fails_the_turn_saying_how_to_give_one(
     assert result.error is not None and result.error.code == "no_model"
     assert "has no model" in result.error.message
     state = await runner.get_session("s")
-    assert state is not None and [m.text for m in state.messages][0] == "hello"
+    assert state is not None and state.messages[0].text == "hello"
 
 
 async def test_select_agent_moves_the_conversation_with_a_user_request_record() -> None:
