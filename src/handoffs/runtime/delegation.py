@@ -15,9 +15,10 @@ from typing import Any
 from ..core.handoff import HandoffRecord
 from ..core.history import Window, render_conversation
 from ..core.messages import HandoffMark, Message, ToolResult, UserMessage
+from ..core.policy import Rejection
 from ..core.team import Route
 from . import guardrails
-from .handoffs import call_hook, result_for
+from .handoffs import call_hook, refuse, result_for
 from .prompt import ctx_of, window
 from .requests import HandoffAsk
 from .state import Answer, Fail, Leg, Outcome, Turn, append, turn_text
@@ -44,20 +45,29 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
     `task`, for plan steps, is given to the delegate as a user message.
     """
     target = route.target
+    base = _base(t, leg, route)
+    sub = Leg(t.team.plan(target.name), main=False, depth=leg.depth + 1, base=base)
+    sub.handed(record, payload, route)
+    step = "on_handoff hook"
+    try:  # a hook or summary that fails refuses the delegation: the caller is told
+        if route.handoff.on_handoff is not None:
+            await call_hook(route, ctx_of(t, sub), payload)
+        step = "summary"
+        if route.handoff.history == "summary":
+            sub.summary = record.summary = await summary_for(t, leg, route)
+    except Exception as exc:
+        code = "handoff_hook_failed" if step != "summary" else "summary_failed"
+        message = (f"The {step} of the delegation to {target.name!r} failed "
+                   f"({type(exc).__name__}: {exc}); the delegation was not made.")
+        refuse(t, leg, record, Rejection(code, message), exc)
+        return message, Fail(code, message, leg.agent.name, exception=exc)
     t.emit("agent_handoff", {
         "source": record.source, "target": target.name, "reason": record.reason,
         "explanation": record.explanation, "record_id": record.id, "returns": True,
     })
-    base = _base(t, leg, route)
-    sub = Leg(t.team.plan(target.name), main=False, depth=leg.depth + 1, base=base)
-    sub.handed(record, payload, route)
     if task is not None:
         append(t, sub, UserMessage(task, target.name))
     t.emit("agent_started", {"agent": target.name, "display_name": target.label})
-    if route.handoff.on_handoff is not None:
-        await call_hook(route, ctx_of(t, sub), payload)
-    if route.handoff.history == "summary":
-        sub.summary = record.summary = await summary_for(t, leg, route)
     outcome: Outcome | None = None
     if target.input_guardrails:
         outcome = await guardrails.check(

@@ -12,6 +12,7 @@ Where DESIGN.md's short form needed a precise reading:
 from __future__ import annotations
 
 import inspect
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,10 +25,14 @@ from ..core.messages import HandoffMark, ToolResult
 from ..core.policy import MULTIPLE_HANDOFFS, Rejection
 from ..core.session import ViewSpec
 from ..core.team import Route
+from ..log import fields
 from .ids import new_id
 from .prompt import ctx_of, enabled
 from .requests import HandoffAsk, payload_json
-from .state import Leg, Transfer, Turn
+from .state import Fail, Leg, Transfer, Turn
+from .summary import summary_for
+
+log = logging.getLogger(__name__)
 
 _LLM = HandoffReason.LLM
 _PROGRAMMATIC = HandoffReason.PROGRAMMATIC
@@ -75,27 +80,48 @@ def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult |
             reject(t, leg, ask, results, marks, rejection)
             continue
         record = record_for(t, name, ask, payload, accepted=True)
-        t.add_record(record)
         target = team[ask.target]
         if target.is_human and record.reason is _LLM:
             record.reason = HandoffReason.ESCALATION
         if is_delegation:
+            t.add_record(record)
             decision.delegations.append((ask, record, payload))
-        else:
+        else:  # recorded once its hook and summary succeed (settle_transfer)
             decision.transfer = Transfer(ask.route, record, target, payload)
     return decision
 
 
 async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
-                          results: list[ToolResult | None],
-                          marks: list[HandoffMark | None]) -> Transfer | None:
-    """Run the accepted transfer's hook and answer its call. On the main line the caller
-    moves the session; inside a delegation the transfer changes who answers it, here."""
+                          results: list[ToolResult | None], marks: list[HandoffMark | None],
+                          said: str) -> Transfer | Fail | None:
+    """Complete the accepted transfer: its `on_handoff` hook, then its summary, then its
+    record and its call's result. A hook or summary that fails refuses the handoff
+    (`handoff_hook_failed`, `summary_failed`) and fails the agent, so nothing of it is
+    half applied. On the main line the caller moves the session; inside a delegation the
+    transfer changes who answers the delegation, here."""
     transfer = decision.transfer
     ask = decision.transfer_ask
     if transfer is None or ask is None:
         return None
-    await call_hook(transfer.route, ctx_of(t, leg), transfer.payload)
+    route = transfer.route
+    record = transfer.record
+    if route is not None and route.handoff.on_handoff is not None:
+        try:
+            await call_hook(route, ctx_of(t, leg), transfer.payload)
+        except Exception as exc:
+            return _failed_after(t, leg, ask, record, results, marks, "handoff_hook_failed",
+                                 f"The on_handoff hook of the route to {ask.target!r} failed "
+                                 f"({type(exc).__name__}: {exc}); the handoff was not made.",
+                                 exc)
+    if route is not None and route.handoff.history == "summary":
+        try:  # made once, from what the source saw, before the view moves on
+            record.summary = await summary_for(t, leg, route, said)
+        except Exception as exc:
+            return _failed_after(t, leg, ask, record, results, marks, "summary_failed",
+                                 f"The summary for the handoff to {ask.target!r} could not "
+                                 f"be made ({type(exc).__name__}: {exc}); the handoff was "
+                                 "not made.", exc)
+    t.add_record(record)
     result_for(t, leg, ask, results, marks, f"Transferred to {transfer.target.label}.", False,
                "transferred")
     if leg.main:
@@ -110,6 +136,36 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
     t.emit("agent_started", {"agent": transfer.target.name,
                              "display_name": transfer.target.label})
     return None
+
+
+def _failed_after(t: Turn, leg: Leg, ask: HandoffAsk, record: HandoffRecord,
+                  results: list[ToolResult | None], marks: list[HandoffMark | None],
+                  code: str, message: str, exc: BaseException) -> Fail:
+    """A handoff that passed the policy but could not be completed: refused, and the
+    agent that asked fails (the error-recovery rule then applies)."""
+    refuse(t, leg, record, Rejection(code, message), exc)
+    result_for(t, leg, ask, results, marks, message, True, "rejected")
+    return Fail(code, message, leg.agent.name, exception=exc)
+
+
+def refuse(t: Turn, leg: Leg, record: HandoffRecord, rejection: Rejection,
+           exc: BaseException | None = None) -> None:
+    """Mark a record refused (adding it to the turn if it is not there yet) and say so."""
+    if record.accepted and record in t.records:
+        t.accepted -= 1
+    record.accepted = False
+    record.rejection = rejection.code
+    record.message = rejection.message
+    if record not in t.records:
+        t.add_record(record)
+    t.emit("handoff_rejected", {"agent": leg.agent.name, "target": record.target,
+                                "code": rejection.code, "message": rejection.message,
+                                "record_id": record.id})
+    state = t.state
+    log.log(logging.WARNING if exc is not None else logging.INFO,
+            "handoff %s -> %s refused (%s): %s", record.source, record.target,
+            rejection.code, rejection.message, exc_info=exc,
+            extra=fields(state.id, state.turn, leg.agent.name))
 
 
 def record_for(t: Turn, source: str, ask: HandoffAsk, payload: Any, accepted: bool,
@@ -130,11 +186,7 @@ def reject(t: Turn, leg: Leg, ask: HandoffAsk, results: list[ToolResult | None],
            marks: list[HandoffMark | None], rejection: Rejection) -> None:
     """Record a refused request and give the model the refusal as the call's result."""
     payload, _ = ask.payload_of()
-    record = record_for(t, leg.agent.name, ask, payload, False, rejection)
-    t.add_record(record)
-    t.emit("handoff_rejected", {"agent": leg.agent.name, "target": ask.target,
-                                "code": rejection.code, "message": rejection.message,
-                                "record_id": record.id})
+    refuse(t, leg, record_for(t, leg.agent.name, ask, payload, False, rejection), rejection)
     result_for(t, leg, ask, results, marks, rejection.message, True, "rejected")
 
 

@@ -35,7 +35,6 @@ from .prompt import ctx_of, request_for
 from .requests import HandoffAsk, validation_error
 from .result import RunResult, RunStatus
 from .state import Answer, Fail, Leg, Outcome, Transfer, Turn, append, failed, result, turn_text
-from .summary import summary_for
 from .tools import run_tools
 
 _LLM = HandoffReason.LLM
@@ -78,9 +77,6 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True) -> RunR
             outcome = recovery
         target = outcome.target
         route = outcome.route
-        if route is not None and route.handoff.history == "summary":
-            # Made once, from what the source saw, before the view moves on.
-            outcome.record.summary = await summary_for(t, leg, route)
         handoffs.move(t, leg, outcome.record, target, route, outcome.payload)
         if target.is_human:
             t.emit("human_waiting", {"agent": target.name, "display_name": target.label})
@@ -268,7 +264,12 @@ async def _respond(t: Turn, leg: Leg, response: ModelResponse) -> Outcome | None
         decision = handoffs.decide(t, leg, asks, results, marks)
         if decision.delegations:
             await delegation.run_all(t, leg, decision.delegations, results, marks, activate)
-        transfer = await handoffs.settle_transfer(t, leg, decision, results, marks)
+        settled = await handoffs.settle_transfer(t, leg, decision, results, marks,
+                                                 response.text)
+        if isinstance(settled, Fail):
+            escalate = escalate or settled
+        else:
+            transfer = settled
     append(t, leg, AssistantMessage(response.text, name, tuple(
         c if marks[i] is None else ToolCall(c.id, c.name, c.arguments, marks[i])
         for i, c in enumerate(calls)

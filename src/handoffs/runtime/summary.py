@@ -78,11 +78,19 @@ async def summarize(
     return text.strip()[: s.max_chars]
 
 
-async def summary_for(t: Turn, leg: Leg, route: Route) -> str:
-    """The summary a `history="summary"` route hands over: made once, from what the
-    source saw, before the view moves on (the caller stores it on the record)."""
+async def summary_for(t: Turn, leg: Leg, route: Route, said: str = "") -> str:
+    """The summary a `history="summary"` route hands over: made once, from everything
+    the source saw (its own incoming summary included, so summaries accumulate over
+    chained handoffs) and what it said last; the caller stores it on the record."""
     summarizer = route.handoff.summarizer or t.team.summarizer
-    messages = list(window(t, leg))
+    messages: list[Message] = []
+    incoming = leg.summary or (leg.record.summary if leg.record is not None else None)
+    if incoming:
+        messages.append(Note(f"Summary of the conversation before {route.source} took "
+                             f"over:\n{incoming}", route.source, to_model=True))
+    messages.extend(window(t, leg))
+    if said:
+        messages.append(AssistantMessage(said, route.source))
     fallback_model = t.runner.model_for(route.source)
     return await summarize(summarizer, fallback_model, messages, route.source,
                            route.target.name)

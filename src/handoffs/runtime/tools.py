@@ -8,12 +8,16 @@ asks for a programmatic handoff; the caller decides it with the model's own requ
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from ..core.context import RunContext
 from ..core.messages import ToolCall
 from ..core.tools import HandoffTo, Tool, render_result
+from ..log import fields
 from .requests import error_text, parse_arguments, validation_error
 from .state import Turn
+
+log = logging.getLogger(__name__)
 
 ToolOutcome = tuple[str, bool, HandoffTo | None]
 """A tool call's result text, whether it is an error, and the handoff it asked for."""
@@ -49,6 +53,9 @@ async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) 
         if tl.on_error == "raise":
             raise
         text = f"Tool {c.name!r} failed: {type(exc).__name__}: {exc}"
+        state = t.state
+        log.warning("tool %s of %s failed: %s: %s", c.name, agent, type(exc).__name__, exc,
+                    exc_info=exc, extra=fields(state.id, state.turn, agent))
         t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
                                "text": text, "is_error": True})
         return text, True, None
