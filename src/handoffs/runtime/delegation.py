@@ -19,7 +19,7 @@ from ..core.policy import Rejection
 from ..core.team import Route
 from . import guardrails
 from .handoffs import call_hook, refuse, result_for
-from .prompt import ctx_of, window
+from .prompt import checked_filter, ctx_of, window
 from .requests import HandoffAsk
 from .state import Answer, Fail, Leg, Outcome, Turn, append, turn_text
 from .summary import summary_for
@@ -109,7 +109,7 @@ def _base(t: Turn, leg: Leg, route: Route) -> Window:
     msgs = list(current)
     seq: list[Message]
     if callable(mode):
-        seq = list(mode(msgs))
+        seq = list(checked_filter(mode, f"{route.source} -> {route.target.name}")(msgs))
     elif mode == "conversation":
         seq = [c for c in map(render_conversation, msgs) if c is not None]
     elif mode == "last_user":

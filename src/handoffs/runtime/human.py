@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from ..core.context import RunContext
 from ..core.handoff import HandoffReason, HandoffRecord, context_json
 from ..core.messages import AssistantMessage
 from ..core.policy import Rejection
@@ -13,8 +14,9 @@ from ..errors import HandoffsError
 from .handoffs import move
 from .ids import new_id
 from .result import RunResult, RunStatus
+from .prompt import enabled
 from .state import Turn
-from .turn import load
+from .turn import check_text, load
 
 if TYPE_CHECKING:
     from .runner import Runner
@@ -53,7 +55,9 @@ async def select_agent(runner: Runner, session_id: str, name: str) -> HandoffRec
 
 async def reply_as_human(runner: Runner, session_id: str, text: str,
                          handoff_to: str | None) -> RunResult:
-    """See `Runner.reply_as_human`."""
+    """See `Runner.reply_as_human`. Checked before anything changes: a refused reply
+    leaves the session as it was, on every store."""
+    check_text(runner, text)
     team = runner.team
     store = runner.store
     async with store.lock(session_id):
@@ -65,33 +69,38 @@ async def reply_as_human(runner: Runner, session_id: str, text: str,
                 f"{state.active_agent!r}); hand off to a HumanAgent first.",
                 code="not_waiting_for_human",
             )
+        route = None
+        if handoff_to is not None:
+            route = team.plan(human.name).routes_by_target.get(handoff_to)
+            h = route.handoff if route is not None else None
+            ctx = RunContext(state.id, human.name, state.turn, state.shared, None, None,
+                             state.channel)
+            rejection = team.policy.check(
+                team, human.name, handoff_to, h, state, 0, None, 0,
+                h is None or h.enabled is True or enabled(h, ctx))
+            target = team.get(handoff_to)
+            if rejection is None and target is not None and target.is_human:
+                rejection = Rejection("target_disabled", f"{handoff_to!r} is a human; "
+                                      "hand back to an AI agent.")
+            if rejection is not None:
+                raise HandoffsError(rejection.message, code=rejection.code)
         since = state.checkpoint()
         t = Turn(runner, state, None, None)
         state.messages.append(AssistantMessage(text, human.name))
         t.emit("message", {"agent": human.name, "text": text})
         status = RunStatus.WAITING_FOR_HUMAN
         agent = human.name
-        if handoff_to is not None:
-            target = team.get(handoff_to)
-            rejection = (
-                team.policy.check_selection(team, handoff_to, state)
-                if target is not None and not target.is_human
-                else Rejection("unknown_target",
-                               f"{handoff_to!r} is not an AI agent of this team.")
-            )
-            if rejection is not None:
-                raise HandoffsError(rejection.message, code=rejection.code)
-            assert target is not None
+        if route is not None:
             record = HandoffRecord(
-                id=new_id(), source=human.name, target=target.name,
+                id=new_id(), source=human.name, target=route.target.name,
                 reason=HandoffReason.PROGRAMMATIC,
                 explanation="The human operator handed the conversation back.",
                 at=time.time(), turn=state.turn,
             )
             t.add_record(record)
-            move(t, None, record, target, None)
+            move(t, None, record, route.target, route)
             status = RunStatus.COMPLETED
-            agent = target.name
+            agent = route.target.name
             state.status = "idle"
         await store.commit(state, since, t.lazy_events)
         res = RunResult(session_id, text, agent, status, state.turn, t.records)

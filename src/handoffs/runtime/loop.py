@@ -203,6 +203,8 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
             return Answer(text, name)
         if text:
             t.emit("message", {"agent": name, "text": text})
+        if agent.reset_tool_choice and agent.tool_choice not in (None, "auto", "none"):
+            t.forced = {*t.forced, name}
         outcome = await _respond(t, leg, response)
         if outcome is not None:
             return outcome

@@ -8,12 +8,15 @@ transcript seen through the agent's history view, its tools and its enabled hand
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.context import RunContext
 from ..core.handoff import Handoff, handoff_note
-from ..core.history import Window, views_of
+from ..core.history import CustomFilter, Window, views_of
+from ..core.messages import Message
 from ..core.team import AgentPlan
+from ..errors import HandoffsError
 from ..models.base import NO_SETTINGS, ModelRequest
 from .state import Leg, Turn
 
@@ -25,10 +28,13 @@ async def request_for(t: Turn, leg: Leg) -> ModelRequest:
     system = leg.system
     if system is None:
         system = await system_text(t, leg)
+    choice = agent.tool_choice
+    if choice is not None and agent.name in t.forced:
+        choice = "auto"  # the forced call was made this turn (Agent.reset_tool_choice)
     return ModelRequest(
         agent.name, system, window(t, leg),
         plan.specs if plan.static else specs(plan, ctx_of(t, leg)),
-        agent.tool_choice, agent.model_settings or NO_SETTINGS,
+        choice, agent.model_settings or NO_SETTINGS,
     )
 
 
@@ -51,8 +57,28 @@ def window(t: Turn, leg: Leg) -> Window:
     spec = state.view
     route = leg.route  # the route that opened the view, if it still exists
     history = route.handoff.history if route is not None else None
-    custom = history if spec.mode == "custom" and callable(history) else None
+    custom = None
+    if spec.mode == "custom" and callable(history) and route is not None:
+        custom = checked_filter(history, f"{route.source} -> {route.target.name}")
     return views_of(state).window(state.messages, spec, custom)
+
+
+def checked_filter(fn: CustomFilter, route: str) -> CustomFilter:
+    """A route's history filter whose output must be a sequence of messages."""
+    def run(messages: Sequence[Message]) -> Sequence[Message]:
+        out = fn(messages)
+        if not isinstance(out, list | tuple):
+            what = f"{type(out).__name__} {out!r:.80}"
+        else:
+            bad = next((m for m in out if not isinstance(m, Message)), None)
+            if bad is None:
+                return out
+            what = f"a {type(out).__name__} holding {type(bad).__name__} {bad!r:.80}"
+        raise HandoffsError(
+            f"The history filter of the route {route} must return a list of messages "
+            f"(UserMessage, AssistantMessage, ToolResult, Note), not {what}.",
+            code="invalid_history")
+    return run
 
 
 def enabled(h: Handoff, ctx: RunContext) -> bool:

@@ -113,7 +113,7 @@ class Leg:
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "built", "context", "max_steps", "models", "raw", "records",
+    __slots__ = ("accepted", "built", "context", "forced", "max_steps", "models", "raw", "records",
                  "recovered", "runner", "sink", "state", "steps", "streaming", "team", "usage",
                  "usage_by_agent", "user_index")
 
@@ -135,6 +135,8 @@ class Turn:
         self.recovered = False
         self.usage = Usage()
         self.usage_by_agent: dict[str, Usage] = {}
+        self.forced: frozenset[str] | set[str] = frozenset()
+        """Agents that made the call their forcing `tool_choice` asked for, this turn."""
         self.user_index = -1
         """Where this turn's user message is in the transcript (-1: look it up)."""
 
