@@ -13,8 +13,8 @@ from ..core.session import ViewSpec
 from ..errors import HandoffsError
 from .handoffs import move
 from .ids import new_id
-from .result import RunResult, RunStatus
 from .prompt import enabled
+from .result import RunResult, RunStatus
 from .state import Turn
 from .turn import check_text, load
 
