@@ -182,10 +182,21 @@ def _route_spec(h: Handoff, target: Agent, tool_name: str) -> ToolSpec:
         verb = "Ask" if h.returns else "Hand the conversation to"
         description = f"{verb} {target.label}"
         description += f": {target.description}" if target.description else "."
-    props: dict[str, Any] = {
-        "reason": {"type": "string", "description": "Why you are handing off, in one sentence."}
-    }
-    required: list[str] = []
+    props: dict[str, Any]
+    required: list[str]
+    if h.returns:  # a delegation: the target works on a task and answers the caller
+        props = {
+            "task": {"type": "string", "description": (
+                f"What {target.label} must do and return to you: the question or the work, "
+                "with every detail it needs. Its answer comes back to you, not to the user."
+            )},
+            "reason": {"type": "string", "description": "Why you are asking, in one sentence."},
+        }
+        required = ["task"]
+    else:
+        props = {"reason": {"type": "string",
+                            "description": "Why you are handing off, in one sentence."}}
+        required = []
     if h.payload is not None:
         schema = h.payload.model_json_schema()
         # Nested models put their definitions under $defs with refs to the document root,

@@ -32,7 +32,8 @@ async def run_all(t: Turn, leg: Leg, delegations: list[tuple[HandoffAsk, Handoff
                   activate: Activate) -> None:
     """Run a response's accepted delegations concurrently; each answer is its call's result."""
     answers = await asyncio.gather(*(
-        delegate(t, leg, ask.route, record, payload, activate)  # type: ignore[arg-type]
+        delegate(t, leg, ask.route, record, payload, activate,  # type: ignore[arg-type]
+                 record.extra.get("task"))
         for ask, record, payload in delegations))
     for (ask, _, _), (text, fail) in zip(delegations, answers, strict=True):
         result_for(t, leg, ask, results, marks, text, fail is not None, "delegated")
@@ -42,7 +43,8 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
                    activate: Activate, task: str | None = None) -> tuple[str, Fail | None]:
     """Run a delegation to its answer: the text for the caller, and the failure if any.
 
-    `task`, for plan steps, is given to the delegate as a user message.
+    `task` (the model's `task` argument, or a plan step's) is the last thing the delegate
+    sees, after its history view, as a user message.
     """
     target = route.target
     base = _base(t, leg, route)

@@ -29,7 +29,7 @@ from ..log import fields
 from .ids import new_id
 from .prompt import ctx_of, enabled
 from .requests import HandoffAsk, payload_json
-from .state import Fail, Leg, Transfer, Turn
+from .state import Fail, Leg, Transfer, Turn, turn_text
 from .summary import summary_for
 
 log = logging.getLogger(__name__)
@@ -84,6 +84,9 @@ def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult |
         if target.is_human and record.reason is _LLM:
             record.reason = HandoffReason.ESCALATION
         if is_delegation:
+            task = ask.args.get("task")
+            record.extra["task"] = (task if isinstance(task, str) and task.strip()
+                                    else ask.explanation or turn_text(t))
             t.add_record(record)
             decision.delegations.append((ask, record, payload))
         else:  # recorded once its hook and summary succeed (settle_transfer)
