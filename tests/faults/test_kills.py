@@ -21,7 +21,6 @@ from pathlib import Path
 from handoffs import Agent, Runner, Team
 from handoffs.core.messages import AssistantMessage, UserMessage
 from handoffs.testing import ScriptedModel, call, reply
-
 from stores.conftest import Backend
 
 WORKER = str(Path(__file__).with_name("chaos_worker.py"))
