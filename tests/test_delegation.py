@@ -151,3 +151,27 @@ async def test_next_turn_transfer_keeps_the_source_text_as_output() -> None:
     model = ScriptedModel([[reply("Let me connect you."), transfer("billing")]])
     result = await Runner(Team([triage, Agent("billing")]), model=model).run("s", "x")
     assert (result.status, result.output) == (RunStatus.HANDED_OFF, "Let me connect you.")
+
+
+async def test_a_delegation_tool_asks_for_the_task_and_the_delegate_sees_it_last() -> None:
+    from handoffs.core.messages import UserMessage
+
+    boss = Agent("boss", handoffs=[Handoff("expert", returns=True, history="full")])
+    team = Team([boss, Agent("expert", description="Knows policies.")])
+    spec = next(s for s in team.plan("boss").specs if s.name == "transfer_to_expert")
+    assert spec.parameters["required"] == ["task"]
+    assert "return to you" in spec.parameters["properties"]["task"]["description"]
+
+    model = ScriptedModel([
+        call("transfer_to_expert", task="Is order A-7 refundable after 40 days?",
+             reason="policy question"),
+        reply("No: 30-day window."),
+        reply("Sorry, not refundable."),
+    ])
+    await Runner(team, model=model).run("s", "Can I get a refund for A-7?")
+
+    delegate_request = model.requests[1]
+    assert isinstance(delegate_request.messages[-1], UserMessage)
+    assert delegate_request.messages[-1].text == "Is order A-7 refundable after 40 days?"
+    assert "Your answer goes back to boss, not to the user" in delegate_request.system
+    assert "# Handoff" not in delegate_request.system

@@ -45,7 +45,7 @@ async def test_a_turn_goes_on_when_the_stream_consumer_goes_away() -> None:
     assert texts == ["first", "answer to first", "second", "answer to second"]
 
 
-async def test_a_turn_killed_mid_way_is_answered_first_by_the_next_run() -> None:
+async def test_a_turn_killed_mid_way_is_answered_with_the_next_message() -> None:
     model = Gated()
     runner = Runner(Team([Agent("solo")]), model=model)
     killed = asyncio.create_task(runner.run("s", "first"))
@@ -57,10 +57,31 @@ async def test_a_turn_killed_mid_way_is_answered_first_by_the_next_run() -> None
     result = await runner.run("s", "second")
 
     assert result.output == "answer to second"
+    assert model.seen[-1] == ["first", "second"]  # one model call sees both, in order
     state = await runner.get_session("s")
     assert state is not None
     texts = [m.text for m in state.messages if m.kind in ("user", "assistant")]
-    assert texts == ["first", "answer to first", "second", "answer to second"]
+    assert texts == ["first", "second", "answer to second"]
+
+
+async def test_resume_answers_an_interrupted_message_without_a_new_one() -> None:
+    model = Gated()
+    runner = Runner(Team([Agent("solo")]), model=model)
+    killed = asyncio.create_task(runner.run("s", "first"))
+    while not model.seen:
+        await asyncio.sleep(0)
+    killed.cancel()
+    model.gate.set()
+
+    result = await runner.resume("s")
+    again = await runner.resume("s")
+
+    assert result is not None and result.output == "answer to first"
+    assert again is None  # nothing pending any more: answered once
+    state = await runner.get_session("s")
+    assert state is not None and state.status == "idle"
+    assert [m.text for m in state.messages if m.kind in ("user", "assistant")] == [
+        "first", "answer to first"]
 
 
 async def test_the_same_message_after_a_killed_turn_is_answered_once() -> None:

@@ -63,10 +63,18 @@ def test_invalid_history_mode_is_refused_early() -> None:
         Handoff("x", history="everything")  # type: ignore[arg-type]
 
 
-def test_runner_without_any_model_says_how_to_give_one(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_runner_without_any_model_fails_the_turn_saying_how_to_give_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("HANDOFFS_MODEL", raising=False)
-    with pytest.raises(HandoffsError, match="has no model"):
-        Runner(Team([Agent("a")]))
+    runner = Runner(Team([Agent("a")]))  # builds: operators need no model
+
+    result = await runner.run("s", "hello")
+
+    assert result.error is not None and result.error.code == "no_model"
+    assert "has no model" in result.error.message
+    state = await runner.get_session("s")
+    assert state is not None and state.messages[0].text == "hello"
 
 
 async def test_select_agent_moves_the_conversation_with_a_user_request_record() -> None:

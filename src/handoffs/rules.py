@@ -42,7 +42,7 @@ from typing import Any
 
 from .core.handoff import Handoff
 from .core.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
-from .core.team import REASON_DESCRIPTION
+from .core.team import DELEGATION_REASON_DESCRIPTION, REASON_DESCRIPTION
 from .core.tools import ToolSpec
 from .errors import HandoffsError
 from .models.base import ModelRequest, ModelResponse, TextDelta, Usage
@@ -53,9 +53,10 @@ Template = Any
 DEFAULT_ANSWER = "{agent}: Thank you for your message. I've noted it and will help you with it."
 DEFAULT_RESULT_ANSWER = "{agent}: Here is what I found: {result}"
 
-_NOTE = re.compile(r"The conversation was handed to you by (.+?) \((\w+)\)(?:: (.*)|\.)$",
-                   re.M)
+_NOTE = re.compile(r"^(?:The conversation was handed to you by (.+?)|(.+?) asks you for a task) "
+                   r"\((\w+)\)(?:: (.*)|\.)$", re.M)
 _WHOLE = re.compile(r"\{([^{}:!]+)\}")
+_REASONS = (REASON_DESCRIPTION, DELEGATION_REASON_DESCRIPTION)
 _WORD = re.compile(r"[^\W_]+")
 _FORMATTER = string.Formatter()
 _SKIP = (LookupError, AttributeError, ValueError, TypeError)
@@ -92,6 +93,9 @@ class Rule:
     """For `handoff`: the reason given (default: what the message matched)."""
     payload: Template = None
     """For `handoff`: the payload, a mapping of templates (or a function returning one)."""
+    task: Template = None
+    """For a `handoff` that delegates (its tool asks for a task): the task (default: the
+    user's message)."""
     say: Template = None
     """For `handoff` and `call`: text sent with the call ("Let me get a colleague.")."""
     _keywords: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
@@ -105,8 +109,9 @@ class Rule:
                 f"(it has {', '.join(actions) or 'none'}).", code="invalid_rule")
         if self.args is not None and self.call is None:
             raise HandoffsError("Rule(args=...) goes with call=.", code="invalid_rule")
-        if (self.reason is not None or self.payload is not None) and self.handoff is None:
-            raise HandoffsError("Rule(reason=..., payload=...) go with handoff=.",
+        if (self.reason is not None or self.payload is not None or self.task is not None
+                ) and self.handoff is None:
+            raise HandoffsError("Rule(reason=..., payload=..., task=...) go with handoff=.",
                                 code="invalid_rule")
         if self.say is not None and self.answer is not None:
             raise HandoffsError("Rule(say=...) goes with handoff= or call=; an answer is "
@@ -229,6 +234,8 @@ class RuleModel:
         args = {"reason": str(reason)}
         if rule.payload is not None:
             args["payload"] = fill(rule.payload, values)
+        if _asks_task(seen.offered[name]):
+            args["task"] = str(fill(rule.task, values)) if rule.task is not None else seen.text
         return self._call(name, args, fill(rule.say, values))
 
     def _route(self, seen: _Seen) -> ModelResponse | None:
@@ -247,7 +254,10 @@ class RuleModel:
                 best = (score, spec.name, hits)
         if best is None:
             return None
-        return self._call(best[1], {"reason": f"The user mentions: {', '.join(best[2])}."})
+        args = {"reason": f"The user mentions: {', '.join(best[2])}."}
+        if _asks_task(seen.offered[best[1]]):
+            args["task"] = seen.text
+        return self._call(best[1], args)
 
     def _default_answer(self, seen: _Seen) -> str:
         values = {**seen.values, **seen.fixed}
@@ -287,7 +297,7 @@ class _Seen:
         source = reason = ""
         note = _NOTE.search(request.system)
         if note is not None:
-            source, reason = note.group(1), note.group(3) or ""
+            source, reason = note.group(1) or note.group(2), note.group(4) or ""
         if not self.text:
             self.text = reason
         self.first = self.receiver == agent
@@ -339,7 +349,12 @@ def _parsed(text: str) -> Any:
 
 def _is_handoff(spec: ToolSpec) -> bool:
     reason = spec.parameters.get("properties", {}).get("reason")
-    return isinstance(reason, dict) and reason.get("description") == REASON_DESCRIPTION
+    return isinstance(reason, dict) and reason.get("description") in _REASONS
+
+
+def _asks_task(spec: ToolSpec) -> bool:
+    """True for a delegation's tool: it needs a `task` argument."""
+    return "task" in spec.parameters.get("required", ())
 
 
 def _words(text: str) -> list[str]:

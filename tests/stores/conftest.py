@@ -8,6 +8,7 @@ those tests are skipped, except under CI=true, where they fail.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -83,9 +84,10 @@ class Backend:
             pytest.skip("MemoryStore lives in one process: cross-process cases do not apply.")
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
-    kind: str = request.param
+@contextlib.asynccontextmanager
+async def backend_for(kind: str, tmp_path: Path) -> AsyncIterator[Backend]:
+    """A fresh backend of `kind`: `memory`, `sqlite` (a file in tmp_path) or `postgres`
+    (its own schema, dropped afterwards)."""
     schema = None
     if kind == "memory":
         b = Backend(kind, memory=MemoryStore())
@@ -102,6 +104,12 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
             await store.close()
         if schema is not None:
             await drop_schema(schema)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
+    async with backend_for(request.param, tmp_path) as b:
+        yield b
 
 
 def support_team(**agent_kwargs: object) -> Team:

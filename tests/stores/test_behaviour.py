@@ -112,7 +112,7 @@ async def test_a_cancelled_turn_is_answered_by_the_next_run_without_storing_twic
     assert any(isinstance(m, Note) and "interrupted" in m.text for m in state.messages)
 
 
-async def test_a_new_message_after_an_interruption_answers_the_pending_one_first(
+async def test_a_new_message_after_an_interruption_is_answered_with_the_pending_one(
     backend: Backend,
 ) -> None:
     store = backend.open()
@@ -120,15 +120,18 @@ async def test_a_new_message_after_an_interruption_answers_the_pending_one_first
     state.messages.append(UserMessage("first question", "triage"))
     await store.commit(state, Checkpoint(0, 0, 0))
 
-    model = ScriptedModel([reply("Answer one."), reply("Answer two.")])
+    model = ScriptedModel([reply("Both answered."), reply("never used")])
     result = await Runner(support_team(), model=model, store=backend.open()).run(
         "s1", "second question")
 
-    assert result.output == "Answer two."
+    assert result.output == "Both answered."
+    assert len(model.requests) == 1  # one catch-up at most: a single model call
+    seen = [m.text for m in model.requests[0].messages if isinstance(m, UserMessage)]
+    assert seen == ["first question", "second question"]
     loaded = await backend.open().load("s1")
-    assert loaded is not None
+    assert loaded is not None and loaded.status == "idle"
     texts = [m.text for m in loaded.messages if not isinstance(m, Note)]
-    assert texts == ["first question", "Answer one.", "second question", "Answer two."]
+    assert texts == ["first question", "second question", "Both answered."]
 
 
 async def test_export_then_import_gives_back_an_equal_session(backend: Backend) -> None:

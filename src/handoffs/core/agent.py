@@ -55,6 +55,10 @@ class Agent:
     """Seconds one activation of this agent may take; None: no limit of its own."""
     tool_choice: str | None = None
     """`auto`, `required`, `none`, or the name of one tool or handoff tool; None: auto."""
+    reset_tool_choice: bool = True
+    """True: once this agent has made the call a forcing `tool_choice` asks for, its later
+    requests in the same turn use `auto` (also when control comes back to it), so it can
+    answer in text. False: every request of the agent is forced."""
     model_settings: Mapping[str, Any] | None = None
     """Provider settings for this agent's requests (temperature, max_tokens, ...), passed
     through as `ModelRequest.settings`; they override the model adapter's own."""

@@ -229,8 +229,14 @@ def context_json(record: HandoffRecord) -> dict[str, Any]:
 
 def handoff_note(record: HandoffRecord, payload: Any = None) -> str:
     """The short note a target's system text carries: who handed over, why, with what."""
-    note = f"# Handoff\nThe conversation was handed to you by {record.source} ({record.reason})"
-    note += f": {record.explanation}" if record.explanation else "."
+    if record.returns:
+        note = (f"# Delegation\n{record.source} asks you for a task ({record.reason})"
+                + (f": {record.explanation}" if record.explanation else ".")
+                + f"\nYour answer goes back to {record.source}, not to the user: do the task "
+                "given last, then answer with the result.")
+    else:
+        note = (f"# Handoff\nThe conversation was handed to you by {record.source} "
+                f"({record.reason})" + (f": {record.explanation}" if record.explanation else "."))
     if payload is None:
         payload = record.payload
     if payload is not None:

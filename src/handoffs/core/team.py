@@ -201,8 +201,10 @@ class Team:
 TOOL_CHOICES = ("auto", "required", "none")
 
 REASON_DESCRIPTION = "Why you are handing off, in one sentence."
-"""The description of every handoff tool's `reason` argument (how a handoff tool is told
-apart from an ordinary one by what a model is shown)."""
+"""The description of a one-way handoff tool's `reason` argument."""
+DELEGATION_REASON_DESCRIPTION = "Why you are asking, in one sentence."
+"""The description of a delegation tool's `reason` argument (with these two, a handoff
+tool is told apart from an ordinary one by what a model is shown)."""
 
 
 def _check_tool_choice(agent: Agent, tools: Mapping[str, Tool], routes: Mapping[str, Route]
@@ -253,10 +255,20 @@ def _route_spec(h: Handoff, target: Agent, tool_name: str) -> ToolSpec:
         verb = "Ask" if h.returns else "Hand the conversation to"
         description = f"{verb} {target.label}"
         description += f": {target.description}" if target.description else "."
-    props: dict[str, Any] = {
-        "reason": {"type": "string", "description": REASON_DESCRIPTION}
-    }
-    required: list[str] = []
+    props: dict[str, Any]
+    required: list[str]
+    if h.returns:  # a delegation: the target works on a task and answers the caller
+        props = {
+            "task": {"type": "string", "description": (
+                f"What {target.label} must do and return to you: the question or the work, "
+                "with every detail it needs. Its answer comes back to you, not to the user."
+            )},
+            "reason": {"type": "string", "description": DELEGATION_REASON_DESCRIPTION},
+        }
+        required = ["task"]
+    else:
+        props = {"reason": {"type": "string", "description": REASON_DESCRIPTION}}
+        required = []
     if h.payload is not None:
         schema = h.payload.model_json_schema()
         # Nested models put their definitions under $defs with refs to the document root,

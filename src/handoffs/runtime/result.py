@@ -32,6 +32,10 @@ class RunError:
     code: str
     message: str
     agent: str | None = None
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
+    """The exception behind the failure, with its traceback (None when the failure was
+    not an exception, e.g. `max_steps`). Not part of `to_dict()`; `raise_for_status()`
+    chains it as the `__cause__` of the `RunFailed` it raises."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "message": self.message, "agent": self.agent}
@@ -82,7 +86,8 @@ class RunResult:
         """Raise `RunFailed` (with the error's code) if the run failed; else return self."""
         if self.status is RunStatus.FAILED:
             err = self.error or RunError("error", "The run failed.")
-            raise RunFailed(f"Run failed ({err.code}): {err.message}", code=err.code)
+            raise RunFailed(f"Run failed ({err.code}): {err.message}",
+                            code=err.code) from err.exception
         return self
 
     def to_dict(self) -> dict[str, Any]:

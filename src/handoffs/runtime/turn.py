@@ -1,186 +1,155 @@
-"""The state of one turn: its outcomes, its lines of work, its events and records."""
+"""One user turn from start to end: DESIGN.md's steps 1, 2 and 4 around the loop.
+
+Lock the session, load it, make the user's message durable before any model call, run
+the main line, and persist what the turn did, whatever happened in between.
+
+A turn that died (a crash, a cancel) leaves its user message stored and the session
+`interrupted`. That message is answered once, never twice and never lost:
+- the same text sent again (a client's retry) resumes it;
+- a new message is stored first, and the agent answers both in one turn (the
+  transcript holds them in order), so a turn never does more than one catch-up;
+- `runner.resume(session_id)` answers it without a new message.
+"""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from ..core.agent import Agent
-from ..core.context import HandoffContext, RunContext
 from ..core.events import Event
-from ..core.handoff import HandoffRecord, handoff_context
-from ..core.history import Window
-from ..core.messages import Message
-from ..core.session import SessionState
-from ..core.team import AgentPlan, Route
-from ..models.base import Usage
+from ..core.history import last_user_index
+from ..core.messages import Note, UserMessage
+from ..core.session import Checkpoint, SessionState, ViewSpec
+from ..errors import HandoffsError
+from ..log import fields
+from .loop import drive
+from .result import RunResult, RunStatus
+from .state import Fail, Turn, failed, finish
 
 if TYPE_CHECKING:
     from .runner import Runner
 
+log = logging.getLogger(__name__)
+
+RESUMED = "The previous turn was interrupted; resumed."
+CAUGHT_UP = ("The previous message was interrupted before it was answered; the next "
+             "answer covers it too.")
 
 
-
-@dataclass(slots=True)
-class Answer:
-    text: str
-    agent: str
-
-
-@dataclass(slots=True)
-class Transfer:
-    route: Route | None
-    record: HandoffRecord
-    target: Agent
-    payload: Any
-
-
-@dataclass(slots=True)
-class Fail:
-    code: str
-    message: str
-    agent: str
-    recoverable: bool = True
-    """False for failures a fallback cannot fix (max_steps, script exhausted)."""
-
-
-Outcome = Answer | Transfer | Fail
-
-
-class Leg:
-    """One thread of work: the session's main line, or a delegation's private line.
-
-    The main line appends to the session transcript and sees it through the session's
-    view; a delegation appends to its own list and sees a fixed window of the transcript
-    followed by that list.
-    """
-
-    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "main", "payload", "plan",
-                 "record", "rendered", "route", "sub", "summary", "system")
-
-    def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
-                 base: Window | None = None) -> None:
-        self.plan = plan
-        self.agent = plan.agent
-        self.main = main
-        self.depth = depth
-        self.base = base
-        self.sub: list[Message] = []
-        self.rendered: list[Message] = []
-        self.record: HandoffRecord | None = None
-        """The handoff that gave the current agent the work (None: the entry agent)."""
-        self.payload: Any = None
-        self._handoff: HandoffContext | None = None
-        self.route: Route | None = None
-        self.summary: str | None = None
-        self.ctx: RunContext | None = None
-        """Cached for the current agent; cleared whenever the agent or its handoff changes."""
-        self.system: str | None = None
-        """Cached system text when the agent's instructions are a plain string."""
-
-    def switch(self, plan: AgentPlan) -> None:
-        self.plan = plan
-        self.agent = plan.agent
-        self.ctx = None
-        self.system = None
-
-    @property
-    def handoff(self) -> HandoffContext | None:
-        """`ctx.handoff` for the current agent, built only when someone asks for it."""
-        h = self._handoff
-        if h is None and self.record is not None:
-            h = self._handoff = handoff_context(self.record, self.payload)
-        return h
-
-    def handed(self, record: HandoffRecord | None, payload: Any, route: Route | None) -> None:
-        """Record how the current agent got the work (invalidates the caches)."""
-        self.record = record
-        self.payload = payload
-        self._handoff = None
-        self.route = route
-        self.summary = None
-        self.ctx = None
-        self.system = None
+async def run_turn(runner: Runner, session_id: str, text: str, channel: str | None,
+                   context: Any, sink: Callable[[Event], None] | None) -> RunResult:
+    """Run one user turn on the session under its lock, persisted at both ends."""
+    check_text(runner, text)
+    store = runner.store
+    async with store.lock(session_id):
+        state = await load(runner, session_id)
+        if channel is not None:
+            state.channel = channel
+        name = _active(runner, state)
+        pending = pending_index(state)
+        since = state.checkpoint()
+        if pending is not None and state.messages[pending].text == text:
+            # The same message again after an interrupted turn: answer it, once.
+            t = Turn(runner, state, context, sink)
+            t.user_index = pending
+            state.messages.append(Note(RESUMED, name))
+            return await _answer(t, name, text, since)
+        state.turn += 1
+        checked = text
+        if pending is not None:
+            checked = f"{state.messages[pending].text}\n\n{text}"
+            state.messages.append(Note(CAUGHT_UP, name))
+        t = Turn(runner, state, context, sink)
+        t.user_index = len(state.messages)
+        state.messages.append(UserMessage(text, name))
+        state.status = "running"
+        # Durable before any model call: a crash from here on loses no input.
+        await store.commit(state, since)
+        return await _answer(t, name, checked, state.checkpoint())
 
 
-class Turn:
-    """The mutable state of one turn: events, records, counters, usage."""
-
-    __slots__ = ("accepted", "built", "context", "raw", "records", "recovered", "runner", "sink",
-                 "state", "steps", "streaming", "usage", "usage_by_agent", "user_index")
-
-    def __init__(self, runner: Runner, state: SessionState, context: Any,
-                 sink: Callable[[Event], None] | None) -> None:
-        self.runner = runner
-        self.state = state
-        self.context = context
-        self.sink = sink
-        self.streaming = sink is not None
-        self.raw: list[Event | tuple[str, float, dict[str, Any], Any]] = []
-        self.built = 0
-        self.records: list[HandoffRecord] = []
-        self.accepted = 0
-        self.steps = 0
-        self.recovered = False
-        self.usage = Usage()
-        self.usage_by_agent: dict[str, Usage] = {}
-        self.user_index = -1
-        """Where this turn's user message is in the transcript (-1: look it up)."""
-
-    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
-        sink = self.sink
-        if sink is None:
-            # Nobody is listening now: keep the parts, build Event objects on demand.
-            self.raw.append((type_, time.time(), data, result))
-            return
-        state = self.state
-        e = Event(type_, state.id, state.turn, time.time(), data, result)
-        self.raw.append(e)
-        sink(e)
-
-    @property
-    def events(self) -> list[Event]:
-        """Every event so far, as `Event` objects (built once, on first use)."""
-        raw = self.raw
-        if self.built < len(raw):
-            sid, turn = self.state.id, self.state.turn
-            for i in range(self.built, len(raw)):
-                item = raw[i]
-                if not isinstance(item, Event):
-                    raw[i] = Event(item[0], sid, turn, item[1], item[2], item[3])
-            self.built = len(raw)
-        return raw  # type: ignore[return-value]
-
-    @property
-    def lazy_events(self) -> Sequence[Event]:
-        """The events as a sequence that builds `Event` objects only if read (the memory
-        store never reads them; durable stores do)."""
-        return _LazyEvents(self)
-
-    def add_record(self, record: HandoffRecord) -> None:
-        self.records.append(record)
-        self.state.handoffs.append(record)
-        if record.accepted:
-            self.accepted += 1
+async def resume(runner: Runner, session_id: str, context: Any,
+                 sink: Callable[[Event], None] | None) -> RunResult | None:
+    """Answer the message of an interrupted turn, if there is one (else None)."""
+    async with runner.store.lock(session_id):
+        state = await runner.store.load(session_id)
+        if state is None:
+            return None
+        pending = pending_index(state)
+        if pending is None:
+            return None
+        name = _active(runner, state)
+        since = state.checkpoint()
+        t = Turn(runner, state, context, sink)
+        t.user_index = pending
+        state.messages.append(Note(RESUMED, name))
+        return await _answer(t, name, state.messages[pending].text, since)
 
 
-class _LazyEvents(Sequence[Event]):
-    __slots__ = ("_turn",)
+async def _answer(t: Turn, name: str, text: str, since: Checkpoint) -> RunResult:
+    """Run the main line for the turn's message and persist everything it did."""
+    state = t.state
+    t.emit("run_started", {"agent": name, "text": text})
+    if log.isEnabledFor(logging.INFO):
+        log.info("turn %d of %s started with %s", state.turn, state.id, name,
+                 extra=fields(state.id, state.turn, name))
+    try:
+        res = await drive(t, name, text)
+    except Exception as exc:  # a bug, or a tool / instructions / hook that raised
+        res = failed(t, Fail(getattr(exc, "code", "internal_error"),
+                             f"{type(exc).__name__}: {exc}", state.active_agent or name,
+                             exception=exc))
+    state.status = ("waiting_for_human" if res.status is RunStatus.WAITING_FOR_HUMAN
+                    else "idle")
+    finish(t, res)
+    err = res.error
+    if err is not None:
+        log.warning("turn %d of %s failed (%s): %s", state.turn, state.id, err.code,
+                    err.message, exc_info=err.exception,
+                    extra=fields(state.id, state.turn, res.agent))
+    elif log.isEnabledFor(logging.INFO):
+        log.info("turn %d of %s ended %s with %s", state.turn, state.id, res.status.value,
+                 res.agent, extra=fields(state.id, state.turn, res.agent))
+    await t.runner.store.commit(state, since, t.lazy_events)
+    return res
 
-    def __init__(self, turn: Turn) -> None:
-        self._turn = turn
 
-    def __len__(self) -> int:
-        return len(self._turn.raw)
+def check_text(runner: Runner, text: Any) -> None:
+    """A user's (or operator's) message must be text within the runner's size limit."""
+    if not isinstance(text, str):
+        raise HandoffsError(f"The message must be a string, not {type(text).__name__}.",
+                            code="invalid_argument")
+    if len(text) > runner.max_message_chars:
+        raise HandoffsError(
+            f"The message has {len(text):,} characters; the limit is "
+            f"{runner.max_message_chars:,} (Runner(max_message_chars=...)). Send a shorter "
+            "message, or pass large documents as a handoff payload or a tool's result.",
+            code="message_too_large")
 
-    @overload
-    def __getitem__(self, index: int) -> Event: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Event]: ...
-    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
-        return self._turn.events[index]
 
-    def __iter__(self) -> Iterator[Event]:
-        return iter(self._turn.events)
+async def load(runner: Runner, session_id: str) -> SessionState:
+    """The stored session, or a new one held by the team's entry agent."""
+    state = await runner.store.load(session_id)
+    if state is None:
+        state = SessionState(session_id, active_agent=runner.team.entry)
+    return state
+
+
+def _active(runner: Runner, state: SessionState) -> str:
+    """The session's active agent; the entry agent if it has none or it left the team."""
+    name = state.active_agent
+    if name is None or name not in runner.team:
+        name = state.active_agent = runner.team.entry
+        state.view = ViewSpec()
+    return name
+
+
+def pending_index(state: SessionState) -> int | None:
+    """Where the user message of an interrupted turn is, if the last turn never finished."""
+    if state.status not in ("running", "interrupted") or not state.messages:
+        return None
+    i = last_user_index(state.messages)
+    if i >= len(state.messages) or not isinstance(state.messages[i], UserMessage):
+        return None
+    return i

@@ -1,0 +1,126 @@
+"""Return-control handoffs: a delegate works on its own line and answers its caller.
+
+A delegate sees a fixed window of the conversation (through the route's history view)
+followed by its own messages, which never enter the shared transcript: only its answer
+does, as the caller's call result. Its activation is the same as the main line's; the
+loop passes it in (`activate`), so this module does not depend on the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..core.handoff import HandoffRecord
+from ..core.history import Window, render_conversation
+from ..core.messages import HandoffMark, Message, ToolResult, UserMessage
+from ..core.policy import Rejection
+from ..core.team import Route
+from . import guardrails
+from .handoffs import call_hook, refuse, result_for
+from .prompt import checked_filter, ctx_of, window
+from .requests import HandoffAsk
+from .state import Answer, Fail, Leg, Outcome, Turn, append, turn_text
+from .summary import summary_for
+
+Activate = Callable[[Turn, Leg], Awaitable[Outcome]]
+
+
+async def run_all(t: Turn, leg: Leg, delegations: list[tuple[HandoffAsk, HandoffRecord, Any]],
+                  results: list[ToolResult | None], marks: list[HandoffMark | None],
+                  activate: Activate) -> None:
+    """Run a response's accepted delegations concurrently; each answer is its call's result."""
+    answers = await asyncio.gather(*(
+        delegate(t, leg, ask.route, record, payload, activate,  # type: ignore[arg-type]
+                 record.extra.get("task"))
+        for ask, record, payload in delegations))
+    for (ask, _, _), (text, fail) in zip(delegations, answers, strict=True):
+        result_for(t, leg, ask, results, marks, text, fail is not None, "delegated")
+
+
+async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, payload: Any,
+                   activate: Activate, task: str | None = None) -> tuple[str, Fail | None]:
+    """Run a delegation to its answer: the text for the caller, and the failure if any.
+
+    `task` (the model's `task` argument, or a plan step's) is the last thing the delegate
+    sees, after its history view, as a user message.
+    """
+    target = route.target
+    base = _base(t, leg, route)
+    sub = Leg(t.team.plan(target.name), main=False, depth=leg.depth + 1, base=base)
+    sub.handed(record, payload, route)
+    step = "on_handoff hook"
+    try:  # a hook or summary that fails refuses the delegation: the caller is told
+        if route.handoff.on_handoff is not None:
+            await call_hook(route, ctx_of(t, sub), payload)
+        step = "summary"
+        if route.handoff.history == "summary":
+            sub.summary = record.summary = await summary_for(t, leg, route)
+    except Exception as exc:
+        code = "handoff_hook_failed" if step != "summary" else "summary_failed"
+        message = (f"The {step} of the delegation to {target.name!r} failed "
+                   f"({type(exc).__name__}: {exc}); the delegation was not made.")
+        refuse(t, leg, record, Rejection(code, message), exc)
+        return message, Fail(code, message, leg.agent.name, exception=exc)
+    t.emit("agent_handoff", {
+        "source": record.source, "target": target.name, "reason": record.reason,
+        "explanation": record.explanation, "record_id": record.id, "returns": True,
+    })
+    if task is not None:
+        append(t, sub, UserMessage(task, target.name))
+    t.emit("agent_started", {"agent": target.name, "display_name": target.label})
+    outcome: Outcome | None = None
+    if target.input_guardrails:
+        outcome = await guardrails.check(
+            t, sub, "input", task if task is not None else turn_text(t))
+    if outcome is None:
+        coro = activate(t, sub)
+        if route.handoff.timeout is not None:
+            try:
+                outcome = await asyncio.wait_for(coro, route.handoff.timeout)
+            except TimeoutError:
+                outcome = Fail("timeout", f"{target.name} did not answer within "
+                               f"{route.handoff.timeout:g} s.", target.name)
+        else:
+            outcome = await coro
+    if isinstance(outcome, Answer):
+        outcome = await guardrails.check(t, sub, "output", outcome.text) or outcome
+    fail: Fail | None = None
+    if isinstance(outcome, Answer):
+        text = outcome.text
+    elif isinstance(outcome, Fail):
+        fail = outcome
+        text = f"{outcome.agent} could not answer ({outcome.code}): {outcome.message}"
+        record.extra["error"] = {"code": outcome.code, "message": outcome.message,
+                                 "agent": outcome.agent}
+    else:  # a transfer out of a delegation to a human or a cold route
+        text = f"{outcome.target.name} took the request over."
+    record.extra["answer"] = text
+    t.emit("agent_returned", {"source": sub.agent.name, "target": record.source,
+                              "record_id": record.id, "text": text, "ok": fail is None})
+    return text, fail
+
+
+def _base(t: Turn, leg: Leg, route: Route) -> Window:
+    """What a delegate sees of the conversation before its own work."""
+    current = window(t, leg)
+    mode = route.handoff.history
+    if mode == "full":
+        return current
+    msgs = list(current)
+    seq: list[Message]
+    if callable(mode):
+        seq = list(checked_filter(mode, f"{route.source} -> {route.target.name}")(msgs))
+    elif mode == "conversation":
+        seq = [c for c in map(render_conversation, msgs) if c is not None]
+    elif mode == "last_user":
+        seq = []
+        for m in reversed(msgs):
+            if isinstance(m, UserMessage):
+                seq.append(m)
+                break
+    else:
+        seq = []
+    return Window(((seq, 0, len(seq)),))
+

@@ -1,0 +1,261 @@
+"""Deciding a response's handoff requests: asks → policy → records → moves.
+
+Where DESIGN.md's short form needed a precise reading:
+- "One handoff per response" applies to one-way transfers. Delegations (`returns=True`)
+  in the same response are each validated and run concurrently before the transfer; only
+  a second one-way request is refused (`multiple_handoffs`).
+- Accepted one-way handoff calls are never replayed to a model. Refused ones are: the
+  refusal is the call's result, and the model must read it to act on it. They stay a valid
+  call/result pair in every view.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.agent import Agent
+from ..core.context import RunContext
+from ..core.handoff import Handoff, HandoffReason, HandoffRecord, context_json
+from ..core.history import last_user_index
+from ..core.messages import HandoffMark, ToolResult
+from ..core.policy import MULTIPLE_HANDOFFS, Rejection
+from ..core.session import ViewSpec
+from ..core.team import Route
+from ..log import fields
+from .ids import new_id
+from .prompt import ctx_of, enabled
+from .requests import HandoffAsk, payload_json
+from .state import Fail, Leg, Transfer, Turn, turn_text
+from .summary import summary_for
+
+log = logging.getLogger(__name__)
+
+_LLM = HandoffReason.LLM
+_PROGRAMMATIC = HandoffReason.PROGRAMMATIC
+
+
+@dataclass(slots=True)
+class Decision:
+    """The accepted requests of one response: delegations to run, and at most one transfer."""
+
+    delegations: list[tuple[HandoffAsk, HandoffRecord, Any]] = field(default_factory=list)
+    transfer: Transfer | None = None
+    transfer_ask: HandoffAsk | None = None
+
+
+def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult | None],
+           marks: list[HandoffMark | None]) -> Decision:
+    """Validate every handoff request of one response, in call order; refused ones get
+    their result now, accepted ones are recorded."""
+    name = leg.agent.name
+    state = t.state
+    team = t.team
+    policy = team.policy
+    decision = Decision()
+    for ask in asks:
+        t.emit("handoff_requested", {"agent": name, "target": ask.target,
+                                     "tool": ask.call.name, "call_id": ask.call.id,
+                                     "reason": ask.explanation})
+        is_delegation = ask.route is not None and ask.route.handoff.returns
+        if not is_delegation:
+            first = decision.transfer_ask
+            if first is not None:
+                reject(t, leg, ask, results, marks, Rejection(
+                    MULTIPLE_HANDOFFS,
+                    f"Only one handoff per response: the handoff to {first.target!r} came "
+                    f"first, so this one to {ask.target!r} was not made.",
+                ))
+                continue
+            decision.transfer_ask = ask
+        payload, payload_error = ask.payload_of()
+        h = ask.route.handoff if ask.route is not None else None
+        rejection = policy.check(
+            team, name, ask.target, h, state, t.accepted, payload_error, leg.depth,
+            h is None or h.enabled is True or enabled(h, ctx_of(t, leg)))
+        if rejection is not None:
+            reject(t, leg, ask, results, marks, rejection)
+            continue
+        record = record_for(t, name, ask, payload, accepted=True)
+        target = team[ask.target]
+        if target.is_human and record.reason is _LLM:
+            record.reason = HandoffReason.ESCALATION
+        if is_delegation:
+            task = ask.args.get("task")
+            record.extra["task"] = (task if isinstance(task, str) and task.strip()
+                                    else ask.explanation or turn_text(t))
+            t.add_record(record)
+            decision.delegations.append((ask, record, payload))
+        else:  # recorded once its hook and summary succeed (settle_transfer)
+            decision.transfer = Transfer(ask.route, record, target, payload)
+    return decision
+
+
+async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
+                          results: list[ToolResult | None], marks: list[HandoffMark | None],
+                          said: str) -> Transfer | Fail | None:
+    """Complete the accepted transfer: its `on_handoff` hook, then its summary, then its
+    record and its call's result. A hook or summary that fails refuses the handoff
+    (`handoff_hook_failed`, `summary_failed`) and fails the agent, so nothing of it is
+    half applied. On the main line the caller moves the session; inside a delegation the
+    transfer changes who answers the delegation, here."""
+    transfer = decision.transfer
+    ask = decision.transfer_ask
+    if transfer is None or ask is None:
+        return None
+    route = transfer.route
+    record = transfer.record
+    if route is not None and route.handoff.on_handoff is not None:
+        try:
+            await call_hook(route, ctx_of(t, leg), transfer.payload)
+        except Exception as exc:
+            return _failed_after(t, leg, ask, record, results, marks, "handoff_hook_failed",
+                                 f"The on_handoff hook of the route to {ask.target!r} failed "
+                                 f"({type(exc).__name__}: {exc}); the handoff was not made.",
+                                 exc)
+    if route is not None and route.handoff.history == "summary":
+        try:  # made once, from what the source saw, before the view moves on
+            record.summary = await summary_for(t, leg, route, said)
+        except Exception as exc:
+            return _failed_after(t, leg, ask, record, results, marks, "summary_failed",
+                                 f"The summary for the handoff to {ask.target!r} could not "
+                                 f"be made ({type(exc).__name__}: {exc}); the handoff was "
+                                 "not made.", exc)
+    t.add_record(record)
+    result_for(t, leg, ask, results, marks, f"Transferred to {transfer.target.label}.", False,
+               "transferred")
+    if leg.main:
+        return transfer
+    name = leg.agent.name
+    leg.switch(t.team.plan(transfer.target.name))
+    leg.handed(transfer.record, transfer.payload, transfer.route)
+    t.emit("agent_handoff", {
+        "source": name, "target": transfer.target.name, "reason": transfer.record.reason,
+        "explanation": transfer.record.explanation, "record_id": transfer.record.id,
+        "returns": False})
+    t.emit("agent_started", {"agent": transfer.target.name,
+                             "display_name": transfer.target.label})
+    return None
+
+
+def _failed_after(t: Turn, leg: Leg, ask: HandoffAsk, record: HandoffRecord,
+                  results: list[ToolResult | None], marks: list[HandoffMark | None],
+                  code: str, message: str, exc: BaseException) -> Fail:
+    """A handoff that passed the policy but could not be completed: refused, and the
+    agent that asked fails (the error-recovery rule then applies)."""
+    refuse(t, leg, record, Rejection(code, message), exc)
+    result_for(t, leg, ask, results, marks, message, True, "rejected")
+    return Fail(code, message, leg.agent.name, exception=exc)
+
+
+def refuse(t: Turn, leg: Leg, record: HandoffRecord, rejection: Rejection,
+           exc: BaseException | None = None) -> None:
+    """Mark a record refused (adding it to the turn if it is not there yet) and say so."""
+    if record.accepted and record in t.records:
+        t.accepted -= 1
+    record.accepted = False
+    record.rejection = rejection.code
+    record.message = rejection.message
+    if record not in t.records:
+        t.add_record(record)
+    t.emit("handoff_rejected", {"agent": leg.agent.name, "target": record.target,
+                                "code": rejection.code, "message": rejection.message,
+                                "record_id": record.id})
+    state = t.state
+    log.log(logging.WARNING if exc is not None else logging.INFO,
+            "handoff %s -> %s refused (%s): %s", record.source, record.target,
+            rejection.code, rejection.message, exc_info=exc,
+            extra=fields(state.id, state.turn, leg.agent.name))
+
+
+def record_for(t: Turn, source: str, ask: HandoffAsk, payload: Any, accepted: bool,
+               rejection: Rejection | None = None) -> HandoffRecord:
+    """The record of one request, accepted or refused."""
+    route = ask.route
+    call = ask.call
+    return HandoffRecord(
+        new_id(), source, ask.target, ask.reason, ask.explanation,
+        None if payload is None else payload_json(payload), accepted,
+        rejection.code if rejection else None, rejection.message if rejection else "",
+        time.time(), t.state.turn, call.name, call.id,
+        route is not None and route.handoff.returns,
+    )
+
+
+def reject(t: Turn, leg: Leg, ask: HandoffAsk, results: list[ToolResult | None],
+           marks: list[HandoffMark | None], rejection: Rejection) -> None:
+    """Record a refused request and give the model the refusal as the call's result."""
+    payload, _ = ask.payload_of()
+    refuse(t, leg, record_for(t, leg.agent.name, ask, payload, False, rejection), rejection)
+    result_for(t, leg, ask, results, marks, rejection.message, True, "rejected")
+
+
+def result_for(t: Turn, leg: Leg, ask: HandoffAsk, results: list[ToolResult | None],
+               marks: list[HandoffMark | None], text: str, is_error: bool,
+               mark: HandoffMark) -> None:
+    """The call's result; a model's handoff call is also marked (how views replay it)."""
+    c = ask.call
+    programmatic = ask.reason is _PROGRAMMATIC
+    if not programmatic:
+        marks[ask.index] = mark
+    results[ask.index] = ToolResult(c.id, c.name, text, leg.agent.name, is_error,
+                                    None if programmatic else mark)
+    if programmatic:
+        # The tool ran; its handoff is reported by agent_handoff / handoff_rejected.
+        t.emit("tool_result", {"agent": leg.agent.name, "tool": c.name, "call_id": c.id,
+                               "text": text, "is_error": is_error})
+
+
+def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
+         route: Route | None, payload: Any = None) -> None:
+    """Make `target` the active agent of the main line after an accepted handoff: write
+    where its view starts (no history is copied), and say so."""
+    state = t.state
+    previous = state.active_agent
+    pivot = len(state.messages)
+    h = route.handoff if route is not None else None
+    mode = h.history if h is not None else "full"
+    if callable(mode):
+        spec = ViewSpec("custom", 0, pivot, record.id)
+    elif mode == "full":
+        spec = ViewSpec("full", 0, 0, record.id)
+    elif mode == "last_user":
+        start = t.user_index if t.user_index >= 0 else last_user_index(state.messages)
+        spec = ViewSpec("last_user", start, pivot, record.id)
+    elif mode == "conversation":
+        spec = ViewSpec("conversation", 0, pivot, record.id)
+    else:  # none, summary
+        spec = ViewSpec(mode, pivot, pivot, record.id)
+    state.view = spec
+    state.active_agent = target.name
+    state.shared["handoff_context"] = context_json(record)
+    if leg is not None:
+        leg.handed(record, payload, route)
+    t.emit("agent_handoff", {
+        "source": record.source, "target": target.name, "reason": record.reason,
+        "explanation": record.explanation, "record_id": record.id, "returns": False,
+    })
+    t.emit("agent_changed", {
+        "agent": target.name, "previous": previous, "display_name": target.label,
+        "icon": target.icon, "color": target.color,
+    })
+
+
+def target_of(t: Turn, tool_name: str) -> str:
+    """The agent a `transfer_to_*` name points at, even if no route declares it."""
+    for a in t.team.agents:
+        if Handoff.default_tool_name(a.name) == tool_name:
+            return a.name
+    return tool_name.removeprefix("transfer_to_")
+
+
+async def call_hook(route: Route | None, ctx: RunContext, payload: Any) -> None:
+    """The route's `on_handoff(ctx, payload)`, awaited if it is a coroutine."""
+    if route is None or route.handoff.on_handoff is None:
+        return
+    value = route.handoff.on_handoff(ctx, payload)
+    if inspect.isawaitable(value):
+        await value

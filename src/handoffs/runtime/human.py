@@ -1,0 +1,108 @@
+"""What people do to a session: a user picks an agent; a human operator replies."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from ..core.context import RunContext
+from ..core.handoff import HandoffReason, HandoffRecord, context_json
+from ..core.messages import AssistantMessage
+from ..core.policy import Rejection
+from ..core.session import ViewSpec
+from ..errors import HandoffsError
+from .handoffs import move
+from .ids import new_id
+from .prompt import enabled
+from .result import RunResult, RunStatus
+from .state import Turn
+from .turn import check_text, load
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+
+async def select_agent(runner: Runner, session_id: str, name: str) -> HandoffRecord:
+    """See `Runner.select_agent`."""
+    team = runner.team
+    store = runner.store
+    async with store.lock(session_id):
+        state = await load(runner, session_id)
+        since = state.checkpoint()
+        source = state.active_agent or team.entry
+        rejection = team.policy.check_selection(team, name, state)
+        record = HandoffRecord(
+            id=new_id(), source=source, target=name, reason=HandoffReason.USER_REQUEST,
+            explanation="The user picked this agent.", accepted=rejection is None,
+            rejection=rejection.code if rejection else None,
+            message=rejection.message if rejection else "", at=time.time(),
+            turn=state.turn,
+        )
+        state.handoffs.append(record)
+        if rejection is None:
+            state.active_agent = name
+            state.view = ViewSpec("full", 0, 0, record.id)
+            state.shared["handoff_context"] = context_json(record)
+            if team[name].is_human:
+                state.status = "waiting_for_human"
+            elif state.status == "waiting_for_human":
+                state.status = "idle"
+        await store.commit(state, since)
+    if rejection is not None:
+        raise HandoffsError(rejection.message, code=rejection.code)
+    return record
+
+
+async def reply_as_human(runner: Runner, session_id: str, text: str,
+                         handoff_to: str | None) -> RunResult:
+    """See `Runner.reply_as_human`. Checked before anything changes: a refused reply
+    leaves the session as it was, on every store."""
+    check_text(runner, text)
+    team = runner.team
+    store = runner.store
+    async with store.lock(session_id):
+        state = await load(runner, session_id)
+        human = team.get(state.active_agent or "")
+        if human is None or not human.is_human:
+            raise HandoffsError(
+                f"No human agent holds session {session_id!r} (the active agent is "
+                f"{state.active_agent!r}); hand off to a HumanAgent first.",
+                code="not_waiting_for_human",
+            )
+        route = None
+        if handoff_to is not None:
+            route = team.plan(human.name).routes_by_target.get(handoff_to)
+            h = route.handoff if route is not None else None
+            ctx = RunContext(state.id, human.name, state.turn, state.shared, None, None,
+                             state.channel)
+            rejection = team.policy.check(
+                team, human.name, handoff_to, h, state, 0, None, 0,
+                h is None or h.enabled is True or enabled(h, ctx))
+            target = team.get(handoff_to)
+            if rejection is None and target is not None and target.is_human:
+                rejection = Rejection("target_disabled", f"{handoff_to!r} is a human; "
+                                      "hand back to an AI agent.")
+            if rejection is not None:
+                raise HandoffsError(rejection.message, code=rejection.code)
+        since = state.checkpoint()
+        t = Turn(runner, state, None, None)
+        state.messages.append(AssistantMessage(text, human.name))
+        t.emit("message", {"agent": human.name, "text": text})
+        status = RunStatus.WAITING_FOR_HUMAN
+        agent = human.name
+        if route is not None:
+            record = HandoffRecord(
+                id=new_id(), source=human.name, target=route.target.name,
+                reason=HandoffReason.PROGRAMMATIC,
+                explanation="The human operator handed the conversation back.",
+                at=time.time(), turn=state.turn,
+            )
+            t.add_record(record)
+            move(t, None, record, route.target, route)
+            status = RunStatus.COMPLETED
+            agent = route.target.name
+            state.status = "idle"
+        await store.commit(state, since, t.lazy_events)
+        res = RunResult(session_id, text, agent, status, state.turn, t.records)
+        res.bind_events(t)
+        return res

@@ -1,0 +1,111 @@
+"""A supervisor's plan: steps delegated in order, parallel groups at once (`plan_step`)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..core.handoff import Handoff, HandoffReason, HandoffRecord
+from ..core.messages import AssistantMessage, Note
+from ..core.plan import PlanStep
+from ..core.team import Route
+from ..core.tools import ToolSpec
+from ..errors import HandoffsError
+from .delegation import delegate
+from .ids import new_id
+from .loop import activate
+from .result import RunResult, RunStatus
+from .state import Fail, Leg, Turn, failed, finish, result
+from .turn import load
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+
+async def run_plan(runner: Runner, session_id: str,
+                   steps: Sequence[PlanStep | Mapping[str, Any] | Sequence[Any]],
+                   context: Any) -> RunResult:
+    """See `Runner.run_plan`."""
+    plan = [PlanStep.of(s) for s in steps]
+    if not plan:
+        raise HandoffsError("A plan needs at least one step.", code="invalid_plan")
+    team = runner.team
+    async with runner.store.lock(session_id):
+        state = await load(runner, session_id)
+        state.turn += 1
+        since = state.checkpoint()
+        t = Turn(runner, state, context, None)
+        supervisor = team.supervisor or state.active_agent or team.entry
+        state.messages.append(Note(f"Plan of {len(plan)} steps by {supervisor}.", supervisor))
+        t.emit("run_started", {"agent": supervisor, "text": f"plan ({len(plan)} steps)"})
+        leg = Leg(team.plan(supervisor), main=True)
+        answers: dict[str, str] = {}
+        res: RunResult | None = None
+        last = ""
+        last_agent = supervisor
+        counter = 0
+        for step in plan:
+            group = step.parallel or (step,)
+            named = []
+            for s in group:
+                counter += 1
+                named.append((s.name or f"step{counter}", s))
+            outs = await asyncio.gather(*(
+                _step(t, leg, name, s, dict(answers)) for name, s in named))
+            for (name, s), (text, fail) in zip(named, outs, strict=True):
+                if fail is not None:
+                    res = failed(t, fail)
+                    break
+                answers[name] = text
+                state.messages.append(AssistantMessage(text, s.agent))
+                last, last_agent = text, s.agent
+            if res is not None:
+                break
+        if res is None:
+            res = result(t, last, last_agent, RunStatus.COMPLETED)
+        res.steps = answers
+        finish(t, res)
+        await runner.store.commit(state, since, t.lazy_events)
+        return res
+
+
+async def _step(t: Turn, leg: Leg, name: str, step: PlanStep,
+                earlier: dict[str, str]) -> tuple[str, Fail | None]:
+    """One plan step as a `plan_step` delegation, with error recovery once."""
+    team = t.team
+    source = leg.agent.name
+    t.emit("plan_step_started", {"step": name, "agent": step.agent, "task": step.task})
+    rejection = team.policy.check_plan_step(team, source, step.agent, t.state)
+    fail: Fail | None
+    if rejection is not None:
+        fail = Fail(rejection.code, rejection.message, step.agent)
+        text = ""
+    else:
+        text, fail = await _delegation(t, leg, name, step.agent, step.task, earlier,
+                                       HandoffReason.PLAN_STEP)
+    if fail is not None and fail.recoverable and team.fallback not in (None, step.agent):
+        earlier = {**earlier, "failed": f"{fail.agent}: {fail.code}: {fail.message}"}
+        text, fail = await _delegation(
+            t, leg, name, team.fallback or "", step.task, earlier,
+            HandoffReason.ERROR_RECOVERY,
+            {"code": fail.code, "message": fail.message, "agent": fail.agent})
+    t.emit("plan_step_completed", {"step": name, "agent": step.agent, "text": text,
+                                   "status": "failed" if fail else "completed"})
+    return text, fail
+
+
+async def _delegation(t: Turn, leg: Leg, name: str, agent: str, task: str,
+                      earlier: dict[str, str], reason: HandoffReason,
+                      error: dict[str, str] | None = None) -> tuple[str, Fail | None]:
+    target = t.team[agent]
+    route = Route(leg.agent.name, Handoff(agent, returns=True), target, "plan_step",
+                  ToolSpec("plan_step", "", {}))
+    extra: dict[str, Any] = {"step": name, "task": task, "results": earlier}
+    if error is not None:
+        extra["error"] = error
+    record = HandoffRecord(new_id(), leg.agent.name, agent, reason, task, at=time.time(),
+                           turn=t.state.turn, returns=True, extra=extra)
+    t.add_record(record)
+    return await delegate(t, leg, route, record, None, activate, task)

@@ -1,0 +1,129 @@
+"""What an agent's model is sent: its system text, its view of the transcript, its tools.
+
+DESIGN.md's first step of the loop: the agent's instructions (plus the source's
+transferred instructions, the handoff note and the summary a handoff brings), the
+transcript seen through the agent's history view, its tools and its enabled handoffs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.context import RunContext
+from ..core.handoff import Handoff, handoff_note
+from ..core.history import CustomFilter, Window, views_of
+from ..core.messages import Message
+from ..core.team import AgentPlan
+from ..errors import HandoffsError
+from ..models.base import NO_SETTINGS, ModelRequest
+from .state import Leg, Turn
+
+
+async def request_for(t: Turn, leg: Leg) -> ModelRequest:
+    """The model request for the leg's current agent, as of now."""
+    agent = leg.agent
+    plan = leg.plan
+    system = leg.system
+    if system is None:
+        system = await system_text(t, leg)
+    choice = agent.tool_choice
+    if choice is not None and agent.name in t.forced:
+        choice = "auto"  # the forced call was made this turn (Agent.reset_tool_choice)
+    return ModelRequest(
+        agent.name, system, window(t, leg),
+        plan.specs if plan.static else specs(plan, ctx_of(t, leg)),
+        choice, agent.model_settings or NO_SETTINGS,
+    )
+
+
+def ctx_of(t: Turn, leg: Leg) -> RunContext:
+    """The `RunContext` tools, instructions, guardrails and hooks of the leg's agent get."""
+    ctx = leg.ctx
+    if ctx is None:
+        state = t.state
+        ctx = leg.ctx = RunContext(state.id, leg.agent.name, state.turn, state.shared,
+                                   t.context, leg.handoff, state.channel)
+    return ctx
+
+
+def window(t: Turn, leg: Leg) -> Window:
+    """The leg's agent's view of the transcript (a delegate: its base plus its own work)."""
+    if not leg.main:
+        assert leg.base is not None
+        return leg.base.extended(leg.rendered)
+    state = t.state
+    spec = state.view
+    route = leg.route  # the route that opened the view, if it still exists
+    history = route.handoff.history if route is not None else None
+    custom = None
+    if spec.mode == "custom" and callable(history) and route is not None:
+        custom = checked_filter(history, f"{route.source} -> {route.target.name}")
+    return views_of(state).window(state.messages, spec, custom)
+
+
+def checked_filter(fn: CustomFilter, route: str) -> CustomFilter:
+    """A route's history filter whose output must be a sequence of messages."""
+    def run(messages: Sequence[Message]) -> Sequence[Message]:
+        out = fn(messages)
+        if not isinstance(out, list | tuple):
+            what = f"{type(out).__name__} {out!r:.80}"
+        else:
+            bad = next((m for m in out if not isinstance(m, Message)), None)
+            if bad is None:
+                return out
+            what = f"a {type(out).__name__} holding {type(bad).__name__} {bad!r:.80}"
+        raise HandoffsError(
+            f"The history filter of the route {route} must return a list of messages "
+            f"(UserMessage, AssistantMessage, ToolResult, Note), not {what}.",
+            code="invalid_history")
+    return run
+
+
+def enabled(h: Handoff, ctx: RunContext) -> bool:
+    """Whether a route is offered now (`Handoff.enabled` may be a callable of the context)."""
+    e = h.enabled
+    return bool(e(ctx)) if callable(e) else e
+
+
+def specs(plan: AgentPlan, ctx: RunContext) -> tuple[Any, ...]:
+    """The tool specs of an agent whose routes are enabled per context."""
+    out = [tl.spec for tl in plan.tools.values()]
+    for r in plan.routes.values():
+        if r.target.enabled and enabled(r.handoff, ctx):
+            out.append(r.spec)
+    return tuple(out)
+
+
+async def system_text(t: Turn, leg: Leg) -> str:
+    """The agent's instructions with what its handoff brings (cached when they are text)."""
+    cached = leg.system
+    if cached is not None:
+        return cached
+    instructions = leg.agent.instructions
+    if callable(instructions):
+        value = instructions(ctx_of(t, leg))
+        if inspect.isawaitable(value):
+            value = await value
+        return _with_handoff(t, leg, str(value))
+    leg.system = text = _with_handoff(t, leg, instructions)
+    return text
+
+
+def _with_handoff(t: Turn, leg: Leg, text: str) -> str:
+    """The agent's instructions plus what its handoff brings: note, source, summary."""
+    record = leg.record
+    if record is None:
+        return text
+    parts = [text] if text else []
+    route = leg.route
+    if route is not None and route.handoff.transfer_system_message:
+        src = t.team.get(record.source)
+        if src is not None and isinstance(src.instructions, str) and src.instructions:
+            parts.append(f"# Instructions of {src.label} (transferred)\n{src.instructions}")
+    parts.append(handoff_note(record, leg.payload))
+    summary = leg.summary or record.summary
+    if summary:
+        parts.append(f"# Summary of the conversation so far\n{summary}")
+    return "\n\n".join(parts)

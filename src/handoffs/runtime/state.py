@@ -1,0 +1,242 @@
+"""The state of one turn: its outcomes, its lines of work, its events and records.
+
+Every module of the runtime reads and writes the turn through these objects; they hold
+no behaviour beyond bookkeeping.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, overload
+
+from ..core.agent import Agent
+from ..core.context import HandoffContext, RunContext
+from ..core.events import Event
+from ..core.handoff import HandoffRecord, handoff_context
+from ..core.history import Window, last_user_index, render_full
+from ..core.messages import Message, UserMessage
+from ..core.session import SessionState
+from ..core.team import AgentPlan, Route, Team
+from ..models.base import Model, Usage
+from .result import RunError, RunResult, RunStatus
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+
+@dataclass(slots=True)
+class Answer:
+    text: str
+    agent: str
+
+
+@dataclass(slots=True)
+class Transfer:
+    route: Route | None
+    record: HandoffRecord
+    target: Agent
+    payload: Any
+
+
+@dataclass(slots=True)
+class Fail:
+    code: str
+    message: str
+    agent: str
+    recoverable: bool = True
+    """False for failures a fallback cannot fix (max_steps, script exhausted)."""
+    exception: BaseException | None = None
+    """The exception behind the failure, kept for `RunError.exception` and the log."""
+
+
+Outcome = Answer | Transfer | Fail
+
+
+class Leg:
+    """One thread of work: the session's main line, or a delegation's private line.
+
+    The main line appends to the session transcript and sees it through the session's
+    view; a delegation appends to its own list and sees a fixed window of the transcript
+    followed by that list.
+    """
+
+    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "main", "payload", "plan",
+                 "record", "rendered", "route", "sub", "summary", "system")
+
+    def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
+                 base: Window | None = None) -> None:
+        self.plan = plan
+        self.agent = plan.agent
+        self.main = main
+        self.depth = depth
+        self.base = base
+        self.sub: list[Message] = []
+        self.rendered: list[Message] = []
+        self.record: HandoffRecord | None = None
+        """The handoff that gave the current agent the work (None: the entry agent)."""
+        self.payload: Any = None
+        self._handoff: HandoffContext | None = None
+        self.route: Route | None = None
+        self.summary: str | None = None
+        self.ctx: RunContext | None = None
+        """Cached for the current agent; cleared whenever the agent or its handoff changes."""
+        self.system: str | None = None
+        """Cached system text when the agent's instructions are a plain string."""
+
+    def switch(self, plan: AgentPlan) -> None:
+        self.plan = plan
+        self.agent = plan.agent
+        self.ctx = None
+        self.system = None
+
+    @property
+    def handoff(self) -> HandoffContext | None:
+        """`ctx.handoff` for the current agent, built only when someone asks for it."""
+        h = self._handoff
+        if h is None and self.record is not None:
+            h = self._handoff = handoff_context(self.record, self.payload)
+        return h
+
+    def handed(self, record: HandoffRecord | None, payload: Any, route: Route | None) -> None:
+        """Record how the current agent got the work (invalidates the caches)."""
+        self.record = record
+        self.payload = payload
+        self._handoff = None
+        self.route = route
+        self.summary = None
+        self.ctx = None
+        self.system = None
+
+
+class Turn:
+    """The mutable state of one turn: events, records, counters, usage."""
+
+    __slots__ = ("accepted", "built", "context", "forced", "max_steps", "models", "raw", "records",
+                 "recovered", "runner", "sink", "state", "steps", "streaming", "team", "usage",
+                 "usage_by_agent", "user_index")
+
+    def __init__(self, runner: Runner, state: SessionState, context: Any,
+                 sink: Callable[[Event], None] | None) -> None:
+        self.runner = runner
+        self.team: Team = runner.team
+        self.models: dict[str, Model | None] = runner._models
+        self.max_steps = runner.max_steps
+        self.state = state
+        self.context = context
+        self.sink = sink
+        self.streaming = sink is not None
+        self.raw: list[Event | tuple[str, float, dict[str, Any], Any]] = []
+        self.built = 0
+        self.records: list[HandoffRecord] = []
+        self.accepted = 0
+        self.steps = 0
+        self.recovered = False
+        self.usage = Usage()
+        self.usage_by_agent: dict[str, Usage] = {}
+        self.forced: frozenset[str] | set[str] = frozenset()
+        """Agents that made the call their forcing `tool_choice` asked for, this turn."""
+        self.user_index = -1
+        """Where this turn's user message is in the transcript (-1: look it up)."""
+
+    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
+        sink = self.sink
+        if sink is None:
+            # Nobody is listening now: keep the parts, build Event objects on demand.
+            self.raw.append((type_, time.time(), data, result))
+            return
+        state = self.state
+        e = Event(type_, state.id, state.turn, time.time(), data, result)
+        self.raw.append(e)
+        sink(e)
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event so far, as `Event` objects (built once, on first use)."""
+        raw = self.raw
+        if self.built < len(raw):
+            sid, turn = self.state.id, self.state.turn
+            for i in range(self.built, len(raw)):
+                item = raw[i]
+                if not isinstance(item, Event):
+                    raw[i] = Event(item[0], sid, turn, item[1], item[2], item[3])
+            self.built = len(raw)
+        return raw  # type: ignore[return-value]
+
+    @property
+    def lazy_events(self) -> Sequence[Event]:
+        """The events as a sequence that builds `Event` objects only if read (the memory
+        store never reads them; durable stores do)."""
+        return _LazyEvents(self)
+
+    def add_record(self, record: HandoffRecord) -> None:
+        self.records.append(record)
+        self.state.handoffs.append(record)
+        if record.accepted:
+            self.accepted += 1
+
+
+def append(t: Turn, leg: Leg, message: Message) -> None:
+    """Add a message to the leg's line: the session transcript, or a delegate's own list."""
+    if leg.main:
+        t.state.messages.append(message)
+    else:
+        leg.sub.append(message)
+        r = render_full(message)
+        if r is not None:
+            leg.rendered.append(r)
+
+
+def turn_text(t: Turn) -> str:
+    """The user's message of this turn (the one a handoff target inherits)."""
+    messages = t.state.messages
+    i = t.user_index if t.user_index >= 0 else last_user_index(messages)
+    m = messages[i] if i < len(messages) else None
+    return m.text if isinstance(m, UserMessage) else ""
+
+
+def result(t: Turn, output: str, agent: str, status: RunStatus,
+           error: RunError | None = None) -> RunResult:
+    """The turn's result so far (records and usage are the turn's own lists)."""
+    return RunResult(t.state.id, output, agent, status, t.state.turn, t.records, error,
+                     t.usage, t.usage_by_agent)
+
+
+def failed(t: Turn, fail: Fail) -> RunResult:
+    return result(t, "", fail.agent, RunStatus.FAILED,
+                  RunError(fail.code, fail.message, fail.agent, fail.exception))
+
+
+def finish(t: Turn, res: RunResult) -> None:
+    """Bind the events to the result and emit the terminal event."""
+    res.bind_events(t)
+    if res.status is RunStatus.FAILED:
+        err = res.error
+        t.emit("run_failed", {
+            "status": res.status, "agent": res.agent,
+            "code": err.code if err else "error", "message": err.message if err else "",
+        }, res)
+    else:
+        t.emit("run_completed", {"status": res.status, "agent": res.agent,
+                                 "output": res.output}, res)
+
+
+class _LazyEvents(Sequence[Event]):
+    __slots__ = ("_turn",)
+
+    def __init__(self, turn: Turn) -> None:
+        self._turn = turn
+
+    def __len__(self) -> int:
+        return len(self._turn.raw)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
+        return self._turn.events[index]
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self._turn.events)
