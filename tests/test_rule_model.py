@@ -191,3 +191,18 @@ async def test_rules_with_say_send_text_with_the_call() -> None:
 def test_a_rule_that_cannot_work_is_refused(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(HandoffsError, match=message):
         Rule(**kwargs)
+
+
+async def test_a_delegation_rule_sends_its_task_and_the_delegate_reads_it() -> None:
+    team = Team([Agent("billing", handoffs=[Handoff("policy", returns=True)]),
+                 Agent("policy")])
+    model = RuleModel({
+        "billing": [Rule(keywords="refund", handoff="policy", reason="policy check",
+                         task="May we refund {order}?", pattern=r"(?P<order>A-\d+)"),
+                    Rule(answer="Policy says: {transfer_to_policy}")],
+        "policy": [Rule(answer="{source} asked '{text}' ({reason}): yes.")],
+    })
+    (result,) = await play(Runner(team, model=model), "refund A-5 please")
+
+    assert result.output == "Policy says: billing asked 'May we refund A-5?' (policy check): yes."
+    assert result.handoffs[0].extra["task"] == "May we refund A-5?"
