@@ -69,3 +69,33 @@ async def test_delegations_do_not_count_toward_the_loop() -> None:
 def test_loop_scope_is_checked() -> None:
     with pytest.raises(HandoffsError, match="loop_scope must be 'turn' or 'session'"):
         HandoffPolicy(loop_scope="forever")
+
+
+@pytest.mark.parametrize("scope", ["turn", "session"])
+async def test_transfers_inside_a_delegation_count_on_its_own_line(scope: str) -> None:
+    from handoffs import Handoff
+    from handoffs.testing import call
+
+    team = Team([
+        Agent("triage", handoffs=["billing"]),
+        Agent("billing", handoffs=["triage", Handoff("desk", returns=True)]),
+        Agent("desk", handoffs=["billing"]),
+    ], policy=HandoffPolicy(loop_scope=scope))
+    model = ScriptedModel([
+        transfer("billing"),                                    # main: billing 1
+        call("transfer_to_desk", task="check the policy"),      # billing delegates
+        transfer("billing"),                                    # desk's line: billing 1
+        reply("Policy checked."),                               # billing answers the desk's task
+        transfer("triage"),                                     # main: triage 1
+        transfer("billing"),                                    # main: billing 2 (allowed)
+        reply("Billing, with the policy."),
+    ])
+
+    result = await Runner(team, model=model).run("s", "refund?")
+
+    assert result.output == "Billing, with the policy." and result.agent == "billing"
+    assert all(r.accepted for r in result.handoffs), [r.rejection for r in result.handoffs]
+    inside = [r for r in result.handoffs if "line" in r.extra]
+    [delegation] = [r for r in result.handoffs if r.returns]
+    assert [(r.source, r.target) for r in inside] == [("desk", "billing")]
+    assert inside[0].extra["line"] == delegation.id

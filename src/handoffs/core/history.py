@@ -223,8 +223,9 @@ def views_of(state: SessionState) -> TranscriptViews:
 
 
 def accepted_targets(session: SessionState) -> list[str]:
-    """The targets of the session's accepted one-way handoffs, oldest first (kept in step
-    with `session.handoffs`, so the loop rule never rescans the records)."""
+    """The targets of the main conversation's accepted one-way handoffs (not those made
+    inside a delegation), oldest first (kept in step with `session.handoffs`, so the loop
+    rule never rescans the records)."""
     views = views_of(session)
     records = session.handoffs
     i = views.records_synced
@@ -233,7 +234,7 @@ def accepted_targets(session: SessionState) -> list[str]:
         targets = views.targets
         while i < n:
             r = records[i]
-            if r.accepted and not r.returns:
+            if r.accepted and not r.returns and "line" not in r.extra:
                 targets.append(r.target)
             i += 1
         views.records_synced = n

@@ -85,12 +85,15 @@ class HandoffPolicy:
         payload_error: str | None = None,
         depth: int = 0,
         route_enabled: bool = True,
+        line: str | None = None,
     ) -> Rejection | None:
         """The first rule `source -> target` breaks, in the documented order, or None.
 
         `route` is the source's declared route to the target (None if it declared none);
         `payload_error` is the payload validation failure, if any, and `route_enabled` the
         route's `enabled` flag evaluated for this run, both computed by the caller.
+        `line` is the delegation the request is made in (its record id; None: the main
+        conversation): the loop rule counts the transfers of that line only.
         """
         agent = team.get(target)
         if agent is None:
@@ -113,7 +116,7 @@ class HandoffPolicy:
             )
         return self._check_target(
             team, source, agent, route, session, handoffs_this_turn, payload_error, depth,
-            route_enabled,
+            route_enabled, line=line,
         )
 
     def _check_target(
@@ -128,6 +131,7 @@ class HandoffPolicy:
         depth: int,
         route_enabled: bool,
         loops: bool = True,
+        line: str | None = None,
     ) -> Rejection | None:
         target = agent.name
         if not agent.enabled or not route_enabled:
@@ -156,7 +160,7 @@ class HandoffPolicy:
                 CHANNEL_UNSUPPORTED,
                 f"{target!r} does not serve the {channel!r} channel of this conversation.",
             )
-        if loops and self.loop_limit > 0 and self._recent_count(session, target) >= (
+        if loops and self.loop_limit > 0 and self._recent_count(session, target, line) >= (
             self.loop_limit
         ):
             return Rejection(
@@ -215,20 +219,24 @@ class HandoffPolicy:
         return None
 
 
-    def _recent_count(self, session: SessionState, target: str) -> int:
-        """How many of the last `loop_window` accepted transfers in scope went to `target`."""
+    def _recent_count(self, session: SessionState, target: str, line: str | None) -> int:
+        """How many of the last `loop_window` accepted transfers in scope went to `target`.
+
+        Transfers made inside a delegation belong to that delegation's line (their
+        record's `extra["line"]`) and count only there."""
         window = self.loop_window
-        if self.loop_scope == "session":
+        if self.loop_scope == "session" and line is None:
             from .history import accepted_targets
 
             return accepted_targets(session)[-window:].count(target)
-        # Records only grow, turn numbers with them: this turn's are at the end.
+        # Records only grow, turn numbers with them: this turn's are at the end. A
+        # delegation's line lives within one turn, whatever the scope.
         turn = session.turn
         seen = count = 0
         for r in reversed(session.handoffs):
             if r.turn != turn:
                 break
-            if r.accepted and not r.returns:
+            if r.accepted and not r.returns and r.extra.get("line") == line:
                 count += r.target == target
                 seen += 1
                 if seen == window:

@@ -48,7 +48,8 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
     """
     target = route.target
     base = _base(t, leg, route)
-    sub = Leg(t.team.plan(target.name), main=False, depth=leg.depth + 1, base=base)
+    sub = Leg(t.team.plan(target.name), main=False, depth=leg.depth + 1, base=base,
+              line=record.id)
     sub.handed(record, payload, route)
     step = "on_handoff hook"
     try:  # a hook or summary that fails refuses the delegation: the caller is told

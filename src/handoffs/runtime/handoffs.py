@@ -75,11 +75,11 @@ def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult |
         h = ask.route.handoff if ask.route is not None else None
         rejection = policy.check(
             team, name, ask.target, h, state, t.accepted, payload_error, leg.depth,
-            h is None or h.enabled is True or enabled(h, ctx_of(t, leg)))
+            h is None or h.enabled is True or enabled(h, ctx_of(t, leg)), leg.line)
         if rejection is not None:
             reject(t, leg, ask, results, marks, rejection)
             continue
-        record = record_for(t, name, ask, payload, accepted=True)
+        record = record_for(t, name, ask, payload, True, None, leg.line)
         target = team[ask.target]
         if target.is_human and record.reason is _LLM:
             record.reason = HandoffReason.ESCALATION
@@ -172,24 +172,28 @@ def refuse(t: Turn, leg: Leg, record: HandoffRecord, rejection: Rejection,
 
 
 def record_for(t: Turn, source: str, ask: HandoffAsk, payload: Any, accepted: bool,
-               rejection: Rejection | None = None) -> HandoffRecord:
+               rejection: Rejection | None = None, line: str | None = None) -> HandoffRecord:
     """The record of one request, accepted or refused."""
     route = ask.route
     call = ask.call
-    return HandoffRecord(
+    record = HandoffRecord(
         new_id(), source, ask.target, ask.reason, ask.explanation,
         None if payload is None else payload_json(payload), accepted,
         rejection.code if rejection else None, rejection.message if rejection else "",
         time.time(), t.state.turn, call.name, call.id,
         route is not None and route.handoff.returns,
     )
+    if line is not None:
+        record.extra["line"] = line  # made inside that delegation: its loop rule's line
+    return record
 
 
 def reject(t: Turn, leg: Leg, ask: HandoffAsk, results: list[ToolResult | None],
            marks: list[HandoffMark | None], rejection: Rejection) -> None:
     """Record a refused request and give the model the refusal as the call's result."""
     payload, _ = ask.payload_of()
-    refuse(t, leg, record_for(t, leg.agent.name, ask, payload, False, rejection), rejection)
+    refuse(t, leg, record_for(t, leg.agent.name, ask, payload, False, rejection, leg.line),
+           rejection)
     result_for(t, leg, ask, results, marks, rejection.message, True, "rejected")
 
 

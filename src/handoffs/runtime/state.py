@@ -62,16 +62,18 @@ class Leg:
     followed by that list.
     """
 
-    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "main", "payload", "plan",
-                 "record", "rendered", "route", "sub", "summary", "system")
+    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "line", "main", "payload",
+                 "plan", "record", "rendered", "route", "sub", "summary", "system")
 
     def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
-                 base: Window | None = None) -> None:
+                 base: Window | None = None, line: str | None = None) -> None:
         self.plan = plan
         self.agent = plan.agent
         self.main = main
         self.depth = depth
         self.base = base
+        self.line = line
+        """The delegation record this line works for (None: the main conversation)."""
         self.sub: list[Message] = []
         self.rendered: list[Message] = []
         self.record: HandoffRecord | None = None
