@@ -6,7 +6,7 @@ tools it may call; adapters turn that into a provider's wire format and back.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
@@ -72,6 +72,16 @@ class TextDelta:
     """A piece of streamed text; `Model.stream` yields these, then the `ModelResponse`."""
 
     text: str
+
+
+def chunked(response: ModelResponse, size: int | None) -> Iterator[TextDelta | ModelResponse]:
+    """A whole response as a stream: its text in `size`-character deltas (none when
+    `size` is falsy), then the response; for models that answer at once (offline ones)."""
+    if size:
+        text = response.text
+        for i in range(0, len(text), size):
+            yield TextDelta(text[i:i + size])
+    yield response
 
 
 @runtime_checkable
