@@ -84,12 +84,12 @@ def table(summary: dict[str, Any], tokens_note: str) -> str:
     lines = [f"| framework (history view) | model calls | handoff calls | request bytes, total "
              f"(× handoffs full) | bytes / call | largest request | {tok_head} | "
              "2 KB tool result sent again | wall time / turn, median (min–max) |",
-             "|" + " --- |" * 9]
+             "|" + " --- |" * 10]
     for s in summary.values():
         if not s.get("ok"):
             why = "; ".join(f"round {r['round']}: {r['status']}" for r in s["failed"]) \
                 or "not run"
-            lines.append(f"| {s['label']} | **failed** ({why}) |" + " |" * 7)
+            lines.append(f"| {s['label']} | **failed** ({why}) |" + " |" * 8)
             continue
         calls = str(s["calls"]) if s["calls"] is not None else \
             f"{s['calls_range'][0]}–{s['calls_range'][1]}"
