@@ -71,16 +71,21 @@ def test_server_is_bounded_in_requests_and_in_time() -> None:
     s = TrafficServer(max_requests=1, max_seconds=30).start()
     assert post(s.base_url(0), triage_request())[0] == 200
     assert post(s.base_url(0), triage_request())[0] == 503
-    deadline = time.monotonic() + 5
-    while s.stopped_because is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until_stopped(s)
     assert s.stopped_because == "request limit (1)"
     s.stop()
 
     t = TrafficServer(max_requests=10, max_seconds=0.2).start()
-    time.sleep(0.5)
+    wait_until_stopped(t)
     assert t.stopped_because == "time limit (0.2 s)"
     t.stop()
+
+
+def wait_until_stopped(s: TrafficServer) -> None:
+    deadline = time.monotonic() + 10
+    while not s._stopped and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert s._stopped, "the server did not stop by itself"
 
 
 def test_unscripted_requests_are_counted() -> None:
