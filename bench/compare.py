@@ -266,7 +266,7 @@ def run_traffic(args: argparse.Namespace, results_file: Path) -> dict[str, Any]:
         cmd += ["--only", ",".join(args.frameworks + args.traffic_only)]
     if args.smoke:
         cmd.append("--no-tokens")
-    log("traffic: bench/traffic/run.py " + " ".join(cmd[3:]))
+    log("traffic: bench/traffic/run.py " + " ".join(cmd[2:]))
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=None, text=True,
@@ -868,9 +868,11 @@ def main(argv: list[str] | None = None) -> int:
     if stores is not None and stores.get("status") != "ok":
         log(f"compare: bench/stores.py failed: {stores.get('error', '')[-400:]}")
         failed.append(stores)
+    charts = [img_dir / "bench_ab.png", img_dir / "bench_history.png"]
+    if traffic_chart:
+        charts.append(img_dir / "bench_traffic.png")
     print(f"results: {rel(results_file)}\ndoc:     {rel(doc_file)}"
-          + (f"\ncharts:  {rel(img_dir / 'bench_ab.png')}, {rel(img_dir / 'bench_history.png')}"
-             if charts_ok else ""))
+          + (f"\ncharts:  {', '.join(rel(c) for c in charts)}" if charts_ok else ""))
     if failed:
         log(f"compare: {len(failed)} run(s) failed")
         return 1

@@ -284,19 +284,23 @@ def section(traffic: dict[str, Any] | None, chart: bool) -> str:
     return f"""## (f) Model traffic through one OpenAI-compatible server
 
 Every framework plays the same six-turn customer-support conversation against the same local
-server (`bench/traffic/server.py`: OpenAI Chat Completions on 127.0.0.1, a scripted model,
-every request body recorded), each through its own OpenAI client and model class pointed at
-the server's URL, so nothing is converted by us. Three agents (triage, billing, shipping),
-two ordinary tools (`lookup_invoices`, whose result is 2 KB of JSON, and `track_package`),
-three handoffs (triage → billing in turn 1; billing → triage → shipping in turn 3), the same
-six user messages and the same model decisions for everyone: the server tells the agent by
-its instructions in the system text and the turn by the user's message, and answers from
-one plan (`bench/traffic/scenario.py` says how). Every turn's answer and answering agent are
-checked from each framework's own result. {_n(meta['rounds'], 'round')} ×
-{_n(meta['reps'], 'conversation')} per row, rows interleaved; the traffic figures are per
-conversation (they do not vary between conversations); the wall time is per user turn, HTTP
-hops to the server included, the first conversation of each run not timed, median over
-rounds of each run's median (min–max over rounds). {tokens_how}
+server, each through its own OpenAI client and model class pointed at the server's URL, so
+nothing is converted by us.
+
+- Server: `bench/traffic/server.py`, OpenAI Chat Completions on 127.0.0.1, a scripted model,
+  every request body recorded.
+- Scenario: three agents (triage, billing, shipping), two ordinary tools (`lookup_invoices`,
+  whose result is 2 KB of JSON, and `track_package`), three handoffs (triage → billing in
+  turn 1; billing → triage → shipping in turn 3), the same six user messages and the same
+  model decisions for everyone: the server tells the agent by its instructions in the system
+  text and the turn by the user's message, and answers from one plan
+  (`bench/traffic/README.md`, `bench/traffic/scenario.py`).
+- Checks: every turn's answer and answering agent, from each framework's own result.
+- Runs: {_n(meta['rounds'], 'round')} × {_n(meta['reps'], 'conversation')} per row, rows
+  interleaved. The traffic figures are per conversation (the same in every conversation).
+  The wall time is per user turn, HTTP hops to the server included, the first conversation
+  of each run not timed: median over rounds of each run's median (min–max over rounds).
+- {tokens_how}
 {(chr(10) + "In this run: " + v + chr(10)) if v else ""}
 {table(summary, note)}
 
