@@ -56,7 +56,8 @@ def load_target(spec: str | None) -> Team | Runner:
         result: Team | Runner = value
         return result
     raise HandoffsError(
-        f"{spec} is a {type(value).__name__}, not a Team or a Runner. Point TEAM at a "
+        f"{spec} names a value of type {type(value).__name__}, not a Team or a Runner. "
+        "Point TEAM at a "
         "Team, a Runner, or a function of no arguments that returns one.",
         code="invalid_target")
 

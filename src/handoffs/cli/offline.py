@@ -20,6 +20,8 @@ from ..core.team import Route, Team
 from ..models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
 
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_HUMAN = frozenset(("human", "perso", "opera", "someo", "peopl"))
+"""Stems that ask for a person: the offline model escalates to a human agent on them."""
 _IDENT = re.compile(r"\b[A-Za-z]+-?\d+[\w-]*\b")
 _NUMBER = re.compile(r"(?<![\w-])\d+(?:\.\d+)?(?![\w-])")
 _STOP = frozenset((
@@ -27,7 +29,8 @@ _STOP = frozenset((
     "when", "can", "are", "was", "were", "not", "but", "all", "any", "our", "out", "about",
     "into", "them", "they", "their", "there", "here", "please", "thanks", "thank", "hello",
     "also", "just", "want", "need", "help", "hand", "handle", "handles", "handoff",
-    "transfer", "agent", "agents", "user", "customer", "customers", "question", "questions"))
+    "transfer", "agent", "agents", "user", "customer", "customers", "question", "questions",
+    "message", "messages", "answer", "answers", "next", "turn", "conversation"))
 
 
 def offline_model(team: Team) -> Model:
@@ -96,6 +99,10 @@ class KeywordModel:
             name = route.target.name
             scores[name] = max(scores[name], len(words & stems(route.spec.description)))
         offered = {spec.name for spec in request.tools}
+        if words & _HUMAN:  # "can a person look at this?": escalate when a route allows
+            for route in routes.values():
+                if route.target.is_human and route.tool_name in offered:
+                    return self._transfer(route, message)
         for name in sorted(scores, key=lambda n: -scores[n]):
             if scores[name] <= own:
                 break
