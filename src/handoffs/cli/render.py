@@ -93,6 +93,8 @@ class EventPrinter:
         self.streaming: str | None = None
         """The agent whose streamed text is on the current line, if any."""
         self.streamed: set[str] = set()
+        self.said: dict[str, str] = {}
+        """Each agent's last message, so a delegate's answer is not printed twice."""
 
     def write(self, text: str) -> None:
         self.out.write(text)
@@ -121,6 +123,7 @@ class EventPrinter:
                 self.streamed.add(d["agent"])
             self.write(d["text"])
         elif t == "message":
+            self.said[d["agent"]] = d["text"]
             if d["agent"] in self.streamed:
                 self.end_stream()
                 self.streamed.discard(d["agent"])
@@ -133,8 +136,9 @@ class EventPrinter:
                       f"{p.agent(d['target'])} " + p.warn(f"({d['reason']}){why}"))
         elif t == "agent_returned":
             self.streamed.discard(d["source"])
+            shown = self.said.pop(d["source"], None) == d["text"]
             self.line(p.warn("  ← ") + f"{p.agent(d['source'])} answers "
-                      f"{p.agent(d['target'])}: {d['text']}")
+                      f"{p.agent(d['target'])}" + ("" if shown else f": {d['text']}"))
         elif t == "handoff_rejected":
             self.line(p.error(f"  ✗ handoff from {d['agent']} to {d['target']} refused "
                               f"({d['code']}): {d['message']}"))
@@ -152,7 +156,8 @@ class EventPrinter:
         elif t == "plan_step_started":
             self.line(p.dim(f"  ▸ step {d['step']}: {d['agent']} — {d['task']}"))
         elif t == "run_completed" and d["status"] == "handed_off":
-            self.line(p.warn(f"  ⇢ {d['agent']} answers your next message"))
+            self.line(p.warn(f"  ⇢ {d['output']} (") + p.agent(d["agent"]) +
+                      p.warn(" answers your next message)"))
         elif t == "run_failed":
             self.line(p.error(f"  ✗ the turn failed ({d['code']}): {d['message']}"))
 
