@@ -34,6 +34,9 @@ def build(model: object) -> Team:
     return Team([sales, onboarding], summarizer=summarizer)
 
 
+team = build(real_model())
+"""For `handoffs chat examples/session_transfer.py:team`."""
+
 def script() -> ScriptedModel:
     return ScriptedModel([
         reply("Done: the Team plan for 12 seats, billed yearly. Onboarding takes it "

@@ -60,6 +60,9 @@ def build(model: str | None) -> Team:
     ], supervisor="planner", fallback="generalist")
 
 
+team = build(real_model())
+"""For `handoffs chat examples/supervisor_plan.py:team`."""
+
 PLAN = [
     PlanStep("research", "What do competitors charge per seat?", name="facts"),
     [PlanStep("writer", "Draft a one-line pricing announcement.", name="draft"),
