@@ -12,7 +12,8 @@ import traceback
 
 
 def main(path: str) -> None:
-    steps = json.load(open(path, encoding="utf-8"))
+    with open(path, encoding="utf-8") as f:
+        steps = json.load(f)
     namespace: dict[str, object] = {"__name__": "__main__"}
     results = []
     for step in steps:
