@@ -80,7 +80,8 @@ QUESTION = "What does the Q3 report say about support load? Three bullets for th
 def script() -> ScriptedModel:
     return ScriptedModel([
         call("open_document", name="q3-report"),
-        transfer("research", reason="Analyse support load in the Q3 report.",
+        transfer("research", task="Summarise what the Q3 report says about support load.",
+                 reason="Analyse support load in the Q3 report.",
                  payload={"document": "q3-report", "context": "A board update on support",
                           "expected_output": "3 bullet points"}),
         reply("- Tickets per customer rose 8%\n- Most are about invoices\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from handoffs import Agent, Handoff, HumanAgent, ModelError, Runner, Team, tool
+from handoffs import Agent, HumanAgent, ModelError, Runner, Team, tool
 from handoffs.models.base import ModelRequest, ModelResponse, TextDelta
 from handoffs.testing import ScriptedModel, reply, transfer
 
@@ -32,14 +32,17 @@ def build() -> Team:
     return Team([Agent("solo", description="Answers everything.")])
 
 
+def badly_named() -> Team:
+    return Team([Agent("entry", tools=[bad_name])])
+
+
 def unresolved() -> Team:
     return Team([Agent("a", handoffs=["ghost"])])
 
 
 def flawed() -> Team:
     return Team([
-        Agent("entry", description="Routes.", tools=[bad_name],
-              handoffs=["quiet", Handoff("vault", tool_name="open vault")]),
+        Agent("entry", description="Routes.", handoffs=["quiet", "vault"]),
         Agent("quiet"),
         Agent("vault", description="Secrets.", system_only=True),
         Agent("island", description="Nothing leads here."),

@@ -26,17 +26,20 @@ def test_each_problem_of_a_flawed_team_is_reported(handoffs: Handoffs) -> None:
     report = json.loads(done.stdout)
     found = {(f["level"], f["code"], f["agent"]) for f in report["findings"]}
     assert found == {
-        ("error", "invalid_tool_name", "entry"),        # "look up"
-        ("error", "invalid_tool_name", "entry"),        # "open vault"
         ("error", "system_only_unreachable", "vault"),  # no supervisor
         ("error", "unreachable", "island"),
         ("error", "human_unreachable", "nobody"),
         ("warning", "undescribed_target", "entry"),     # quiet has no description
         ("warning", "route_always_refused", "entry"),   # entry -> vault (system_only)
     }
-    names = [f["message"] for f in report["findings"] if f["code"] == "invalid_tool_name"]
-    assert any("'look up'" in m for m in names) and any("'open vault'" in m for m in names)
-    assert report["ok"] is False and report["errors"] == 5 and report["warnings"] == 2
+    assert report["ok"] is False and report["errors"] == 3 and report["warnings"] == 2
+
+
+def test_a_tool_name_providers_refuse_is_an_error(handoffs: Handoffs) -> None:
+    done = handoffs("check", f"{TEAMS}:badly_named")
+    assert done.returncode == 1
+    assert "error   invalid_team: Agent 'entry': the tool name 'look up' is refused" in (
+        done.stdout)
 
 
 def test_a_clean_team_says_so(handoffs: Handoffs) -> None:

@@ -1,8 +1,8 @@
 """`handoffs check`: what can be known about a team before it talks to anyone.
 
 Errors (exit 1) are things that will fail or can never happen: a team that does not
-build (an unresolved target among them), tool names a provider rejects, agents nothing
-leads to, `system_only` agents without a supervisor, humans nobody can escalate to.
+build (`invalid_team`: an unresolved target, a tool name providers refuse, ...), agents
+nothing leads to, `system_only` agents without a supervisor, humans nobody can escalate to.
 Warnings are risks: routes whose target has no description (the model routes on it),
 cycles of transfers that only the policy's loop rule bounds, routes the policy always
 refuses.
@@ -10,14 +10,10 @@ refuses.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..core.team import Route, Team
-
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-"""What OpenAI and Anthropic both accept as a tool name."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -26,8 +22,9 @@ class Finding:
 
     level: Literal["error", "warning"]
     code: str
-    """Stable: `invalid_team`, `invalid_tool_name`, `unreachable`, `system_only_unreachable`,
-    `human_unreachable`, `undescribed_target`, `handoff_cycle`, `route_always_refused`."""
+    """Stable: `invalid_team` (or another code loading raised), `unreachable`,
+    `system_only_unreachable`, `human_unreachable`, `undescribed_target`, `handoff_cycle`,
+    `route_always_refused`."""
     message: str
     agent: str | None = None
 
@@ -38,26 +35,12 @@ class Finding:
 
 def check_team(team: Team) -> list[Finding]:
     """Every finding for a built team, errors first."""
-    found = _tool_names(team) + _reachability(team) + _routes(team) + _cycles(team)
+    found = _reachability(team) + _routes(team) + _cycles(team)
     return sorted(found, key=lambda f: f.level != "error")
 
 
 def _routes_of(team: Team) -> list[Route]:
     return [r for a in team.agents for r in team.plan(a.name).routes.values()]
-
-
-def _tool_names(team: Team) -> list[Finding]:
-    found = []
-    for a in team.agents:
-        plan = team.plan(a.name)
-        for name in [*plan.tools, *plan.routes]:
-            if not TOOL_NAME.match(name):
-                found.append(Finding(
-                    "error", "invalid_tool_name",
-                    f"{a.name}: tool name {name!r} is rejected by OpenAI and Anthropic (they "
-                    "accept 1-64 of a-z A-Z 0-9 _ -). Rename the tool, or set "
-                    "Handoff(tool_name=...) for a route.", a.name))
-    return found
 
 
 def _reachability(team: Team) -> list[Finding]:

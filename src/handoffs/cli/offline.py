@@ -132,6 +132,8 @@ class KeywordModel:
 
     def _transfer(self, route: Route, message: str) -> ModelResponse:
         args: dict[str, Any] = {"reason": f"The request is for {route.target.label}."}
+        if route.handoff.returns:  # a delegation says what the delegate must do
+            args["task"] = message
         schema = route.spec.parameters["properties"].get("payload")
         if schema is not None:
             payload = fill(schema, message)
