@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-smoke bench-peers bench-traffic bench-tokens clean
+.PHONY: demo chat test lint docs docs-serve bench bench-smoke bench-peers bench-traffic bench-tokens clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -17,12 +17,24 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/handoffs demo
 
+# Talk to the support team in the terminal (offline unless a model or key is set).
+chat: $(STAMP)
+	$(BIN)/handoffs chat
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/mypy --strict src
 
+# pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
 test: lint
 	$(BIN)/pytest
+
+# The documentation site in site/ (mkdocs build --strict; a few seconds).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 bench: $(STAMP)
 	$(BIN)/python bench/ours.py
@@ -58,4 +70,4 @@ bench-tokens:
 	    cp bench/requirements-tokens.txt .bench-venvs/tokens/.bench-stamp; }
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site
