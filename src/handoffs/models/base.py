@@ -39,16 +39,21 @@ class Usage:
     """Tokens spent; summed per agent and per turn on `RunResult.usage`."""
 
     input_tokens: int = 0
+    """Prompt tokens, as the provider counted them (0 when it did not say)."""
     output_tokens: int = 0
+    """Completion tokens, as the provider counted them."""
     requests: int = 0
+    """Model calls made."""
 
     def add(self, other: Usage) -> None:
+        """Add another count to this one (in place)."""
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.requests += other.requests
 
     @property
     def total_tokens(self) -> int:
+        """Input plus output tokens."""
         return self.input_tokens + self.output_tokens
 
     def to_dict(self) -> dict[str, int]:
