@@ -116,22 +116,28 @@ def _plan(cls: type) -> tuple[Callable[[Any], Any] | None, tuple[str, ...]]:
 
 def objects_encodable(objects: Sequence[Any]) -> bool:
     """`encodable` for a list of slotted objects (new messages, new records), tuned for
-    the hot path, where a handoff commits a few of them: the text fields of each object
-    are joined and checked at once (O(1) when ASCII); only fields that may nest text
-    (tool calls, payloads) are walked."""
+    the hot path, where a handoff commits a few of them: the text fields of all the
+    objects (tool calls included) are joined and checked at once (O(1) when ASCII);
+    only fields that may nest other text (payloads, extras) are walked."""
     plans = _plans
-    for o in objects:
+    queue = list(objects)
+    texts: list[Any] = []
+    nested: list[Any] = []
+    for o in queue:  # grows while iterated: nested objects (tool calls) join the queue
         cls = type(o)
-        plan = plans.get(cls) or _plan(cls)
-        texts, nested = plan
-        if texts is not None:
-            joined = "".join([v for v in texts(o) if v is not None])
-            if not joined.isascii() and not _encodes(joined):
-                return False
-        for name in nested:
+        getter, names = plans.get(cls) or _plan(cls)
+        if getter is not None:
+            texts.extend(getter(o))
+        for name in names:
             v = getattr(o, name)
-            if v is None or isinstance(v, Enum) or (type(v) is dict and not v):
-                continue  # nothing, a constant of this library, an empty dict
-            if not encodable(v):
-                return False
-    return True
+            if not v or isinstance(v, Enum):  # None, empty, a constant of this library
+                continue
+            if type(v) is tuple:
+                for x in v:
+                    (queue if getattr(type(x), "__slots__", None) else nested).append(x)
+            else:
+                nested.append(v)
+    joined = "".join(filter(None, texts))
+    if not joined.isascii() and not _encodes(joined):
+        return False
+    return all(encodable(v) for v in nested)
