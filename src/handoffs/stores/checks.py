@@ -27,10 +27,9 @@ def session_id(value: Any) -> str:
             return value
         try:
             value.encode("utf-8")
-        except UnicodeEncodeError:
-            pass
-        else:
-            return value
+        except UnicodeEncodeError as exc:
+            raise _bad_id(value) from exc
+        return value
     raise _bad_id(value)
 
 

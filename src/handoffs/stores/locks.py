@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import struct
 import sys
@@ -26,6 +27,8 @@ from typing import Any, TypeVar
 from ..errors import HandoffsError
 
 T = TypeVar("T")
+
+log = logging.getLogger("handoffs.stores.locks")
 
 _FIRST_WAIT = 0.001
 _MAX_WAIT = 0.025
@@ -107,6 +110,8 @@ async def finish(work: Coroutine[Any, Any, T]) -> T:
             cancelled = True
     if cancelled:
         exc = None if task.cancelled() else task.exception()
+        log.debug("a write finished (%s) before its cancelled caller let go",
+                  "failed" if exc is not None else "done")
         raise asyncio.CancelledError() from exc
     return task.result()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,6 +15,8 @@ from . import checks, rows
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
 from .text import column, objects_encodable, valid
+
+log = logging.getLogger("handoffs.stores.memory")
 
 _FREE: Any = object()
 
@@ -184,6 +187,9 @@ class MemoryStore:
         kept = self._committed.get(sid)
         if state is None or kept is None or not _changed(state, kept):
             return
+        log.debug("session %r: undoing %d messages and %d records its turn did not "
+                  "commit", sid, len(state.messages) - kept.messages,
+                  len(state.handoffs) - kept.records)
         del state.messages[kept.messages:]
         del state.handoffs[kept.records:]
         rows.restore_header(state, kept.header)

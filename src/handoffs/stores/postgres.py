@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -34,6 +35,8 @@ from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, finish, lock_key, poll
 from .migrations import POSTGRES, SCHEMA_VERSION, check_version
+
+log = logging.getLogger("handoffs.stores.postgres")
 
 _PAGE = 100
 """Rows read per query while filtering a listing on a status that depends on locks."""
@@ -204,7 +207,11 @@ class PostgresStore:
             try:
                 await conn.execute("SELECT pg_advisory_unlock($1)", key)
             except self._errors:
-                await conn.close()  # a lost connection: the server drops its locks
+                # The lock connection is broken: closing it makes the server drop every
+                # lock it held, this one included, so the session is free either way.
+                log.warning("unlocking a session failed; closing the lock connection",
+                            exc_info=True)
+                await conn.close()
 
     async def _interrupted(self, pool: Any, session_id: str, status: str) -> bool:
         if status != "running" or session_id in self._held:

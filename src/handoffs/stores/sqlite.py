@@ -329,7 +329,7 @@ class SQLiteStore:
                 if exc.code == "session_conflict":
                     raise HandoffsError(
                         f"Session {state.id!r} already exists; pass replace=True to "
-                        "overwrite it.", code="session_exists") from None
+                        "overwrite it.", code="session_exists") from exc
                 raise
         return state
 
