@@ -9,12 +9,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.events import Event
-from ..core.session import Checkpoint, SessionState
+from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
 from . import checks, rows
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
-from .text import column, objects_encodable, valid
+from .text import column, encodable, objects_encodable
 
 log = logging.getLogger("handoffs.stores.memory")
 
@@ -23,13 +23,16 @@ _FREE: Any = object()
 
 class _Committed:
     """What the last commit of a session stored: enough to undo any later change, and
-    to list the session."""
+    to list the session. The header's fields are kept as values, not as JSON text: a
+    turn commits twice, and encoding the header each time cost more than the rest of
+    the store. `shared` and `metadata` are copied one level deep, which is what the
+    runtime changes (it assigns keys); a value a tool changes in place inside them
+    (`ctx.shared["cart"].append(...)`) is not undone if its turn then fails."""
 
-    __slots__ = ("active_agent", "created_at", "header", "messages", "records", "status",
-                 "turn", "updated_at", "version")
+    __slots__ = ("active_agent", "channel", "created_at", "messages", "metadata", "records",
+                 "shared", "status", "turn", "updated_at", "version", "view")
 
-    def __init__(self, state: SessionState, header: str) -> None:
-        self.header = header
+    def __init__(self, state: SessionState) -> None:
         self.messages = len(state.messages)
         self.records = len(state.handoffs)
         self.version = state.version
@@ -38,6 +41,35 @@ class _Committed:
         self.turn = state.turn
         self.created_at = state.created_at
         self.updated_at = state.updated_at
+        self.channel = state.channel
+        v = state.view
+        self.view = (v.mode, v.start, v.pivot, v.record_id)
+        self.shared = dict(state.shared)
+        self.metadata = dict(state.metadata)
+
+    def changed(self, state: SessionState) -> bool:
+        """Whether `state` differs from what was committed (beyond in-place changes
+        inside shared values)."""
+        v = state.view
+        return (len(state.messages) != self.messages or len(state.handoffs) != self.records
+                or state.version != self.version or state.active_agent != self.active_agent
+                or state.status != self.status or state.turn != self.turn
+                or state.channel != self.channel or state.updated_at != self.updated_at
+                or (v.mode, v.start, v.pivot, v.record_id) != self.view
+                or state.shared != self.shared or state.metadata != self.metadata)
+
+    def restore(self, state: SessionState) -> None:
+        """Set the header fields of `state` back to what was committed."""
+        state.active_agent = self.active_agent
+        state.shared = dict(self.shared)
+        state.channel = self.channel
+        state.version = self.version
+        state.turn = self.turn
+        state.view = ViewSpec(*self.view)
+        state.status = self.status
+        state.created_at = self.created_at
+        state.updated_at = self.updated_at
+        state.metadata = dict(self.metadata)
 
     def summary(self, sid: str, free: bool) -> SessionSummary:
         status = column(self.status) or ""
@@ -109,7 +141,7 @@ class MemoryStore:
     def _view(self, sid: str, state: SessionState, free: bool) -> SessionState:
         """The committed session, for a reader that does not hold its lock."""
         kept = self._committed[sid]
-        if _changed(state, kept):
+        if kept.changed(state):
             if not free:  # a live turn is changing it: a copy of what it committed
                 return _copy(state, kept, None)
             self._restore(sid)
@@ -154,15 +186,15 @@ class MemoryStore:
         state.version += 1
         state.updated_at = time.time()
         try:
-            header = _make_valid(state, rows.header_text(state), first_message, first_record)
+            _make_valid(state, first_message, first_record)
         except BaseException:
             state.version, state.updated_at = saved
             raise
-        self._keep(state, header)
+        self._keep(state)
 
-    def _keep(self, state: SessionState, header: str) -> None:
+    def _keep(self, state: SessionState) -> None:
         self._sessions[state.id] = state
-        self._committed[state.id] = _Committed(state, header)
+        self._committed[state.id] = _Committed(state)
 
     async def delete(self, session_id: str) -> bool:
         sid = checks.session_id(session_id)
@@ -178,21 +210,21 @@ class MemoryStore:
             if state.id in self._sessions and not replace:
                 raise HandoffsError(f"Session {state.id!r} already exists; pass "
                                     "replace=True to overwrite it.", code="session_exists")
-            self._keep(state, rows.header_text(state))
+            self._keep(state)
         return state.snapshot()
 
     def _restore(self, sid: str) -> None:
         """Undo whatever changed in the session since its last commit, in place."""
         state = self._sessions.get(sid)
         kept = self._committed.get(sid)
-        if state is None or kept is None or not _changed(state, kept):
+        if state is None or kept is None or not kept.changed(state):
             return
         log.debug("session %r: undoing %d messages and %d records its turn did not "
                   "commit", sid, len(state.messages) - kept.messages,
                   len(state.handoffs) - kept.records)
         del state.messages[kept.messages:]
         del state.handoffs[kept.records:]
-        rows.restore_header(state, kept.header)
+        kept.restore(state)
         state.cache = None  # the views may have seen the undone messages
 
     async def close(self) -> None:
@@ -202,34 +234,35 @@ class MemoryStore:
         return len(self._sessions)
 
 
-def _changed(state: SessionState, kept: _Committed) -> bool:
-    return (len(state.messages) != kept.messages or len(state.handoffs) != kept.records
-            or rows.header_text(state) != kept.header)
-
-
 def _copy(state: SessionState, kept: _Committed, status: str | None) -> SessionState:
     """A new state holding what was committed (the live one may be mid-turn)."""
     copy = SessionState(state.id, messages=state.messages[:kept.messages],
                         handoffs=state.handoffs[:kept.records])
-    rows.restore_header(copy, kept.header)
+    kept.restore(copy)
     if status is not None:
         copy.status = status
     return copy
 
 
-def _make_valid(state: SessionState, header: str, first_message: int,
-                first_record: int) -> str:
-    """Make the text a commit keeps valid, as a durable store would write it; returns
-    the header text. Checks only the header and the new messages and records: O(1) in
-    the session's length, and no encoding unless some text is not ASCII."""
+def _make_valid(state: SessionState, first_message: int, first_record: int) -> None:
+    """Make the text a commit keeps valid, as a durable store would write it. Checks
+    only the header's text and the new messages and records: O(1) in the session's
+    length, and no encoding unless some text is not ASCII."""
     new_msgs = state.messages[first_message:]
     new_recs = state.handoffs[first_record:]
-    if valid(header) is header and objects_encodable(new_msgs) and objects_encodable(new_recs):
-        return header
+    if (_header_encodable(state) and objects_encodable(new_msgs)
+            and objects_encodable(new_recs)):
+        return
+    header = rows.header_text(state)
     w = rows.Write(state.id, 0, 0, None, "", 0, None, 0.0, 0.0, header, 0, 0,
                    first_message, [rows.dumps(m.to_dict()) for m in new_msgs],
                    first_record, [rows.dumps(r.to_dict()) for r in new_recs], [])
     rows.make_valid(w)
     if w.repaired:
         rows.mirror(state, w.header, first_message, w.messages, first_record, w.records)
-    return w.header
+
+
+def _header_encodable(state: SessionState) -> bool:
+    return (encodable(state.shared) and encodable(state.metadata)
+            and encodable([state.active_agent, state.channel, state.status,
+                           state.view.record_id]))
