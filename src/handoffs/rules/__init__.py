@@ -1,0 +1,36 @@
+"""`RuleModel`: an offline model that routes by keywords and answers from templates.
+
+Where `ScriptedModel` plays a fixed script, `RuleModel` reacts to free text, so a demo,
+a chat in the terminal or a web page can run with no provider and no key:
+
+    model = RuleModel({
+        "triage": [Rule(keywords=["charge", "invoice"], handoff="billing",
+                        reason="Billing question: {text}")],
+        "billing": [Rule(pattern=r"(?P<order>A-\\d+)", call="lookup_order",
+                         args={"order_id": "{order}"}),
+                    Rule(pattern=r"(?P<order>A-\\d+)",
+                         answer="Order {order}: {lookup_order[status]}.")],
+    })
+
+Each request is answered by the first of the agent's rules that applies; a rule applies
+when its `keywords` (any of them, at the start of a word, any case) and its `pattern` (a
+regular expression, searched in any case) match the user's latest message, its tool or
+handoff is offered, it was not already done since that message, and its templates can be
+filled. With no rule applying, the model hands off by itself when the message mentions
+words of a target's name or description (only the agent that received the message does,
+so it never bounces), and otherwise answers politely. It never runs out of answers, and
+the same conversation always gets the same responses.
+
+Templates are `str.format` strings over: `agent`, `text` (the user's message), `source`
+and `reason` (of the handoff that brought the agent, when there was one), `keyword` and
+`match` (what matched) and the pattern's named groups, `result` (the latest tool result
+since the message) and each tool's latest result by the tool's name, as parsed JSON when
+it is JSON (`{lookup_order[amount]}`). A value that is exactly one placeholder keeps its
+type (`"amount": "{lookup_order[amount]}"` sends a number). Any template may instead be
+a function of that mapping; a missing key (KeyError, LookupError) skips the rule.
+"""
+
+from .model import DEFAULT_ANSWER, RuleModel
+from .rule import Rule, fill
+
+__all__ = ["DEFAULT_ANSWER", "Rule", "RuleModel", "fill"]
