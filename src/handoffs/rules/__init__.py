@@ -16,10 +16,15 @@ Each request is answered by the first of the agent's rules that applies; a rule 
 when its `keywords` (any of them, at the start of a word, any case) and its `pattern` (a
 regular expression, searched in any case) match the user's latest message, its tool or
 handoff is offered, it was not already done since that message, and its templates can be
-filled. With no rule applying, the model hands off by itself when the message mentions
-words of a target's name or description (only the agent that received the message does,
-so it never bounces), and otherwise answers politely. It never runs out of answers, and
-the same conversation always gets the same responses.
+filled. With no rule applying (and with no rules at all: `RuleModel(team=team)` plays any
+team), the model says what its latest calls brought back; escalates to a human agent when
+the message asks for a person; hands off toward the agent the message is most about, by
+the words of names and descriptions, along the team's routes (given `team=`; without it,
+only the agent that received the message hands off, to a target its request offers),
+filling a payload from ids like A-1001 and numbers in the message; calls a tool whose name
+the message mentions when that fills its arguments; and otherwise answers politely
+(`handoffs.rules.fallback` has the details). It never runs out of answers, and the same
+conversation always gets the same responses; streamed, the text comes a word at a time.
 
 Templates are `str.format` strings over: `agent`, `text` (the user's message), `source`
 and `reason` (of the handoff that brought the agent, when there was one), `keyword` and

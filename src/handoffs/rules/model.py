@@ -8,27 +8,33 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from ..core.messages import ToolCall
+from ..core.team import Team
 from ..errors import HandoffsError
 from ..models.base import ModelRequest, ModelResponse, TextDelta, Usage, chunked
-from .request import Seen, asks_task, is_handoff
+from .fallback import Fallback
+from .request import Seen, asks_task
 from .rule import SKIP, Rule, Template, fill
-from .words import STOP, mentions, words
 
 DEFAULT_ANSWER = "{agent}: Thank you for your message. I've noted it and will help you with it."
-DEFAULT_RESULT_ANSWER = "{agent}: Here is what I found: {result}"
+"""The answer when nothing else applies (no rule, no `default`, nothing to report)."""
 
 
 class RuleModel:
     """A deterministic offline `Model`: rules per agent, keyword routing, templates.
 
     `rules` is one list for every agent or a mapping of agent name to its rules.
-    `default` is the answer when nothing applies (a template; see the module's doc).
-    `route=False` turns off the handoffs by name and description when no rule applies.
+    `default` is the answer when nothing applies (a template; see `handoffs.rules`).
+    `team` is the team the model plays, when known: with it, an agent with no rule for a
+    message hands it on along a path through other agents (back through triage, say),
+    shows display names and knows who is a person; without it, the model sees only what
+    each request offers (see `handoffs.rules.fallback`).
+    `route=False` turns off the handoffs it makes when no rule applies, `tools=False` the
+    tool calls.
     """
 
     def __init__(self, rules: Sequence[Rule] | Mapping[str, Sequence[Rule]] = (), *,
-                 default: Template = None, route: bool = True,
-                 stream_chunks: int | None = None) -> None:
+                 default: Template = None, team: Team | None = None, route: bool = True,
+                 tools: bool = True, stream_chunks: int | None = None) -> None:
         if isinstance(rules, Mapping):
             self.rules: dict[str, tuple[Rule, ...]] | tuple[Rule, ...] = {
                 agent: tuple(rs) for agent, rs in rules.items()}
@@ -38,9 +44,11 @@ class RuleModel:
             if not isinstance(rule, Rule):
                 raise HandoffsError(f"Not a Rule: {rule!r}.", code="invalid_rule")
         self.default = default
-        self.route = route
+        self.fallback = Fallback(team, route, tools)
+        """What an agent does when none of its rules applies."""
         self.stream_chunks = stream_chunks
-        """When streaming, yield the text in pieces of this many characters."""
+        """When streaming, yield the text in pieces of this many characters (0: all at
+        once); None: a word at a time."""
         self.requests: list[ModelRequest] = []
         """Every request received, in order."""
         self._ids = itertools.count(1)
@@ -59,8 +67,15 @@ class RuleModel:
         return self.respond(request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
-        for piece in chunked(self.respond(request), self.stream_chunks):
-            yield piece
+        response = self.respond(request)
+        if self.stream_chunks is not None:
+            for piece in chunked(response, self.stream_chunks):
+                yield piece
+            return
+        pieces = response.text.split(" ") if response.text else []
+        for i, word in enumerate(pieces):  # a word at a time, as a person would see it typed
+            yield TextDelta(word if i == len(pieces) - 1 else word + " ")
+        yield response
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """The response to `request` (what `complete` returns)."""
@@ -77,10 +92,10 @@ class RuleModel:
                 continue
             if response is not None:
                 return response
-        if self.route and seen.first:
-            response = self._route(seen)
-            if response is not None:
-                return response
+        if not seen.latest:
+            move = self.fallback.move(seen)
+            if move is not None:
+                return self._response(move.text, move.calls)
         return self._text(self._default_answer(seen))
 
     def _apply(self, rule: Rule, seen: Seen, values: dict[str, Any]) -> ModelResponse | None:
@@ -104,27 +119,6 @@ class RuleModel:
             args["task"] = str(fill(rule.task, values)) if rule.task is not None else seen.text
         return self._call(name, args, fill(rule.say, values))
 
-    def _route(self, seen: Seen) -> ModelResponse | None:
-        """Hand off to the offered target whose name or description the message mentions
-        most (ties: the first offered); None when none is mentioned."""
-        said = {w for w in words(seen.text) if w not in STOP}
-        best: tuple[int, str, list[str]] | None = None
-        for spec in seen.offered.values():
-            if not is_handoff(spec) or "payload" in spec.parameters.get("required", ()):
-                continue
-            name_words = words(spec.name.removeprefix("transfer_to_").replace("_", " "))
-            desc_words = words(spec.description)
-            hits = sorted(w for w in said if mentions(w, desc_words + name_words))
-            score = len(hits) + sum(1 for w in said if mentions(w, name_words))
-            if hits and (best is None or score > best[0]) and spec.name not in seen.done:
-                best = (score, spec.name, hits)
-        if best is None:
-            return None
-        args = {"reason": f"The user mentions: {', '.join(best[2])}."}
-        if asks_task(seen.offered[best[1]]):
-            args["task"] = seen.text
-        return self._call(best[1], args)
-
     def _default_answer(self, seen: Seen) -> str:
         values = {**seen.values, **seen.fixed}
         if self.default is not None:
@@ -132,12 +126,18 @@ class RuleModel:
                 return str(fill(self.default, values))
             except SKIP:
                 pass
-        return (DEFAULT_RESULT_ANSWER if seen.result else DEFAULT_ANSWER).format(**seen.fixed)
+        if seen.latest:
+            return self.fallback.results(seen)
+        return DEFAULT_ANSWER.format(**seen.fixed)
 
     def _text(self, text: str) -> ModelResponse:
         return ModelResponse(text, (), Usage(0, 0, 1), "rules")
 
     def _call(self, name: str, args: Mapping[str, Any], say: Any = None) -> ModelResponse:
-        call = ToolCall(f"rule_{next(self._ids)}", name, json.dumps(args, default=str))
-        return ModelResponse(str(say) if say is not None else "", (call,), Usage(0, 0, 1),
-                             "rules")
+        return self._response(str(say) if say is not None else "", [(name, args)])
+
+    def _response(self, text: str, calls: Sequence[tuple[str, Mapping[str, Any]]]
+                  ) -> ModelResponse:
+        made = tuple(ToolCall(f"rule_{next(self._ids)}", name, json.dumps(args, default=str))
+                     for name, args in calls)
+        return ModelResponse(text, made, Usage(0, 0, 1), "rules")

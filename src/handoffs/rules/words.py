@@ -1,9 +1,11 @@
-"""Reading free text: a message's words, and whether it mentions a name or a topic."""
+"""Reading free text: a message's words, whether it mentions a name or a topic, and the
+values it holds for a tool's arguments."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -40,3 +42,50 @@ def mentions(word: str, names: Sequence[str]) -> bool:
             return True
     return False
 
+
+PERSON = frozenset((
+    "human", "humans", "person", "persons", "people", "someone", "somebody", "operator",
+    "operators", "staff"))
+"""Words that ask for a person: the model escalates to a human agent on them."""
+
+VERBS = frozenset((
+    "get", "set", "lookup", "look", "find", "fetch", "search", "list", "check", "create",
+    "make", "issue", "send", "run", "do", "add", "update", "delete", "remove", "show"))
+"""Words of a tool's name that say what it does, not what it is about: a message names
+`lookup_order` by "order", not by "look"."""
+
+_IDENT = re.compile(r"\b[A-Za-z]+-?\d+[\w-]*\b")
+_NUMBER = re.compile(r"(?<![\w-])\d+(?:\.\d+)?(?![\w-])")
+_ID_PARTS = frozenset(("id", "ids", "number", "no", "order", "ref", "reference", "code",
+                       "sku", "ticket"))
+
+
+def topic(text: str) -> list[str]:
+    """The words of `text` that say what it is about: no stop words, no bare numbers."""
+    return [w for w in words(text) if w not in STOP and not w.isdigit()]
+
+
+def arguments(schema: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """Arguments for an object schema, taken from `text` where a value can be found:
+    an identifier like A-1001 for a string named like an id (`order_id`, `ref`), the
+    first number for a number, the text's first line for other strings, False for a
+    boolean. Properties with no value found are left out."""
+    idents = _IDENT.findall(text)
+    numbers = [float(n) for n in _NUMBER.findall(text)]
+    first_line = text.strip().splitlines()[0] if text.strip() else ""
+    args: dict[str, Any] = {}
+    properties = schema.get("properties")
+    for key, prop in (properties if isinstance(properties, Mapping) else {}).items():
+        kind = prop.get("type") if isinstance(prop, Mapping) else None
+        if kind == "string" and "enum" not in prop:
+            parts = re.findall(r"[a-z]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", key).lower())
+            if _ID_PARTS.intersection(parts):
+                if idents:
+                    args[key] = idents[0]
+            elif first_line:
+                args[key] = first_line
+        elif kind in ("number", "integer") and numbers:
+            args[key] = numbers[0] if kind == "number" else int(numbers[0])
+        elif kind == "boolean":
+            args[key] = False
+    return args
