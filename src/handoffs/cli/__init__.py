@@ -27,7 +27,8 @@ EPILOG = """examples:
   handoffs graph app.py:team --format svg -o team.svg
   handoffs sessions list                         (in sqlite:///handoffs.db by default)
 
-Offline (no --model, HANDOFFS_MODEL or API key) agents answer with a keyword-routing model."""
+Offline (no --model, HANDOFFS_MODEL or API key) agents answer with a rule-based model:
+the support team's own rules, or keyword routing along your team's routes."""
 
 
 def _parser() -> argparse.ArgumentParser:
