@@ -11,7 +11,6 @@ import pytest
 from handoffs import Runner
 from handoffs.stores import MemoryStore
 from handoffs.testing import ScriptedModel, reply, transfer
-
 from stores.conftest import PG_DSN, backend_for, support_team
 
 
