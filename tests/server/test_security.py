@@ -17,7 +17,7 @@ def _error(r: object) -> tuple[int, str]:
 
 def test_a_session_opens_only_with_its_own_token_or_the_operator_key(served: Served) -> None:
     sid, token = served.session()
-    other, other_token = served.session()
+    _, other_token = served.session()
     path = f"/v1/sessions/{sid}"
     assert _error(served.client.get(path)) == (401, "unauthorized")
     assert _error(served.client.get(path, headers=bearer("wrong"))) == (403, "forbidden")
