@@ -23,6 +23,7 @@ from ..models.base import Model, Usage
 from .result import RunError, RunResult, RunStatus
 
 if TYPE_CHECKING:
+    from ..telemetry.observer import Observer
     from .runner import Runner
 
 
@@ -115,9 +116,9 @@ class Leg:
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "built", "context", "forced", "max_steps", "models", "raw", "records",
-                 "recovered", "runner", "sink", "state", "steps", "streaming", "team", "usage",
-                 "usage_by_agent", "user_index")
+    __slots__ = ("accepted", "built", "context", "forced", "max_steps", "models", "obs", "raw",
+                 "records", "recovered", "runner", "sink", "state", "steps", "streaming", "team",
+                 "usage", "usage_by_agent", "user_index")
 
     def __init__(self, runner: Runner, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None) -> None:
@@ -141,6 +142,9 @@ class Turn:
         """Agents that made the call their forcing `tool_choice` asked for, this turn."""
         self.user_index = -1
         """Where this turn's user message is in the transcript (-1: look it up)."""
+        self.obs: Observer | None = None
+        """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
+        which then sits in front of `sink` and wraps `models`."""
 
     def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
         sink = self.sink

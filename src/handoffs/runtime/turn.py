@@ -23,6 +23,7 @@ from ..core.messages import Note, UserMessage
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
 from ..log import fields
+from ..telemetry.config import observe
 from .loop import drive
 from .result import RunResult, RunStatus
 from .state import Fail, Turn, failed, finish
@@ -90,6 +91,7 @@ async def resume(runner: Runner, session_id: str, context: Any,
 async def _answer(t: Turn, name: str, text: str, since: Checkpoint) -> RunResult:
     """Run the main line for the turn's message and persist everything it did."""
     state = t.state
+    observe(t)
     t.emit("run_started", {"agent": name, "text": text})
     if log.isEnabledFor(logging.INFO):
         log.info("turn %d of %s started with %s", state.turn, state.id, name,
@@ -100,6 +102,10 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint) -> RunResult
         res = failed(t, Fail(getattr(exc, "code", "internal_error"),
                              f"{type(exc).__name__}: {exc}", state.active_agent or name,
                              exception=exc))
+    except BaseException:  # cancelled: the session shows the turn interrupted
+        if t.obs is not None:
+            t.obs.abandon("cancelled")
+        raise
     state.status = ("waiting_for_human" if res.status is RunStatus.WAITING_FOR_HUMAN
                     else "idle")
     finish(t, res)
