@@ -77,3 +77,14 @@ def test_runner_refuses_a_telemetry_option_it_does_not_know() -> None:
     with pytest.raises(HandoffsError) as raised:
         Runner(Team([Agent("a")]), telemetry="yes")  # type: ignore[arg-type]
     assert raised.value.code == "invalid_argument"
+
+
+def test_the_per_turn_check_reads_the_apis_globals_without_a_call() -> None:
+    """`global_*_provider` skip OpenTelemetry's getters (and `os.environ`, a microsecond
+    each) through the API's own globals; were they renamed, turns would still be traced,
+    only a little slower: this says so before a benchmark has to."""
+    import opentelemetry.metrics._internal as metrics_internal
+    import opentelemetry.trace as trace
+
+    assert hasattr(trace, "_TRACER_PROVIDER")
+    assert hasattr(metrics_internal, "_METER_PROVIDER")

@@ -51,12 +51,14 @@ def names_of(model: Any) -> tuple[str, str | None]:
 class TracedModel:
     """A model whose every call is a `chat` span and a GenAI client measurement."""
 
-    __slots__ = ("inner", "model", "obs", "provider")
+    __slots__ = ("attrs", "inner", "model", "obs", "provider")
 
     def __init__(self, inner: Model, obs: Observer) -> None:
         self.inner = inner
         self.obs = obs
         self.provider, self.model = names_of(inner)
+        self.attrs: dict[str | None, dict[str, Any]] = {}
+        """Metric attributes by response model, made once."""
 
     def _start(self, request: ModelRequest) -> Any:
         attrs: dict[str, Any] = {sc.OPERATION: sc.CHAT, sc.PROVIDER: self.provider,
@@ -117,11 +119,14 @@ class TracedModel:
                                     {**self._metric_attrs(None), sc.ERROR_TYPE: code})
 
     def _metric_attrs(self, response_model: str | None) -> dict[str, Any]:
-        attrs: dict[str, Any] = {sc.OPERATION: sc.CHAT, sc.PROVIDER: self.provider}
-        if self.model is not None:
-            attrs[sc.REQUEST_MODEL] = self.model
-        if response_model:
-            attrs[sc.RESPONSE_MODEL] = response_model
+        attrs = self.attrs.get(response_model)
+        if attrs is None:
+            attrs = {sc.OPERATION: sc.CHAT, sc.PROVIDER: self.provider}
+            if self.model is not None:
+                attrs[sc.REQUEST_MODEL] = self.model
+            if response_model:
+                attrs[sc.RESPONSE_MODEL] = response_model
+            self.attrs[response_model] = attrs
         return attrs
 
     async def complete(self, request: ModelRequest) -> ModelResponse:

@@ -97,14 +97,26 @@ def resolve(option: Telemetry | bool | None) -> Telemetry | None:
     return option
 
 
+_UNKNOWN = object()
+_FROM_ENV = frozenset(k for k in ("OTEL_PYTHON_TRACER_PROVIDER", "OTEL_PYTHON_METER_PROVIDER")
+                      if k in os.environ)
+"""Providers named in the environment (read once: an `os.environ` look-up costs a
+microsecond, and these are set when a process starts)."""
+
+
 def global_tracer_provider() -> Any:
     """The application's tracer provider, or None while it is OpenTelemetry's no-op default.
 
     Nobody can have configured one without importing `opentelemetry.trace`, so while that
-    module is not loaded this costs one dictionary look-up.
+    module is not loaded this costs one dictionary look-up. While it is loaded but nothing
+    was set, the API's own global (None until `set_tracer_provider`) says so without a
+    call; should that private name ever change, the public function answers instead.
     """
     trace = sys.modules.get("opentelemetry.trace")
     if trace is None:
+        return None
+    if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None \
+            and "OTEL_PYTHON_TRACER_PROVIDER" not in _FROM_ENV:
         return None
     provider = trace.get_tracer_provider()
     if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
@@ -113,10 +125,16 @@ def global_tracer_provider() -> Any:
 
 
 def global_meter_provider() -> Any:
-    """The application's meter provider, or None while it is OpenTelemetry's default."""
-    metrics = sys.modules.get("opentelemetry.metrics")
-    if metrics is None:
+    """The application's meter provider, or None while it is OpenTelemetry's default
+    (the same shortcuts as `global_tracer_provider`)."""
+    internal = sys.modules.get("opentelemetry.metrics._internal")
+    if internal is None:
         return None
+    if getattr(internal, "_METER_PROVIDER", _UNKNOWN) is None \
+            and "OTEL_PYTHON_METER_PROVIDER" not in _FROM_ENV:
+        return None
+    from opentelemetry import metrics
+
     provider = metrics.get_meter_provider()
     if isinstance(provider, metrics.NoOpMeterProvider) or \
             type(provider).__name__ == "_ProxyMeterProvider":

@@ -79,7 +79,7 @@ class Observer:
     """Turns one turn's events into spans (when traced) and metrics (when measured)."""
 
     __slots__ = ("capture", "delegations", "frames", "ids", "metrics", "root", "root_ctx",
-                 "sid", "sink", "t", "t0", "telemetry", "tracer")
+                 "sid", "sink", "t", "t0", "telemetry", "trace_id", "tracer")
 
     def __init__(self, t: Turn, telemetry: Telemetry, tracer: Any,
                  instruments: Instruments | None) -> None:
@@ -98,6 +98,7 @@ class Observer:
         self.frames: list[Frame] = []
         self.delegations: dict[str, Any] = {}
         """Open delegation spans by record id (until the delegate answers)."""
+        self.trace_id = ""
 
     def attach(self) -> None:
         """Sit in front of the turn's sink and wrap its models."""
@@ -115,13 +116,17 @@ class Observer:
                 span = handler(self, e)
                 if span is not None and self.ids:
                     c = span.get_span_context()
-                    e.data["trace_id"] = format(c.trace_id, "032x")
+                    e.data["trace_id"] = self.trace_id or self._trace_id(c.trace_id)
                     e.data["span_id"] = format(c.span_id, "016x")
             except Exception:
                 log.warning("telemetry failed on a %s event; the turn goes on", e.type,
                             exc_info=True)
         if self.sink is not None:
             self.sink(e)
+
+    def _trace_id(self, trace_id: int) -> str:
+        self.trace_id = format(trace_id, "032x")
+        return self.trace_id
 
     def current(self) -> Frame | None:
         """The activation the running task works for (None: none yet, or another turn's)."""
