@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-smoke bench-peers clean
+.PHONY: demo chat test lint docs docs-serve bench bench-smoke bench-peers bench-traffic bench-tokens clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -17,12 +17,24 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/handoffs demo
 
+# Talk to the support team in the terminal (offline unless a model or key is set).
+chat: $(STAMP)
+	$(BIN)/handoffs chat
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/mypy --strict src
 
+# pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
 test: lint
 	$(BIN)/pytest
+
+# The documentation site in site/ (mkdocs build --strict; a few seconds).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 bench: $(STAMP)
 	$(BIN)/python bench/ours.py
@@ -32,9 +44,10 @@ bench: $(STAMP)
 bench-smoke: $(STAMP)
 	$(BIN)/python bench/compare.py --smoke
 
-# Everyone side by side: pinned peer venvs and a plot venv under .bench-venvs/, then one
-# interleaved run writing bench/results/<date>.json, docs/benchmarks.md and docs/img/bench_*.png.
-bench-peers: $(STAMP)
+# Everyone side by side: pinned peer venvs, a plot venv and a tokenizer venv under .bench-venvs/,
+# then one interleaved run writing bench/results/<date>.json (+ traffic-<date>.json),
+# docs/benchmarks.md and docs/img/bench_*.png.
+bench-peers: $(STAMP) bench-tokens
 	bash bench/peers/install.sh
 	test -x .bench-venvs/plot/bin/python || $(PYTHON) -m venv .bench-venvs/plot
 	cmp -s bench/requirements-plot.txt .bench-venvs/plot/.bench-stamp || \
@@ -43,5 +56,19 @@ bench-peers: $(STAMP)
 	    cp bench/requirements-plot.txt .bench-venvs/plot/.bench-stamp; }
 	$(BIN)/python bench/compare.py
 
+# Model traffic only (figure (f)): every framework against one local OpenAI-compatible
+# server; prints the tables, writes bench/results/traffic-<date>.json (docs: make bench-peers).
+bench-traffic: $(STAMP) bench-tokens
+	bash bench/peers/install.sh
+	$(BIN)/python bench/traffic/run.py
+
+# tiktoken with an o200k_base file it loads offline (bench/traffic/tokens.py).
+bench-tokens:
+	test -x .bench-venvs/tokens/bin/python || $(PYTHON) -m venv .bench-venvs/tokens
+	cmp -s bench/requirements-tokens.txt .bench-venvs/tokens/.bench-stamp || \
+	  { .bench-venvs/tokens/bin/python -m pip install --quiet --disable-pip-version-check \
+	      -r bench/requirements-tokens.txt && \
+	    cp bench/requirements-tokens.txt .bench-venvs/tokens/.bench-stamp; }
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

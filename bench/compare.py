@@ -15,9 +15,14 @@ The timed figures (per_handoff, turn, persisted_turn, history, streamed, import)
 round; memory runs in the first round only (under tracemalloc it takes about 90 s for the OpenAI
 Agents SDK, and it measures bytes, which machine noise does not move much).
 
-Outputs: bench/results/<date>.json (every raw record plus the summary), docs/benchmarks.md,
-and the charts docs/img/bench_ab.png and docs/img/bench_history.png (drawn by bench/plot.py in
-the .bench-venvs/plot venv).
+After the rounds, (f) the model-traffic run: bench/traffic/run.py plays a six-turn
+conversation in every framework (and Google ADK) against one local OpenAI-compatible server
+and records what each sends to the model (its own results file; the summary is copied here).
+
+Outputs: bench/results/<date>.json (every raw record plus the summary),
+bench/results/traffic-<date>.json (+ -requests.json.gz), docs/benchmarks.md, and the charts
+docs/img/bench_ab.png, bench_history.png and bench_traffic.png (drawn by bench/plot.py in the
+.bench-venvs/plot venv).
 
 Exit status: 0 when every run passed its checks, 1 otherwise (a failed check in any framework,
 a crash, a timeout, or charts that could not be drawn in a full run).
@@ -237,6 +242,51 @@ def run_stores(args: argparse.Namespace) -> dict[str, Any] | None:
         out["record"] = lines
     out["status"] = "ok"
     return out
+
+
+TRAFFIC_ONLY = ("adk",)
+"""Frameworks in the traffic run (f) only (no overhead script)."""
+
+
+def traffic_report() -> Any:
+    """bench/traffic/report.py (stdlib only), imported on first use."""
+    sys.path.insert(0, str(BENCH / "traffic"))
+    import report
+
+    return report
+
+
+def run_traffic(args: argparse.Namespace, results_file: Path) -> dict[str, Any]:
+    """(f): bench/traffic/run.py in a subprocess; its summary, and where its files are."""
+    out = results_file.parent / f"traffic-{results_file.stem}.json"
+    cmd = [str(FRAMEWORKS[OURS].python), str(BENCH / "traffic/run.py"), "--json", str(out),
+           "--rounds", str(args.rounds), "--reps", str(args.traffic_reps),
+           "--timeout", str(args.timeout)]
+    if args.only:
+        cmd += ["--only", ",".join(args.frameworks + args.traffic_only)]
+    if args.smoke:
+        cmd.append("--no-tokens")
+    log("traffic: bench/traffic/run.py " + " ".join(cmd[2:]))
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=None, text=True,
+                              timeout=args.timeout * 10)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "error": "the traffic run timed out"}
+    res: dict[str, Any] = {"cmd": [c.removeprefix(f"{ROOT}/") for c in cmd[1:]],
+                           "rc": proc.returncode, "wall_s": time.perf_counter() - t0,
+                           "results_file": rel(out),
+                           "requests_file": rel(out.with_name(out.stem + "-requests.json.gz"))}
+    if not out.exists():
+        res.update(status="error", error=f"no results (exit {proc.returncode})")
+        return res
+    t = json.loads(out.read_text())
+    res.update(meta=t["meta"], summary=t["summary"],
+               status="ok" if proc.returncode == 0 else "failed")
+    if proc.returncode != 0:
+        res["error"] = "; ".join(f"{r['row']} round {r['round']}: {r['status']}"
+                                 for r in t["runs"] if r["status"] != "ok")
+    return res
 
 
 def log(msg: str) -> None:
@@ -467,6 +517,23 @@ def versions(runs: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
+def traffic_checks(traffic: dict[str, Any] | None) -> str:
+    if not traffic:
+        return ""
+    summary = traffic.get("summary") or {}
+    if not summary:
+        return f"- **(f) model traffic**: **FAILED**: `{traffic.get('error', '')}`"
+    runs = sum(s["runs"] for s in summary.values())
+    ok = sum(s["ok"] for s in summary.values())
+    reps = (traffic.get("meta") or {}).get("reps", 0)
+    status = "passed" if ok == runs and traffic.get("status") == "ok" else \
+        f"**{runs - ok} run(s) FAILED** ({traffic.get('error', '')})"
+    return (f"- **(f) model traffic** (every row, ours per history view): {status}; "
+            f"{ok}/{runs} runs, {ok * reps * 6:,} turns checked: the answer and the answering "
+            "agent of every turn, from each framework's own result; and the server saw no "
+            "request outside the script.")
+
+
 def checks_section(runs: list[dict[str, Any]], frameworks: list[str]) -> str:
     lines = []
     for n in frameworks:
@@ -502,7 +569,14 @@ def verdict(summ: dict[str, Any], frameworks: list[str]) -> str:
     return ("In this run:\n\n" + "\n".join(out)) if out else ""
 
 
-def render_doc(res: dict[str, Any], frameworks: list[str], charts: bool) -> str:
+def traffic_verdict(res: dict[str, Any]) -> str:
+    summary = (res.get("traffic") or {}).get("summary")
+    text = traffic_report().verdict(summary) if summary else ""
+    return f"- (f) {text}" if text else ""
+
+
+def render_doc(res: dict[str, Any], frameworks: list[str], charts: bool,
+               traffic_chart: bool = False) -> str:
     summ, meta = res["summary"], res["meta"]
     m = meta["machine"]
     a = meta["args"]
@@ -514,6 +588,12 @@ def render_doc(res: dict[str, Any], frameworks: list[str], charts: bool) -> str:
         if charts else "_Charts were not drawn in this run (no matplotlib)._\n"
     )
     rounds = f"{a['rounds']} interleaved round{'s' if a['rounds'] != 1 else ''}"
+    tv = traffic_verdict(res)
+    head = verdict(summ, frameworks)
+    if tv:
+        head = (head + "\n" + tv) if head else "In this run:\n\n" + tv
+    traffic_md = traffic_report().section(res.get("traffic"), traffic_chart) \
+        if res.get("traffic") else ""
     rt = ratio_table(summ, frameworks)
     ratios_md = ("Our ratio to each peer (peer / ours), per round: median and min–max over "
                  f"rounds.\n\n{rt}\n\n" if rt else "")
@@ -527,9 +607,10 @@ scenario in the same run, with a zero-latency scripted model driving each framew
 LLM-driven handoff tool, and every timed turn is checked (answer, final agent, handoff count)
 from the framework's own result. Figures are medians over rounds of each run's median; brackets
 are min–max over the {rounds}; **×N** is the peer's figure divided by ours, computed within
-each round and then taken as the median over rounds.
+each round and then taken as the median over rounds. The traffic figures (f) are the other
+side of the cost: what each framework sends to the model for the same conversation.
 
-{verdict(summ, frameworks)}
+{head}
 
 ## Results ({meta["date"]})
 
@@ -542,6 +623,7 @@ each round and then taken as the median over rounds.
 
 {stores_table(res.get("stores"))}
 
+{traffic_md}
 ## What each figure is
 
 - (a) per handoff: (median T(H=20) − median T(H=0)) / 20; {a["reps"]} reps of each after
@@ -562,6 +644,8 @@ each round and then taken as the median over rounds.
   `runner.stream`, every event consumed. The store table comes from `bench/stores.py --json`
   (run once, after the rounds: its own triage → billing H=1 turn, throughput and memory per
   session for each store).
+- (f) model traffic: see its section; `bench/traffic/` (server, scenario, one driver per
+  framework) and `bench/traffic/run.py`, run after the rounds, {rounds}, rows interleaved.
 
 Schedule: each round runs every figure, and each figure's frameworks in an order rotated by
 round and figure. (a), (b), (d) and (e) run in all {rounds}; (c) runs once, in the
@@ -574,6 +658,7 @@ measured in bytes, which machine noise barely moves). Total wall time of this ru
 ```sh
 make bench-peers     # installs the pinned peer venvs (.bench-venvs/), the plot venv, runs all
 make bench-smoke     # ours only, a few reps, temp dir: what CI runs so the scripts never rot
+make bench-traffic   # (f) only: prints the traffic tables, writes bench/results/traffic-<date>.json
 .venv/bin/python bench/compare.py --help   # --rounds, --reps, --convs, --only handoffs,strands
 ```
 
@@ -583,6 +668,7 @@ exact framework calls are described in `bench/peers/README.md`.
 ## Checks passed
 
 {checks_section(res["runs"], frameworks)}
+{traffic_checks(res.get("traffic"))}
 
 ## Machine
 
@@ -626,13 +712,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--convs", type=int, default=1000, help="conversations for memory")
     p.add_argument("--import-reps", type=int, default=5)
-    p.add_argument("--only", default="", help="comma-separated frameworks: " + ",".join(ALL))
-    p.add_argument("--figures", default="", help="comma-separated: " + ",".join(FIG))
+    p.add_argument("--only", default="", help="comma-separated frameworks: "
+                   + ",".join((*ALL, *TRAFFIC_ONLY)) + f" ({', '.join(TRAFFIC_ONLY)}: (f) only)")
+    p.add_argument("--figures", default="",
+                   help="comma-separated: " + ",".join(FIG) + ",traffic")
     p.add_argument("--smoke", action="store_true",
                    help="ours only, few reps, 1 round, writes to a temp dir (CI)")
     p.add_argument("--out", type=Path, default=None,
                    help="write results/doc/charts under this dir instead of bench/ and docs/")
     p.add_argument("--no-charts", action="store_true")
+    p.add_argument("--no-traffic", action="store_true",
+                   help="skip (f), the model-traffic run (bench/traffic/run.py)")
+    p.add_argument("--traffic-reps", type=int, default=4,
+                   help="(f): conversations per run (default 4; the first is not timed)")
     p.add_argument("--from-results", type=Path, default=None, metavar="JSON",
                    help="run nothing: redraw the doc and charts from a saved results file")
     p.add_argument("--timeout", type=float, default=900, help="seconds per subprocess")
@@ -640,16 +732,21 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.smoke:
         args.rounds, args.reps, args.warmup = 1, 3, 1
         args.convs, args.import_reps = 50, 1
+        args.traffic_reps = 2
         args.only = args.only or OURS
     frameworks = [n.strip() for n in (args.only or ",".join(ALL)).split(",") if n.strip()]
-    unknown = [n for n in frameworks if n not in FRAMEWORKS]
+    unknown = [n for n in frameworks if n not in FRAMEWORKS and n not in TRAFFIC_ONLY]
     if unknown:
-        p.error(f"unknown framework(s) {unknown}; choose from {list(FRAMEWORKS)}")
-    args.frameworks = frameworks
-    figs = [f.strip() for f in (args.figures or ",".join(FIG)).split(",") if f.strip()]
-    if [f for f in figs if f not in FIG]:
-        p.error(f"unknown figure(s); choose from {list(FIG)}")
-    args.figures = figs
+        p.error(f"unknown framework(s) {unknown}; choose from "
+                f"{[*FRAMEWORKS, *TRAFFIC_ONLY]}")
+    args.frameworks = [n for n in frameworks if n in FRAMEWORKS]
+    args.traffic_only = [n for n in frameworks if n in TRAFFIC_ONLY]
+    figs = [f.strip() for f in (args.figures or ",".join((*FIG, "traffic"))).split(",")
+            if f.strip()]
+    if [f for f in figs if f not in FIG and f != "traffic"]:
+        p.error(f"unknown figure(s); choose from {[*FIG, 'traffic']}")
+    args.traffic = "traffic" in figs and not args.no_traffic
+    args.figures = [f for f in figs if f != "traffic"]
     return args
 
 
@@ -678,6 +775,7 @@ def run_all(args: argparse.Namespace, results_file: Path) -> dict[str, Any]:
         if run["status"] != "ok":
             log("    " + (run.get("error") or "").strip().replace("\n", "\n    ")[-800:])
     stores = run_stores(args) if OURS in args.frameworks else None
+    traffic = run_traffic(args, results_file) if args.traffic else None
     res: dict[str, Any] = {
         "meta": {
             "date": dt.date.today().isoformat(),
@@ -694,6 +792,8 @@ def run_all(args: argparse.Namespace, results_file: Path) -> dict[str, Any]:
     }
     if stores is not None:
         res["stores"] = stores
+    if traffic is not None:
+        res["traffic"] = traffic
     return res
 
 
@@ -739,8 +839,10 @@ def main(argv: list[str] | None = None) -> int:
             proc = subprocess.run([py, str(BENCH / "plot.py"), str(results_file),
                                    "--out-dir", str(img_dir)], cwd=ROOT)
             charts_ok = proc.returncode == 0
+    traffic_chart = charts_ok and bool((res.get("traffic") or {}).get("summary")) and \
+        (img_dir / "bench_traffic.png").exists()
     doc_file.parent.mkdir(parents=True, exist_ok=True)
-    doc_file.write_text(render_doc(res, frameworks, charts_ok))
+    doc_file.write_text(render_doc(res, frameworks, charts_ok, traffic_chart))
 
     summ, stores = res["summary"], res.get("stores")
     print(main_table(summ, frameworks))
@@ -754,13 +856,23 @@ def main(argv: list[str] | None = None) -> int:
     if stores is not None:
         print(stores_table(stores))
         print()
+    traffic = res.get("traffic")
+    if traffic and traffic.get("summary"):
+        report = traffic_report()
+        print(report.table(traffic["summary"], report.tokens_note(traffic)))
+        print()
     failed = [r for r in res["runs"] if r["status"] not in ("ok", "skipped")]
+    if traffic is not None and traffic.get("status") != "ok":
+        log(f"compare: the traffic run failed: {traffic.get('error', '')[-400:]}")
+        failed.append(traffic)
     if stores is not None and stores.get("status") != "ok":
         log(f"compare: bench/stores.py failed: {stores.get('error', '')[-400:]}")
         failed.append(stores)
+    charts = [img_dir / "bench_ab.png", img_dir / "bench_history.png"]
+    if traffic_chart:
+        charts.append(img_dir / "bench_traffic.png")
     print(f"results: {rel(results_file)}\ndoc:     {rel(doc_file)}"
-          + (f"\ncharts:  {rel(img_dir / 'bench_ab.png')}, {rel(img_dir / 'bench_history.png')}"
-             if charts_ok else ""))
+          + (f"\ncharts:  {', '.join(rel(c) for c in charts)}" if charts_ok else ""))
     if failed:
         log(f"compare: {len(failed)} run(s) failed")
         return 1

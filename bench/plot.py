@@ -4,7 +4,9 @@
 
 Writes bench_ab.png (figures (a) and (b) per framework, log scale, min–max whiskers) and
 bench_history.png (figure (e): our per-handoff time against earlier messages in the session,
-and the H=1 turn run, streamed and persisted, with LangGraph's persisted turn for scale).
+and the H=1 turn run, streamed and persisted, with LangGraph's persisted turn for scale), and
+bench_traffic.png when the results hold the traffic run (figure (f): request bytes per
+conversation and per turn, per framework and per history view of ours).
 """
 
 from __future__ import annotations
@@ -163,6 +165,50 @@ def chart_history(res: dict[str, Any], out: Path) -> None:
     plt.close(fig)
 
 
+def chart_traffic(res: dict[str, Any], out: Path) -> bool:
+    """(f): request bytes per conversation (bars, calls annotated) and per turn (lines)."""
+    summary = (res.get("traffic") or {}).get("summary") or {}
+    rows = [(k, s) for k, s in summary.items() if s.get("bytes")]
+    if not rows:
+        return False
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5.4),
+                                      gridspec_kw={"width_ratios": [1.1, 1]})
+    y = list(range(len(rows)))
+    kbs = [s["bytes"] / 1000 for _, s in rows]
+    colors = [OURS_COLOR if k.startswith("handoffs") else PEER_COLOR for k, _ in rows]
+    left.barh(y, kbs, color=colors)
+    for i, (_, s) in enumerate(rows):
+        tokens = f", {s['tokens'] / 1000:.1f}k tokens" if s.get("tokens") else ""
+        left.text(kbs[i] + max(kbs) * 0.01, i, f"{kbs[i]:.1f} KB, {s['calls_range'][1]} calls"
+                  f"{tokens}", va="center", fontsize=8.5)
+    left.set_yticks(y, [s["label"] for _, s in rows])
+    left.invert_yaxis()
+    left.set_xlim(0, max(kbs) * 1.45)
+    left.set_xlabel("request bytes sent to the model, whole conversation (KB)")
+    left.set_title("(f) model traffic, six-turn conversation")
+    left.grid(axis="x", alpha=0.3)
+    turns = list(range(1, 7))
+    palette = iter(["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#17becf",
+                    "#bcbd22", "#7f7f7f"])  # no red: red is ours
+    for k, s in rows:
+        ours = k.startswith("handoffs")
+        style = {"full": "-", "conversation": "--", "last_user": ":", "summary": "-."}
+        right.plot(turns, [b / 1000 for b in s["turn_bytes"]], marker="o", markersize=3,
+                   color=OURS_COLOR if ours else next(palette),
+                   linestyle=style.get(k.split(":")[-1], "-") if ours else "-",
+                   linewidth=2 if k == "handoffs:full" else 1.2, label=s["label"])
+    right.set_xticks(turns)
+    right.set_xlabel("user turn")
+    right.set_ylabel("request KB in the turn")
+    right.set_title("(f) per turn (turn 3: billing → triage → shipping)")
+    right.grid(alpha=0.3)
+    right.legend(fontsize=7.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16))
+    fig.tight_layout()
+    fig.savefig(out, dpi=130)
+    plt.close(fig)
+    return True
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description="Draw the benchmark charts from a results file.")
     p.add_argument("results", type=Path)
@@ -172,7 +218,10 @@ def main() -> None:
     args.out_dir.mkdir(parents=True, exist_ok=True)
     chart_ab(res, args.out_dir / "bench_ab.png")
     chart_history(res, args.out_dir / "bench_history.png")
-    print(f"plot: wrote {args.out_dir / 'bench_ab.png'}, {args.out_dir / 'bench_history.png'}")
+    wrote = [args.out_dir / "bench_ab.png", args.out_dir / "bench_history.png"]
+    if chart_traffic(res, args.out_dir / "bench_traffic.png"):
+        wrote.append(args.out_dir / "bench_traffic.png")
+    print("plot: wrote " + ", ".join(str(w) for w in wrote))
 
 
 if __name__ == "__main__":

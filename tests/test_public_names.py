@@ -77,8 +77,6 @@ def test_subpackages_export_what_the_readme_names(module: str, names: list[str])
         assert getattr(loaded, name) is not None, f"{module}.{name}"
 
 
-@pytest.mark.xfail(reason="handoffs/stores/__init__.py (owned by the stores work) does not "
-                          "export the durable stores yet; `handoffs.SQLiteStore` works")
 def test_the_durable_stores_import_from_handoffs_stores() -> None:
     from handoffs.stores import PostgresStore, SQLiteStore  # type: ignore[attr-defined]
 

@@ -112,3 +112,36 @@ async def test_a_session_whose_agent_left_the_team_continues_at_the_entry() -> N
                           store=store).run("s", "still there?")
 
     assert result.agent == "triage" and result.output == "triage here"
+
+
+async def test_cancel_stops_a_running_turn_and_the_session_goes_on() -> None:
+    model = Gated()
+    runner = Runner(Team([Agent("solo")]), model=model)
+    assert runner.cancel("s") is False  # nothing running
+    running = asyncio.create_task(runner.run("s", "long question"))
+    while not model.seen:
+        await asyncio.sleep(0)
+
+    assert runner.cancel("s") is True
+    result = await running  # run() returns; its caller's task is not cancelled
+
+    assert result.error is not None and result.error.code == "cancelled"
+    state = await runner.get_session("s")
+    assert state is not None and state.status == "idle"
+    model.gate.set()
+    after = await runner.run("s", "next")
+    assert after.output == "answer to next"
+    assert model.seen[-1] == ["long question", "next"]  # no catch-up: one call
+    assert len(model.seen) == 2
+
+
+async def test_cancel_ends_a_stream_with_its_failed_event() -> None:
+    model = Gated()
+    runner = Runner(Team([Agent("solo")]), model=model)
+    types = []
+    async for event in runner.stream("s", "hello"):
+        types.append(event.type)
+        if event.type == "agent_started":
+            await asyncio.sleep(0)
+            assert runner.cancel("s")
+    assert types[-1] == "run_failed" and event.data["code"] == "cancelled"

@@ -13,7 +13,7 @@ venvs="$root/.bench-venvs"
 python="${PYTHON:-python3}"
 peers=("$@")
 if [ ${#peers[@]} -eq 0 ]; then
-  peers=(openai-agents langgraph autogen strands)
+  peers=(openai-agents langgraph autogen strands adk)
 fi
 
 mkdir -p "$venvs"

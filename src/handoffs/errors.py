@@ -60,3 +60,13 @@ class ModelError(HandoffsError):
         """Seconds the provider asked us to wait (its Retry-After), when it said."""
         self.status = status
         """The HTTP status, when there was one."""
+
+
+class StoreError(HandoffsError):
+    """A session store cannot do what was asked; nothing stored changed.
+
+    `code` is one of `store_unavailable` (the database cannot be reached or opened),
+    `store_corrupt` (the file or data is not what a store wrote), `store_read_only`
+    (the database refuses writes), `store_busy` (another writer held the database too
+    long) or `store_error` (anything else the database reported).
+    """

@@ -45,7 +45,7 @@ from .core.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from .core.team import DELEGATION_REASON_DESCRIPTION, REASON_DESCRIPTION
 from .core.tools import ToolSpec
 from .errors import HandoffsError
-from .models.base import ModelRequest, ModelResponse, TextDelta, Usage
+from .models.base import ModelRequest, ModelResponse, TextDelta, Usage, chunked
 
 Template = Any
 """A `str.format` template, a mapping or list of templates, or a function of the mapping."""
@@ -188,13 +188,8 @@ class RuleModel:
         return self.respond(request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
-        response = self.respond(request)
-        size = self.stream_chunks
-        if size:
-            text = response.text
-            for i in range(0, len(text), size):
-                yield TextDelta(text[i:i + size])
-        yield response
+        for piece in chunked(self.respond(request), self.stream_chunks):
+            yield piece
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         """The response to `request` (what `complete` returns)."""

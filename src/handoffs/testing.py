@@ -31,7 +31,7 @@ from typing import Any
 
 from .core.messages import ToolCall
 from .errors import ScriptExhausted
-from .models.base import ModelRequest, ModelResponse, TextDelta, Usage
+from .models.base import ModelRequest, ModelResponse, TextDelta, Usage, chunked
 from .rules import Rule, RuleModel
 
 
@@ -181,13 +181,8 @@ class ScriptedModel:
         return self._respond(request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
-        response = self._respond(request)
-        size = self.stream_chunks
-        if size:
-            text = response.text
-            for i in range(0, len(text), size):
-                yield TextDelta(text[i:i + size])
-        yield response
+        for piece in chunked(self._respond(request), self.stream_chunks):
+            yield piece
 
 
 __all__ = ["Call", "Reply", "Rule", "RuleModel", "ScriptedModel", "Step", "call", "raw_call",

@@ -44,7 +44,9 @@ class Agent:
     display_name: str | None = None
     """How a user interface names the agent; None: the name."""
     icon: str | None = None
+    """A short symbol (an emoji) a user interface shows beside the agent; None: none."""
     color: str | None = None
+    """A CSS colour (`#2563eb`) a user interface gives the agent; None: the UI's choice."""
     input_guardrails: Sequence[Any] = ()
     """Checks on the user's message this agent receives: functions `(ctx, text) ->
     GuardrailResult`, or the built-ins `max_length`, `min_length`, `deny_patterns`,
@@ -84,11 +86,12 @@ class Agent:
 
     @property
     def label(self) -> str:
-        """The name to show people."""
+        """The name to show people: `display_name`, else `name`."""
         return self.display_name or self.name
 
     @property
     def is_human(self) -> bool:
+        """True for a `HumanAgent` (a person, no model)."""
         return False
 
 

@@ -13,6 +13,7 @@ class HandoffContext:
     source_agent: str
     """The agent that handed off (for `user_request`, the agent active before)."""
     target_agent: str
+    """The agent that received the handoff (the one reading this context)."""
     handoff_type: str
     """The `HandoffReason` value: `llm`, `programmatic`, `user_request`, ..."""
     reason: str
@@ -38,13 +39,17 @@ class RunContext:
     """
 
     session_id: str
+    """The session the run belongs to."""
     agent: str
     """The name of the agent that is running."""
     turn: int
     """The session's turn number (1 for the first user message)."""
     shared: dict[str, Any]
+    """The session's shared memory (JSON values only): written by tools, persisted with
+    the session, read by every agent of the team."""
     context: Any = None
     """Whatever the caller passed as `runner.run(..., context=...)`; never persisted."""
     handoff: HandoffContext | None = None
     """How this agent got the conversation, or None for the entry agent."""
     channel: str | None = None
+    """The session's channel (`web`, `voice`, ...), as the caller gave it; None: unset."""

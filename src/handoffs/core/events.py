@@ -16,7 +16,7 @@ and the fields of its type:
 | handoff_rejected    | agent, target, code, message, record_id                            |
 | agent_handoff       | source, target, reason, explanation, record_id, returns            |
 | agent_changed       | agent, previous, display_name, icon, color                         |
-| agent_returned      | source, target, record_id, text (a delegate's answer, back to caller)|
+| agent_returned      | source, target, record_id, text (the delegate's answer), ok        |
 | guardrail_tripped   | agent, guardrail, stage (input/output), message                    |
 | human_waiting       | agent, display_name                                                |
 | plan_step_started   | step, agent, task                                                  |
@@ -52,12 +52,16 @@ class Event:
     """On `run_completed` / `run_failed`: the `RunResult` object itself."""
 
     def __getitem__(self, key: str) -> Any:
+        """A field of the event's type: `event["agent"]`."""
         return self.data[key]
 
     def get(self, key: str, default: Any = None) -> Any:
+        """A field of the event's type, or `default` when this type has no such field."""
         return self.data.get(key, default)
 
     def to_dict(self) -> dict[str, Any]:
+        """The event as JSON-ready data: `type`, `session_id`, `turn`, `at` and its fields
+        (the `RunResult` of a terminal event as `result`, itself a dict)."""
         d: dict[str, Any] = {"type": self.type, "session_id": self.session_id,
                              "turn": self.turn, "at": self.at}
         d.update(self.data)

@@ -139,9 +139,13 @@ class HandoffRecord:
     """What happened when a handoff was asked for. Persisted with the session."""
 
     id: str
+    """Unique within the session; events (`record_id`) and views refer to it."""
     source: str
+    """The agent that asked (or the agent that was active, for a user's pick)."""
     target: str
+    """The agent asked for (as named, even when unknown: the record says why it failed)."""
     reason: HandoffReason
+    """How the handoff came about: `llm`, `programmatic`, `user_request`, ..."""
     explanation: str = ""
     """The requester's reason text (the model's `reason` argument)."""
     payload: Any = None
@@ -154,14 +158,18 @@ class HandoffRecord:
     at: float = 0.0
     """Unix time when the request was decided."""
     turn: int = 0
+    """The session's user turn the handoff belongs to (the loop rule counts per turn)."""
     tool_name: str | None = None
+    """The tool the model called (`transfer_to_billing`); None when no tool was called."""
     call_id: str | None = None
+    """The id of that tool call, to match it with its result in the transcript."""
     returns: bool = False
     """True for a delegation whose answer came back to the source."""
     summary: str | None = None
     """For `history="summary"` handoffs: the summary the target was given."""
     extra: dict[str, Any] = field(default_factory=dict)
-    """Kind-specific data: the error of an error recovery, the step of a plan."""
+    """Kind-specific data: the error of an error recovery, the step and task of a plan,
+    a delegation's `task` and `answer`, the delegation `line` a transfer was made on."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {

@@ -19,10 +19,15 @@ class Route:
     """A handoff route resolved against the team: the declaration and its target."""
 
     source: str
+    """The agent that declares the route."""
     handoff: Handoff
+    """The declaration, as given (history, payload, returns, respond, ...)."""
     target: Agent
+    """The agent the route goes to."""
     tool_name: str
+    """The tool the model calls to take the route (provider-valid, unique in the agent)."""
     spec: ToolSpec
+    """What the model is told about that tool."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -30,10 +35,13 @@ class AgentPlan:
     """Everything about one agent that can be decided once, when the team is built."""
 
     agent: Agent
+    """The agent this plan is for."""
     tools: Mapping[str, Tool]
+    """Its ordinary tools by name."""
     routes: Mapping[str, Route]
     """Handoff routes by tool name."""
     routes_by_target: Mapping[str, Route]
+    """Handoff routes by target agent name."""
     specs: tuple[ToolSpec, ...]
     """Tool specs offered to the model when no route is conditionally enabled."""
     static: bool
@@ -162,15 +170,19 @@ class Team:
         return plan.agent if plan is not None else None
 
     def __getitem__(self, name: str) -> Agent:
+        """The agent called `name`; `TeamError` if there is none."""
         plan = self._plans.get(name)
         if plan is None:
             raise TeamError(f"No agent named {name!r} in this team.")
         return plan.agent
 
     def __contains__(self, name: object) -> bool:
+        """Whether the team has an agent called `name`."""
         return name in self._plans
 
     def plan(self, name: str) -> AgentPlan:
+        """What was decided for agent `name` when the team was built: its tools, routes
+        and tool specs (the runner reads these on every model call)."""
         return self._plans[name]
 
     def handoff_targets(self, source: str) -> list[str]:

@@ -43,8 +43,11 @@ class ToolSpec:
     """What a model is told about one tool: the name, what it does, its JSON schema."""
 
     name: str
+    """The name the model calls, valid for every provider (`^[a-zA-Z0-9_-]{1,64}$`)."""
     description: str
+    """What the tool does, in words the model reads to decide when to call it."""
     parameters: dict[str, Any]
+    """The JSON schema of the arguments object."""
 
 
 @dataclass(slots=True, frozen=True)

@@ -5,8 +5,9 @@ offline (a `RuleModel` with the rules in `rules()`).
 
     triage ──> billing ──> refunds (lookup_order, issue_refund)
        └─────> technical          └──> triage (anything else)
-    billing ··> refunds: "policy_check" delegation (answers come back to billing)
+    billing ··> policy: delegation (the policy desk's answer comes back to billing)
     technical ──> human operator (escalation)
+    technical ══> billing: next-turn transfer (billing answers the next message)
 """
 
 from __future__ import annotations
@@ -105,7 +106,13 @@ def build_team() -> Team:
         instructions="You solve product problems. Escalate to a human operator when the "
         "customer asks for one or the fix needs account access.",
         description="Product problems, crashes, setup.",
-        handoffs=["triage", Handoff("operator", description="Escalate to a human operator.")],
+        handoffs=[
+            "triage",
+            Handoff("operator", description="Escalate to a human operator."),
+            # Cold transfer: the turn ends here and billing answers the next message.
+            Handoff("billing", respond="next_turn", description="Billing questions "
+                    "(charges, invoices): billing answers the customer's next message."),
+        ],
         display_name="Tech support", icon="🛠", color="#d97706",
     )
     operator = HumanAgent(

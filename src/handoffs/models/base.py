@@ -6,7 +6,7 @@ tools it may call; adapters turn that into a provider's wire format and back.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
@@ -39,16 +39,21 @@ class Usage:
     """Tokens spent; summed per agent and per turn on `RunResult.usage`."""
 
     input_tokens: int = 0
+    """Prompt tokens, as the provider counted them (0 when it did not say)."""
     output_tokens: int = 0
+    """Completion tokens, as the provider counted them."""
     requests: int = 0
+    """Model calls made."""
 
     def add(self, other: Usage) -> None:
+        """Add another count to this one (in place)."""
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.requests += other.requests
 
     @property
     def total_tokens(self) -> int:
+        """Input plus output tokens."""
         return self.input_tokens + self.output_tokens
 
     def to_dict(self) -> dict[str, int]:
@@ -72,6 +77,16 @@ class TextDelta:
     """A piece of streamed text; `Model.stream` yields these, then the `ModelResponse`."""
 
     text: str
+
+
+def chunked(response: ModelResponse, size: int | None) -> Iterator[TextDelta | ModelResponse]:
+    """A whole response as a stream: its text in `size`-character deltas (none when
+    `size` is falsy), then the response; for models that answer at once (offline ones)."""
+    if size:
+        text = response.text
+        for i in range(0, len(text), size):
+            yield TextDelta(text[i:i + size])
+    yield response
 
 
 @runtime_checkable

@@ -30,8 +30,11 @@ class RunError:
     """Why a run failed: a stable code, a sentence, and the agent that was running."""
 
     code: str
+    """Stable and machine-readable: `max_steps`, `model_error`, `handoff_hook_failed`, ..."""
     message: str
+    """What went wrong and what to do, in a sentence."""
     agent: str | None = None
+    """The agent that was running when the turn failed."""
     exception: BaseException | None = field(default=None, compare=False, repr=False)
     """The exception behind the failure, with its traceback (None when the failure was
     not an exception, e.g. `max_steps`). Not part of `to_dict()`; `raise_for_status()`
@@ -46,18 +49,24 @@ class RunResult:
     """The outcome of one user turn (or one plan)."""
 
     session_id: str
+    """The session the turn ran on."""
     output: str
     """The text the user should see."""
     agent: str
     """The name of the agent that produced the output (or holds the conversation)."""
     status: RunStatus
+    """How the turn ended: completed, handed off to the next turn, waiting for a human,
+    or failed (see `error`)."""
     turn: int = 0
+    """The session's turn number (1 for the first user message)."""
     handoffs: list[HandoffRecord] = field(default_factory=list)
     """Every handoff request of this turn, accepted and rejected."""
     error: RunError | None = None
+    """Why the turn failed (a stable code, a sentence, the exception); None otherwise."""
     usage: Usage = field(default_factory=Usage)
     """Tokens over the whole turn."""
     usage_by_agent: dict[str, Usage] = field(default_factory=dict)
+    """Tokens per agent name."""
     steps: dict[str, str] = field(default_factory=dict)
     """For `run_plan`: each step's answer by step name."""
     _events: Any = field(default=None, repr=False, compare=False)
@@ -80,6 +89,7 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
+        """True unless the turn failed."""
         return self.status is not RunStatus.FAILED
 
     def raise_for_status(self) -> RunResult:

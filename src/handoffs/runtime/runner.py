@@ -24,6 +24,7 @@ from ..models.base import Model
 from ..stores.base import SessionStore, open_store
 from ..telemetry.config import Telemetry, resolve
 from .result import RunResult
+from .state import Turn
 from .turn import run_turn
 
 
@@ -88,6 +89,8 @@ class Runner:
         for agent in team.agents:  # a model that is set is checked now, a missing one
             if self._spec(agent) is not None:  # only when that agent must answer
                 self._models[agent.name] = self._resolve_model(agent)
+        self._running: dict[str, Turn] = {}
+        """The turns this runner is running now, by session id (for `cancel`)."""
         self._detached: set[asyncio.Future[RunResult]] = set()
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
 
@@ -151,6 +154,21 @@ class Runner:
         from .turn import resume
 
         return await resume(self, session_id, context, None)
+
+    def cancel(self, session_id: str) -> bool:
+        """Stop the turn this runner is running on the session, if any (True if there was).
+
+        The turn ends FAILED with code `cancelled` and is persisted with what it did so
+        far; the user's message stays in the transcript and is not answered again (the
+        session is idle, not interrupted). `run` returns that result; a `stream` ends with
+        its `run_failed` event. Only turns of this process are seen.
+        """
+        t = self._running.get(session_id)
+        if t is None or t.owner is None or t.owner is asyncio.current_task() or t.stopping:
+            return False
+        t.stopping = True
+        t.owner.cancel()
+        return True
 
     def run_sync(
         self,

@@ -6,6 +6,7 @@ no behaviour beyond bookkeeping.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -116,9 +117,9 @@ class Leg:
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "built", "context", "forced", "max_steps", "models", "obs", "raw",
-                 "records", "recovered", "runner", "sink", "state", "steps", "streaming", "team",
-                 "usage", "usage_by_agent", "user_index")
+    __slots__ = ("accepted", "built", "context", "forced", "max_steps", "models", "obs", "owner",
+                 "raw", "records", "recovered", "runner", "sink", "state", "steps", "stopping",
+                 "streaming", "team", "usage", "usage_by_agent", "user_index")
 
     def __init__(self, runner: Runner, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None) -> None:
@@ -138,6 +139,10 @@ class Turn:
         self.recovered = False
         self.usage = Usage()
         self.usage_by_agent: dict[str, Usage] = {}
+        self.owner: asyncio.Task[Any] | None = None
+        """The task running the turn's main line (what `runner.cancel` cancels)."""
+        self.stopping = False
+        """True once `runner.cancel` stopped the turn: its CancelledError ends the turn."""
         self.forced: frozenset[str] | set[str] = frozenset()
         """Agents that made the call their forcing `tool_choice` asked for, this turn."""
         self.user_index = -1

@@ -13,6 +13,7 @@ A turn that died (a crash, a cancel) leaves its user message stored and the sess
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -96,16 +97,25 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint) -> RunResult
     if log.isEnabledFor(logging.INFO):
         log.info("turn %d of %s started with %s", state.turn, state.id, name,
                  extra=fields(state.id, state.turn, name))
+    running = t.runner._running
+    running[state.id] = t
+    t.owner = asyncio.current_task()
     try:
         res = await drive(t, name, text)
+    except asyncio.CancelledError:
+        if not t.stopping or t.owner is None:  # a cancel from elsewhere: the turn is
+            if t.obs is not None:               # interrupted, as by a crash
+                t.obs.abandon("cancelled")
+            raise
+        t.owner.uncancel()
+        res = failed(t, Fail("cancelled", "The turn was stopped before it finished "
+                             "(runner.cancel).", state.active_agent or name))
     except Exception as exc:  # a bug, or a tool / instructions / hook that raised
         res = failed(t, Fail(getattr(exc, "code", "internal_error"),
                              f"{type(exc).__name__}: {exc}", state.active_agent or name,
                              exception=exc))
-    except BaseException:  # cancelled: the session shows the turn interrupted
-        if t.obs is not None:
-            t.obs.abandon("cancelled")
-        raise
+    finally:
+        running.pop(state.id, None)
     state.status = ("waiting_for_human" if res.status is RunStatus.WAITING_FOR_HUMAN
                     else "idle")
     finish(t, res)

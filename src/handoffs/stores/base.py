@@ -41,8 +41,17 @@ class SessionStore(Protocol):
     increments `state.version`; a durable store refuses a commit whose `state.version`
     is not the stored one (`session_conflict`).
 
-    Outside a turn, durable stores report a session whose turn died mid-way (status
-    `running`, lock free) with status `interrupted`.
+    Outside a turn, every store reports a session whose turn died mid-way (status
+    `running`, lock free) with status `interrupted`, in `load`, `export_session` and
+    `list_sessions` alike. A commit, once started, completes before `lock` is released,
+    even if the turn is cancelled; what a turn changed but did not commit is never
+    served by a later `load`.
+
+    Every method taking a session id refuses one that is not a non-empty str of at most
+    256 characters without NUL (`invalid_argument`, see `stores.checks`). Text a store
+    cannot encode is made valid at commit (see `stores.text`). Failures of the database
+    itself are `StoreError`s (`store_unavailable`, `store_corrupt`, `store_read_only`,
+    `store_busy`, `store_error`); nothing stored changes when one is raised.
     """
 
     def lock(self, session_id: str) -> AbstractAsyncContextManager[None]: ...
@@ -56,8 +65,12 @@ class SessionStore(Protocol):
     async def delete(self, session_id: str) -> bool: ...
 
     async def list_sessions(
-        self, limit: int = 50, offset: int = 0
-    ) -> list[SessionSummary]: ...
+        self, limit: int = 50, offset: int = 0, *, status: str | None = None
+    ) -> list[SessionSummary]:
+        """Sessions, most recently updated first, `offset` of them skipped, at most
+        `limit`. With `status` (`idle`, `running`, `waiting_for_human`, `interrupted`),
+        only the sessions in it, as `load` would report them."""
+        ...
 
     async def export_session(self, session_id: str) -> dict[str, Any] | None:
         """The session as JSON-ready data: `SessionState.to_dict()` plus `events` (the
@@ -77,7 +90,9 @@ def open_store(spec: SessionStore | str | None) -> SessionStore:
     """A store from an object or a URL: `memory://`, `sqlite:///path.db`, `postgresql://...`.
 
     `sqlite:///rel/path.db` is relative to the working directory, `sqlite:////abs/path.db`
-    absolute. A PostgreSQL URL may carry `?schema=name` to keep the tables in that schema.
+    absolute; an in-memory SQLite database (gone with the process) only when asked for:
+    `sqlite:///:memory:`. A PostgreSQL URL may carry `?schema=name` to keep the tables in
+    that schema.
     """
     from .memory import MemoryStore
 
@@ -90,9 +105,7 @@ def open_store(spec: SessionStore | str | None) -> SessionStore:
     if spec.startswith("sqlite:"):
         from .sqlite import SQLiteStore
 
-        path = spec.split(":", 1)[1]
-        path = path[3:] if path.startswith("///") else path.removeprefix("//")
-        return SQLiteStore(path or ":memory:")
+        return SQLiteStore(sqlite_path(spec))
     if spec.startswith(("postgres://", "postgresql://")):
         from .postgres import PostgresStore
 
@@ -101,3 +114,16 @@ def open_store(spec: SessionStore | str | None) -> SessionStore:
         f"Unknown store URL {spec!r}; use memory://, sqlite:///path.db or postgresql://...",
         code="invalid_store",
     )
+
+
+def sqlite_path(url: str) -> str:
+    """The file path in a `sqlite:` URL; `invalid_store` if it names none."""
+    rest = url.split(":", 1)[1]
+    path = rest[3:] if rest.startswith("///") else rest.removeprefix("//")
+    if path in ("", "/") or path.endswith("/"):
+        raise HandoffsError(
+            f"The store URL {url!r} names no database file. Use sqlite:///path/to/file.db "
+            "(relative to the working directory; sqlite:////abs/path.db for an absolute "
+            "path), or sqlite:///:memory: for a database that lives only as long as this "
+            "process.", code="invalid_store")
+    return path

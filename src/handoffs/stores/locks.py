@@ -16,13 +16,19 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import struct
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, TypeVar
 
 from ..errors import HandoffsError
+
+T = TypeVar("T")
+
+log = logging.getLogger("handoffs.stores.locks")
 
 _FIRST_WAIT = 0.001
 _MAX_WAIT = 0.025
@@ -85,6 +91,29 @@ class KeyedLocks:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+async def finish(work: Coroutine[Any, Any, T]) -> T:
+    """Run `work` to its end even if the caller is cancelled meanwhile.
+
+    A write that has started must complete (or fail) before its turn lets go of the
+    session's lock: otherwise the next turn reads the old version while the write is
+    still landing, and its own commit is refused. A cancel is delivered once the work
+    is over; a second cancel while waiting does not cut it short either.
+    """
+    task = asyncio.ensure_future(work)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait((task,))
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        exc = None if task.cancelled() else task.exception()
+        log.debug("a write finished (%s) before its cancelled caller let go",
+                  "failed" if exc is not None else "done")
+        raise asyncio.CancelledError() from exc
+    return task.result()
 
 
 def lock_key(session_id: str, namespace: str = "") -> int:

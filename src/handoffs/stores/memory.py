@@ -2,81 +2,267 @@
 
 from __future__ import annotations
 
-import json
+import asyncio
+import logging
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from ..core.events import Event
-from ..core.session import Checkpoint, SessionState
+from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
+from . import checks, rows
 from .base import SessionSummary
-from .locks import KeyedLocks
+from .locks import KeyedLocks, _Held
+from .text import column, encodable, objects_encodable
+
+log = logging.getLogger("handoffs.stores.memory")
+
+_FREE: Any = object()
+
+
+class _Committed:
+    """What the last commit of a session stored: enough to undo any later change, and
+    to list the session. The header's fields are kept as values, not as JSON text: a
+    turn commits twice, and encoding the header each time cost more than the rest of
+    the store. `shared` and `metadata` are copied one level deep, which is what the
+    runtime changes (it assigns keys); a value a tool changes in place inside them
+    (`ctx.shared["cart"].append(...)`) is not undone if its turn then fails."""
+
+    __slots__ = ("active_agent", "channel", "created_at", "messages", "metadata", "records",
+                 "shared", "status", "turn", "updated_at", "version", "view")
+
+    def __init__(self, state: SessionState) -> None:
+        self.messages = len(state.messages)
+        self.records = len(state.handoffs)
+        self.version = state.version
+        self.active_agent = state.active_agent
+        self.status = state.status
+        self.turn = state.turn
+        self.created_at = state.created_at
+        self.updated_at = state.updated_at
+        self.channel = state.channel
+        v = state.view
+        self.view = (v.mode, v.start, v.pivot, v.record_id)
+        self.shared = dict(state.shared)
+        self.metadata = dict(state.metadata)
+
+    def changed(self, state: SessionState) -> bool:
+        """Whether `state` differs from what was committed (beyond in-place changes
+        inside shared values)."""
+        v = state.view
+        return (len(state.messages) != self.messages or len(state.handoffs) != self.records
+                or state.version != self.version or state.active_agent != self.active_agent
+                or state.status != self.status or state.turn != self.turn
+                or state.channel != self.channel or state.updated_at != self.updated_at
+                or (v.mode, v.start, v.pivot, v.record_id) != self.view
+                or state.shared != self.shared or state.metadata != self.metadata)
+
+    def restore(self, state: SessionState) -> None:
+        """Set the header fields of `state` back to what was committed."""
+        state.active_agent = self.active_agent
+        state.shared = dict(self.shared)
+        state.channel = self.channel
+        state.version = self.version
+        state.turn = self.turn
+        state.view = ViewSpec(*self.view)
+        state.status = self.status
+        state.created_at = self.created_at
+        state.updated_at = self.updated_at
+        state.metadata = dict(self.metadata)
+
+    def summary(self, sid: str, free: bool) -> SessionSummary:
+        status = column(self.status) or ""
+        if free and status == "running":
+            status = "interrupted"
+        return SessionSummary(sid, column(self.active_agent), self.turn, status,
+                              self.created_at, self.updated_at, self.messages)
+
+
+class _Turn(_Held):
+    """What `MemoryStore.lock` returns: the session's queue, noting which task holds it."""
+
+    __slots__ = ("store",)
+
+    def __init__(self, store: MemoryStore, key: str) -> None:
+        _Held.__init__(self, store._locks._entries, key)
+        self.store = store
+
+    async def __aenter__(self) -> None:
+        await _Held.__aenter__(self)
+        self.store._holders[self.key] = asyncio.current_task()
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            if exc[0] is not None:  # the turn died: undo what it did not commit
+                self.store._restore(self.key)
+        finally:
+            del self.store._holders[self.key]
+            await _Held.__aexit__(self)
 
 
 class MemoryStore:
     """Keeps each session as a live object; turns on one session are serialised.
 
-    `load` returns the stored object itself (the runner holds the session's lock while it
-    changes it), so a turn costs nothing proportional to the conversation's length.
+    Inside a turn, `load` returns the stored object itself (the task holding the
+    session's lock changes it in place), so a turn costs nothing proportional to the
+    conversation's length. What it changed but did not commit never outlives the turn:
+    a turn that raises or is cancelled gets the session back as last committed
+    (messages and records are append-only, so undoing is truncating them and restoring
+    the header from the text kept at commit). Every other reader sees only committed
+    content, with a session whose turn died reported as `interrupted`, as the durable
+    stores do. Text is made valid at commit as they do (see `stores.text`).
     Nothing survives the process.
     """
 
     def __init__(self) -> None:
         self._sessions: dict[str, SessionState] = {}
+        self._committed: dict[str, _Committed] = {}
+        self._holders: dict[str, asyncio.Task[Any] | None] = {}
         self._locks = KeyedLocks()
 
-    def lock(self, session_id: str) -> AbstractAsyncContextManager[None]:
+    def lock(self, session_id: str) -> _Turn:
         """Held for a whole turn; turns on one session queue up in arrival order."""
-        return self._locks.hold(session_id)
+        return _Turn(self, checks.session_id(session_id))
+
+    # -- reads ---------------------------------------------------------------------------
 
     async def load(self, session_id: str) -> SessionState | None:
-        return self._sessions.get(session_id)
+        """The session, or None: the live object for the task holding its lock, else
+        what was committed (status `interrupted` if its turn died)."""
+        state = self._sessions.get(checks.session_id(session_id))
+        if state is None:
+            return None
+        holder = self._holders.get(session_id, _FREE)
+        if holder is not _FREE and holder is asyncio.current_task():
+            return state
+        return self._view(session_id, state, holder is _FREE)
+
+    def _view(self, sid: str, state: SessionState, free: bool) -> SessionState:
+        """The committed session, for a reader that does not hold its lock."""
+        kept = self._committed[sid]
+        if kept.changed(state):
+            if not free:  # a live turn is changing it: a copy of what it committed
+                return _copy(state, kept, None)
+            self._restore(sid)
+        if free and state.status == "running":
+            return _copy(state, kept, "interrupted")
+        return state
+
+    async def list_sessions(self, limit: int = 50, offset: int = 0, *,
+                            status: str | None = None) -> list[SessionSummary]:
+        """Sessions, most recently updated first; only those in `status` if given."""
+        checks.listing(limit, offset, status)
+        found = []
+        for sid, kept in self._committed.items():
+            summary = kept.summary(sid, sid not in self._holders)
+            if status is None or summary.status == status:
+                found.append(summary)
+        found.sort(key=lambda s: s.id)
+        found.sort(key=lambda s: s.updated_at, reverse=True)
+        return found[offset:offset + limit]
+
+    async def export_session(self, session_id: str) -> dict[str, Any] | None:
+        """The session as JSON-ready data (`to_dict()`, plus `events`: none kept here)."""
+        state = await self.load(session_id)
+        if state is None:
+            return None
+        return rows.export_dict(state, [])
+
+    # -- writes --------------------------------------------------------------------------
 
     async def commit(
         self, state: SessionState, since: Checkpoint, events: Sequence[Event] = ()
     ) -> None:
+        """Keep `state` as the session; refused (`session_conflict`) unless it continues
+        the stored version, as on the durable stores."""
+        sid = checks.session_id(state.id)
+        kept = self._committed.get(sid)
+        if state.version != (0 if kept is None else kept.version):
+            raise rows.conflict(sid, state.version)
+        first_message = 0 if kept is None else kept.messages
+        first_record = 0 if kept is None else kept.records
+        saved = state.version, state.updated_at
         state.version += 1
         state.updated_at = time.time()
+        try:
+            _make_valid(state, first_message, first_record)
+        except BaseException:
+            state.version, state.updated_at = saved
+            raise
+        self._keep(state)
+
+    def _keep(self, state: SessionState) -> None:
         self._sessions[state.id] = state
+        self._committed[state.id] = _Committed(state)
 
     async def delete(self, session_id: str) -> bool:
-        return self._sessions.pop(session_id, None) is not None
-
-    async def list_sessions(self, limit: int = 50, offset: int = 0) -> list[SessionSummary]:
-        ordered = sorted(self._sessions.values(), key=lambda s: s.updated_at, reverse=True)
-        return [
-            SessionSummary(s.id, s.active_agent, s.turn, s.status, s.created_at,
-                           s.updated_at, len(s.messages))
-            for s in ordered[offset:offset + limit]
-        ]
-
-    async def export_session(self, session_id: str) -> dict[str, Any] | None:
-        """The session as JSON-ready data (`to_dict()`, plus `events`: none kept here)."""
-        state = self._sessions.get(session_id)
-        if state is None:
-            return None
-        d = state.to_dict()
-        d["events"] = []
-        return d
+        sid = checks.session_id(session_id)
+        self._committed.pop(sid, None)
+        return self._sessions.pop(sid, None) is not None
 
     async def import_session(
         self, data: Mapping[str, Any] | str, *, replace: bool = False
     ) -> SessionState:
         """Store an export under its id; `session_exists` if taken and not `replace`."""
-        d = json.loads(data) if isinstance(data, str) else data
-        state = SessionState.from_dict(d)
-        state.version = max(state.version, 1)  # as durable stores: stored means >= 1
+        state, _ = rows.import_write(data)  # valid text, as a durable store would keep
         async with self.lock(state.id):
             if state.id in self._sessions and not replace:
                 raise HandoffsError(f"Session {state.id!r} already exists; pass "
                                     "replace=True to overwrite it.", code="session_exists")
-            self._sessions[state.id] = state
+            self._keep(state)
         return state.snapshot()
+
+    def _restore(self, sid: str) -> None:
+        """Undo whatever changed in the session since its last commit, in place."""
+        state = self._sessions.get(sid)
+        kept = self._committed.get(sid)
+        if state is None or kept is None or not kept.changed(state):
+            return
+        log.debug("session %r: undoing %d messages and %d records its turn did not "
+                  "commit", sid, len(state.messages) - kept.messages,
+                  len(state.handoffs) - kept.records)
+        del state.messages[kept.messages:]
+        del state.handoffs[kept.records:]
+        kept.restore(state)
+        state.cache = None  # the views may have seen the undone messages
 
     async def close(self) -> None:
         return None
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+
+def _copy(state: SessionState, kept: _Committed, status: str | None) -> SessionState:
+    """A new state holding what was committed (the live one may be mid-turn)."""
+    copy = SessionState(state.id, messages=state.messages[:kept.messages],
+                        handoffs=state.handoffs[:kept.records])
+    kept.restore(copy)
+    if status is not None:
+        copy.status = status
+    return copy
+
+
+def _make_valid(state: SessionState, first_message: int, first_record: int) -> None:
+    """Make the text a commit keeps valid, as a durable store would write it. Checks
+    only the header's text and the new messages and records: O(1) in the session's
+    length, and no encoding unless some text is not ASCII."""
+    new_msgs = state.messages[first_message:]
+    new_recs = state.handoffs[first_record:]
+    if (_header_encodable(state) and objects_encodable(new_msgs)
+            and objects_encodable(new_recs)):
+        return
+    header = rows.header_text(state)
+    w = rows.Write(state.id, 0, 0, None, "", 0, None, 0.0, 0.0, header, 0, 0,
+                   first_message, [rows.dumps(m.to_dict()) for m in new_msgs],
+                   first_record, [rows.dumps(r.to_dict()) for r in new_recs], [])
+    rows.make_valid(w)
+    if w.repaired:
+        rows.mirror(state, w.header, first_message, w.messages, first_record, w.records)
+
+
+def _header_encodable(state: SessionState) -> bool:
+    return (encodable(state.shared) and encodable(state.metadata)
+            and encodable([state.active_agent, state.channel, state.status,
+                           state.view.record_id]))

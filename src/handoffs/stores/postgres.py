@@ -20,137 +20,43 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
+import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError
-from . import rows
+from . import checks, rows
+from . import postgres_sql as sql
 from .base import SessionSummary
 from .cache import StateCache
-from .locks import KeyedLocks, lock_key, poll
+from .locks import KeyedLocks, finish, lock_key, poll
 from .migrations import POSTGRES, SCHEMA_VERSION, check_version
 
-_MIGRATION_LOCK = 0x68616E646F6666  # "handoff": serialises migrations across processes
+log = logging.getLogger("handoffs.stores.postgres")
 
-_HEAD = "SELECT version, messages, records FROM sessions WHERE id = $1"
-
-_LOAD = """
-SELECT s.header,
-  (SELECT string_agg(m.body, ',' ORDER BY m.seq) FROM messages m
-    WHERE m.session_id = s.id AND m.seq < s.messages),
-  (SELECT string_agg(r.body, ',' ORDER BY r.seq) FROM records r
-    WHERE r.session_id = s.id AND r.seq < s.records)
-FROM sessions s WHERE s.id = $1
-"""
-
-_EXPORT = """
-SELECT s.header,
-  (SELECT string_agg(m.body, ',' ORDER BY m.seq) FROM messages m
-    WHERE m.session_id = s.id AND m.seq < s.messages),
-  (SELECT string_agg(r.body, ',' ORDER BY r.seq) FROM records r
-    WHERE r.session_id = s.id AND r.seq < s.records),
-  (SELECT string_agg(e.body, ',' ORDER BY e.seq) FROM events e WHERE e.session_id = s.id)
-FROM sessions s WHERE s.id = $1
-"""
-
-_ROWS = """
-, m AS (
-  INSERT INTO messages (session_id, seq, body)
-  SELECT $1, $13::bigint + u.o - 1, u.b FROM s, unnest($14::text[]) WITH ORDINALITY AS u(b, o)
-), r AS (
-  INSERT INTO records (session_id, seq, body)
-  SELECT $1, $15::bigint + u.o - 1, u.b FROM s, unnest($16::text[]) WITH ORDINALITY AS u(b, o)
-), e AS (
-  INSERT INTO events (session_id, seq, turn, type, at, body)
-  SELECT $1, s.events - $12::bigint + u.o - 1, u.t, u.y, u.a, u.b
-  FROM s, unnest($17::bigint[], $18::text[], $19::float8[], $20::text[])
-    WITH ORDINALITY AS u(t, y, a, b, o)
-)
-SELECT events FROM s
-"""
-
-_UPDATE = """
-WITH s AS (
-  UPDATE sessions SET version = $3, active_agent = $4, status = $5, turn = $6, channel = $7,
-    updated_at = $8, header = $9, messages = $10, records = $11,
-    events = events + $12::bigint, created_at = $21
-  WHERE id = $1 AND version = $2 RETURNING events
-)""" + _ROWS
-
-_INSERT = """
-WITH s AS (
-  INSERT INTO sessions (id, version, active_agent, status, turn, channel, created_at,
-    updated_at, header, messages, records, events)
-  SELECT $1, $3, $4, $5, $6, $7, $21, $8, $9, $10, $11, $12::bigint WHERE $2::bigint = 0
-  ON CONFLICT (id) DO NOTHING RETURNING events
-)""" + _ROWS
-
-_DELETE = """
-WITH a AS (DELETE FROM messages WHERE session_id = $1),
-     b AS (DELETE FROM records WHERE session_id = $1),
-     c AS (DELETE FROM events WHERE session_id = $1),
-     s AS (DELETE FROM sessions WHERE id = $1 RETURNING 1)
-SELECT count(*) FROM s
-"""
-
-_LIST = """
-SELECT id, active_agent, turn, status, created_at, updated_at, messages FROM sessions
-ORDER BY updated_at DESC, id LIMIT $1 OFFSET $2
-"""
-
-_PROBE = ("SELECT CASE WHEN pg_try_advisory_lock($1) THEN pg_advisory_unlock($1) "
-          "ELSE false END")
-
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
-
-
-def _split_dsn(dsn: str, schema: str | None) -> tuple[str, str | None]:
-    """Take `schema=` out of the URL's query (asyncpg would send it as a setting)."""
-    parts = urlsplit(dsn)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    kept = [(k, v) for k, v in query if k != "schema"]
-    for k, v in query:
-        if k == "schema" and schema is None:
-            schema = v
-    if schema is not None and not _IDENT.match(schema):
-        raise HandoffsError(f"Invalid schema name {schema!r}: use letters, digits and _.",
-                            code="invalid_store")
-    return urlunsplit(parts._replace(query=urlencode(kept))), schema
-
-
-async def _no_reset(conn: Any) -> None:
-    """Pooled connections keep no state between uses (every call is one statement, the
-    only transaction is scoped), so skip asyncpg's reset round trip on each release."""
-
-
-def _params(w: rows.Write) -> tuple[Any, ...]:
-    ev = w.events
-    return (
-        w.id, w.expected, w.version, w.active_agent, w.status, w.turn, w.channel,
-        w.updated_at, w.header, w.message_count, w.record_count, len(ev),
-        w.first_message, w.messages, w.first_record, w.records,
-        [e[0] for e in ev], [e[1] for e in ev], [e[2] for e in ev], [e[3] for e in ev],
-        w.created_at,
-    )
+_PAGE = 100
+"""Rows read per query while filtering a listing on a status that depends on locks."""
 
 
 class PostgresStore:
     """Sessions in PostgreSQL, shared by every process and machine that reaches it.
 
-    `dsn` is a `postgresql://` URL; `schema` (or `?schema=` in it) selects the schema,
+    `dsn` is a `postgresql://` URL (a bad port or `sslmode` is refused here, with
+    `invalid_store`); `schema` (or `?schema=` in it) selects the schema,
     `min_size`/`max_size` the pool, `lock_timeout` how long a turn waits for another turn
     on the same session (None: as long as it takes). Nothing connects until first use.
+    Large commits are encoded on a thread; a commit, once started, completes before the
+    turn releases the session, even if the turn is cancelled.
     """
 
     def __init__(self, dsn: str, *, schema: str | None = None, min_size: int = 1,
                  max_size: int = 10, lock_timeout: float | None = None,
                  cache_size: int = 256) -> None:
-        self.dsn, self.schema = _split_dsn(dsn, schema)
+        self.dsn, self.schema = sql.split_dsn(dsn, schema)
         self.min_size = min_size
         self.max_size = max_size
         self.lock_timeout = lock_timeout
@@ -164,11 +70,16 @@ class PostgresStore:
         self._tasks: set[asyncio.Future[None]] = set()
         self._closed = False
         self._namespace = self.schema or ""
+        self._errors: tuple[type[BaseException], ...] = (OSError, TimeoutError)
+        """What a database call may raise (asyncpg's classes once it is imported)."""
 
     def __repr__(self) -> str:
         parts = urlsplit(self.dsn)
-        host = parts.hostname or "localhost"
+        host = parts.netloc.rpartition("@")[2] or "localhost"
         return f"PostgresStore('{parts.scheme}://{host}{parts.path}', schema={self.schema!r})"
+
+    def _failed(self, exc: BaseException) -> HandoffsError:
+        return sql.store_error(exc, f"PostgreSQL at {self!r}")
 
     # -- connections ---------------------------------------------------------------------
 
@@ -194,24 +105,33 @@ class PostgresStore:
         except ImportError as exc:
             raise HandoffsError("PostgresStore needs asyncpg: pip install 'handoffs[postgres]'.",
                                 code="store_unavailable") from exc
+        self._errors = (asyncpg.PostgresError, asyncpg.InterfaceError,
+                        asyncpg.exceptions.InternalClientError, OSError, TimeoutError)
         try:
             conn = await asyncpg.connect(self.dsn)
-        except (OSError, asyncpg.PostgresError) as exc:
+            try:
+                await self._migrate(conn)
+            finally:
+                await conn.close()
+            return await asyncpg.create_pool(self.dsn, min_size=self.min_size,
+                                             max_size=self.max_size, reset=sql.no_reset,
+                                             server_settings=self._settings())
+        except HandoffsError:
+            raise
+        except (ValueError, OverflowError, asyncpg.ClientConfigurationError) as exc:
+            raise HandoffsError(
+                f"Invalid PostgreSQL URL {sql.redact(self.dsn)!r} ({exc}). The form is "
+                "postgresql://user@host:5432/database?schema=name.",
+                code="invalid_store") from exc
+        except Exception as exc:
             raise HandoffsError(f"Cannot reach PostgreSQL at {self!r}: {exc}",
                                 code="store_unavailable") from exc
-        try:
-            await self._migrate(conn)
-        finally:
-            await conn.close()
-        return await asyncpg.create_pool(self.dsn, min_size=self.min_size,
-                                         max_size=self.max_size, reset=_no_reset,
-                                         server_settings=self._settings())
 
     async def _migrate(self, conn: Any, target: int = SCHEMA_VERSION) -> int:
         """Bring the schema to version `target`; returns the version found."""
         where = f"The PostgreSQL schema {self.schema or 'public'!r}"
         async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", sql.MIGRATION_LOCK)
             if self.schema:
                 await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
                 await conn.execute(f'SET LOCAL search_path TO "{self.schema}"')
@@ -236,7 +156,10 @@ class PostgresStore:
             import asyncpg
 
             await self._ready()
-            conn = self._lock_conn = await asyncpg.connect(self.dsn)
+            try:
+                conn = self._lock_conn = await asyncpg.connect(self.dsn)
+            except self._errors as exc:
+                raise self._failed(exc) from exc
         return conn
 
     # -- locking -------------------------------------------------------------------------
@@ -244,6 +167,7 @@ class PostgresStore:
     @asynccontextmanager
     async def lock(self, session_id: str) -> AsyncIterator[None]:
         """Hold the session for a turn, across processes and machines."""
+        checks.session_id(session_id)
         async with self._locks.hold(session_id):
             key = lock_key(session_id, self._namespace)
             if self._lock_guard is None:
@@ -261,6 +185,8 @@ class PostgresStore:
                         self._tasks.add(task)
                         task.add_done_callback(self._tasks.discard)
                         raise
+                    except self._errors as exc:
+                        raise self._failed(exc) from exc
                     return got
 
             await poll(take, f"Session {session_id!r}", self.lock_timeout)
@@ -270,20 +196,27 @@ class PostgresStore:
                 yield
             finally:
                 self._held.discard(session_id)
-                # Shielded: a cancelled turn must not leave its session locked.
-                await asyncio.shield(self._unlock(conn, key))
+                # To its end even if cancelled: the next turn must find the lock free.
+                await finish(self._unlock(conn, key))
 
     async def _unlock(self, conn: Any, key: int) -> None:
         if conn is None or conn.is_closed():
             return  # the server dropped the connection, and its locks with it
         assert self._lock_guard is not None
         async with self._lock_guard:
-            await conn.execute("SELECT pg_advisory_unlock($1)", key)
+            try:
+                await conn.execute("SELECT pg_advisory_unlock($1)", key)
+            except self._errors:
+                # The lock connection is broken: closing it makes the server drop every
+                # lock it held, this one included, so the session is free either way.
+                log.warning("unlocking a session failed; closing the lock connection",
+                            exc_info=True)
+                await conn.close()
 
     async def _interrupted(self, pool: Any, session_id: str, status: str) -> bool:
         if status != "running" or session_id in self._held:
             return False
-        free: bool = await pool.fetchval(_PROBE, lock_key(session_id, self._namespace))
+        free: bool = await pool.fetchval(sql.PROBE, lock_key(session_id, self._namespace))
         return free
 
     # -- reads ---------------------------------------------------------------------------
@@ -294,32 +227,64 @@ class PostgresStore:
 
         The state this store last committed is returned as it is (no rows read) while the
         database still holds that version (see `stores.cache`)."""
+        checks.session_id(session_id)
         pool = self._pool or await self._ready()
-        cached = self._cache.candidate(session_id)
-        if cached is not None and cached.status != "running":
-            head = await pool.fetchrow(_HEAD, session_id)
-            if head is not None and StateCache.current(cached, head[0], head[1], head[2]):
-                return cached
-            self._cache.forget(session_id)
-        row = await pool.fetchrow(_LOAD, session_id)
-        if row is None:
-            return None
-        state = rows.decode(row[0], rows.wrap(row[1]), rows.wrap(row[2]))
-        if await self._interrupted(pool, session_id, state.status):
-            state.status = "interrupted"
+        try:
+            cached = self._cache.candidate(session_id)
+            if cached is not None and cached.status != "running":
+                head = await pool.fetchrow(sql.HEAD, session_id)
+                if head is not None and StateCache.current(cached, head[0], head[1], head[2]):
+                    return cached
+                self._cache.forget(session_id)
+            row = await pool.fetchrow(sql.LOAD, session_id)
+            if row is None:
+                return None
+            state = rows.decode(row[0], rows.wrap(row[1]), rows.wrap(row[2]))
+            if await self._interrupted(pool, session_id, state.status):
+                state.status = "interrupted"
+        except self._errors as exc:
+            raise self._failed(exc) from exc
         return state
 
-    async def list_sessions(self, limit: int = 50, offset: int = 0) -> list[SessionSummary]:
-        """Sessions, most recently updated first."""
+    async def list_sessions(self, limit: int = 50, offset: int = 0, *,
+                            status: str | None = None) -> list[SessionSummary]:
+        """Sessions, most recently updated first; only those in `status` if given
+        (`waiting_for_human`, `interrupted`, ...: see `checks.STATUSES`)."""
+        checks.listing(limit, offset, status)
         pool = await self._ready()
-        found = await pool.fetch(_LIST, limit, offset)
-        out: list[SessionSummary] = []
-        for r in found:
-            status = r[3]
-            if await self._interrupted(pool, r[0], status):
-                status = "interrupted"
-            out.append(SessionSummary(r[0], r[1], r[2], status, r[4], r[5], r[6]))
-        return out
+        try:
+            if status not in ("running", "interrupted"):
+                if status is None:
+                    found = await pool.fetch(sql.LIST_ALL, limit, offset)
+                else:
+                    found = await pool.fetch(sql.LIST_STATUS, limit, offset, status)
+                return [await self._summary(pool, r) for r in found]
+            # Running or interrupted depends on the session's lock, not only on its row.
+            out: list[SessionSummary] = []
+            skip = offset
+            at = 0
+            while len(out) < limit:
+                found = await pool.fetch(sql.LIST_LIVE, _PAGE, at)
+                for r in found:
+                    summary = await self._summary(pool, r)
+                    if summary.status != status:
+                        continue
+                    if skip:
+                        skip -= 1
+                        continue
+                    out.append(summary)
+                    if len(out) == limit:
+                        break
+                if len(found) < _PAGE:
+                    break
+                at += _PAGE
+            return out
+        except self._errors as exc:
+            raise self._failed(exc) from exc
+
+    async def _summary(self, pool: Any, r: Any) -> SessionSummary:
+        status = "interrupted" if await self._interrupted(pool, r[0], r[3]) else r[3]
+        return SessionSummary(r[0], r[1], r[2], status, r[4], r[5], r[6])
 
     # -- writes --------------------------------------------------------------------------
 
@@ -327,9 +292,22 @@ class PostgresStore:
         self, state: SessionState, since: Checkpoint, events: Sequence[Event] = ()
     ) -> None:
         """Append the messages, records and events past `since`; rewrite the header."""
-        w = rows.encode_commit(state, since, events)
+        checks.session_id(state.id)
+        # To its end even if this turn is cancelled meanwhile.
+        await finish(self._commit(state, since, events))
+
+    async def _commit(self, state: SessionState, since: Checkpoint,
+                      events: Sequence[Event]) -> None:
+        if rows.rough_size(state, since) > rows.LARGE:  # encode off the event loop
+            w = await asyncio.to_thread(rows.encode_commit, state, since, events)
+        else:
+            w = rows.encode_commit(state, since, events)
         pool = self._pool or await self._ready()
-        found = await pool.fetchval(_INSERT if w.expected == 0 else _UPDATE, *_params(w))
+        try:
+            found = await pool.fetchval(sql.INSERT if w.expected == 0 else sql.UPDATE,
+                                        *sql.params(w))
+        except self._errors as exc:
+            raise self._failed(exc) from exc
         if found is None:
             raise rows.conflict(w.id, w.expected)
         rows.applied(state, w)
@@ -337,20 +315,31 @@ class PostgresStore:
 
     async def delete(self, session_id: str) -> bool:
         """Remove the session and all its rows; False if there was none."""
+        checks.session_id(session_id)
         self._cache.forget(session_id)
         pool = await self._ready()
-        n: int = await pool.fetchval(_DELETE, session_id)
+        try:
+            n: int = await finish(pool.fetchval(sql.DELETE, session_id))
+        except self._errors as exc:
+            raise self._failed(exc) from exc
         return n > 0
 
     # -- export / import -----------------------------------------------------------------
 
     async def export_session(self, session_id: str) -> dict[str, Any] | None:
-        """The session as a JSON-ready dict (`SessionState.to_dict()` plus `events`)."""
+        """The session as a JSON-ready dict (`SessionState.to_dict()` plus `events`),
+        with the status `load` reports."""
+        checks.session_id(session_id)
         pool = await self._ready()
-        row = await pool.fetchrow(_EXPORT, session_id)
-        if row is None:
-            return None
-        state = rows.decode(row[0], rows.wrap(row[1]), rows.wrap(row[2]))
+        try:
+            row = await pool.fetchrow(sql.EXPORT, session_id)
+            if row is None:
+                return None
+            state = rows.decode(row[0], rows.wrap(row[1]), rows.wrap(row[2]))
+            if await self._interrupted(pool, session_id, state.status):
+                state.status = "interrupted"
+        except self._errors as exc:
+            raise self._failed(exc) from exc
         return rows.export_dict(state, json.loads(rows.wrap(row[3])))
 
     async def import_session(self, data: Mapping[str, Any] | str, *,
@@ -362,13 +351,21 @@ class PostgresStore:
         state, w = rows.import_write(data)
         self._cache.forget(state.id)
         pool = await self._ready()
-        async with self.lock(state.id), pool.acquire() as conn, conn.transaction():
-            if replace:
-                await conn.fetchval(_DELETE, state.id)
-            if await conn.fetchval(_INSERT, *_params(w)) is None:
-                raise HandoffsError(f"Session {state.id!r} already exists; pass "
-                                    "replace=True to overwrite it.", code="session_exists")
+        async with self.lock(state.id):
+            await finish(self._import(pool, w, replace))
         return state
+
+    async def _import(self, pool: Any, w: rows.Write, replace: bool) -> None:
+        try:
+            async with pool.acquire() as conn, conn.transaction():
+                if replace:
+                    await conn.fetchval(sql.DELETE, w.id)
+                if await conn.fetchval(sql.INSERT, *sql.params(w)) is None:
+                    raise HandoffsError(f"Session {w.id!r} already exists; pass "
+                                        "replace=True to overwrite it.",
+                                        code="session_exists")
+        except self._errors as exc:
+            raise self._failed(exc) from exc
 
     async def close(self) -> None:
         """Close the pool and the lock connection (releasing any locks still held)."""

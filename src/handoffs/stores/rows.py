@@ -13,13 +13,39 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
+from json.encoder import encode_basestring as _encode_basestring
 from typing import Any
 
 from ..core.events import Event
-from ..core.session import Checkpoint, SessionState
+from ..core.handoff import HandoffRecord
+from ..core.messages import message_from_dict
+from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
+from .checks import session_id
+from .text import column, valid
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
+_c_encoder: Any = None
+if _c_make_encoder is not None:  # one C encoder for every call (JSONEncoder builds one
+    # per call: 3 us of a 7 us header here). No circular check: a cycle is RecursionError.
+    _c_encoder = _c_make_encoder(None, str, _encode_basestring, None, ":", ",",
+                                 False, False, True)
+
+
+def dumps(value: Any) -> str:
+    """The JSON text of a value, as every store writes it (compact, not ASCII-escaped;
+    anything JSON has no type for is written as its `str`)."""
+    if _c_encoder is None:  # pragma: no cover - Pythons without the C accelerator
+        return _encoder.encode(value)
+    return "".join(_c_encoder(value, 0))
+
+
+_dumps = dumps
+
+LARGE = 64 * 1024
+"""Commits whose new text is longer than this (in characters) are encoded and written
+off the event loop's thread."""
 
 
 @dataclass(slots=True)
@@ -45,10 +71,19 @@ class Write:
     records: list[str]
     events: list[tuple[int, str, float, str]]
     """(turn, type, at, JSON) per event."""
+    repaired: bool = False
+    """Some text had to be made valid (see `stores.text`): `applied` mirrors it on the
+    state, so the state a store keeps is what it wrote."""
+
+    @property
+    def size(self) -> int:
+        """The characters of text this write carries."""
+        return (len(self.header) + sum(map(len, self.messages))
+                + sum(map(len, self.records)) + sum(len(e[3]) for e in self.events))
 
 
 def encode_commit(state: SessionState, since: Checkpoint, events: Sequence[Event]) -> Write:
-    """The rows a commit of `state` past `since` adds, and its new header."""
+    """The rows a commit of `state` past `since` adds, and its new header; all text valid."""
     version = state.version + 1
     now = time.time()
     header = state.header()
@@ -56,17 +91,56 @@ def encode_commit(state: SessionState, since: Checkpoint, events: Sequence[Event
     header["updated_at"] = now
     msgs = state.messages
     recs = state.handoffs
-    return Write(
-        state.id, state.version, version, state.active_agent, state.status, state.turn,
-        state.channel, state.created_at, now, _dumps(header), len(msgs), len(recs),
-        since.messages, [_dumps(m.to_dict()) for m in msgs[since.messages:]],
+    w = Write(
+        state.id, state.version, version, column(state.active_agent), column(state.status) or "",
+        state.turn, column(state.channel), state.created_at, now, _dumps(header), len(msgs),
+        len(recs), since.messages, [_dumps(m.to_dict()) for m in msgs[since.messages:]],
         since.handoffs, [_dumps(r.to_dict()) for r in recs[since.handoffs:]],
         [encode_event(e) for e in events],
     )
+    make_valid(w)
+    return w
+
+
+def rough_size(state: SessionState, since: Checkpoint) -> int:
+    """About how many characters of text a commit past `since` writes: its new messages'
+    texts and tool arguments, its new records' texts. Cheap: no encoding."""
+    n = 0
+    for m in state.messages[since.messages:]:
+        n += len(m.text)
+        for c in getattr(m, "tool_calls", ()):
+            n += len(c.arguments)
+    for r in state.handoffs[since.handoffs:]:
+        n += len(r.explanation) + len(r.message) + len(r.summary or "")
+    return n
 
 
 def encode_event(e: Event) -> tuple[int, str, float, str]:
-    return (e.turn, e.type, e.at, _dumps(e.to_dict()))
+    return (e.turn, column(e.type) or "", e.at, _dumps(e.to_dict()))
+
+
+def _valid_all(texts: list[str]) -> bool:
+    """Make every text in the list valid, in place; True if any changed."""
+    changed = False
+    for i, t in enumerate(texts):
+        if not t.isascii():
+            fixed = valid(t)
+            if fixed is not t:
+                texts[i] = fixed
+                changed = True
+    return changed
+
+
+def make_valid(w: Write) -> None:
+    header = valid(w.header)
+    repaired = header is not w.header
+    w.header = header
+    repaired = _valid_all(w.messages) or repaired
+    repaired = _valid_all(w.records) or repaired
+    for i, (turn, type_, at, body) in enumerate(w.events):
+        if not body.isascii():
+            w.events[i] = (turn, type_, at, valid(body))
+    w.repaired = repaired
 
 
 def header_text(state: SessionState) -> str:
@@ -78,6 +152,34 @@ def applied(state: SessionState, w: Write) -> None:
     """Mirror a successful write on the in-memory state."""
     state.version = w.version
     state.updated_at = w.updated_at
+    if w.repaired:
+        mirror(state, w.header, w.first_message, w.messages, w.first_record, w.records)
+
+
+def mirror(state: SessionState, header: str, first_message: int, messages: list[str],
+           first_record: int, records: list[str]) -> None:
+    """Make `state` hold exactly what these texts say (after some text was repaired)."""
+    restore_header(state, header)
+    for i, body in enumerate(messages):
+        state.messages[first_message + i] = message_from_dict(json.loads(body))
+    for i, body in enumerate(records):
+        state.handoffs[first_record + i] = HandoffRecord.from_dict(json.loads(body))
+    state.cache = None  # the transcript views hold the old message objects
+
+
+def restore_header(state: SessionState, header: str) -> None:
+    """Set every header field of `state` from a header text (`header_text` output)."""
+    d: dict[str, Any] = json.loads(header)
+    state.active_agent = d.get("active_agent")
+    state.shared = dict(d.get("shared", {}))
+    state.channel = d.get("channel")
+    state.version = d.get("version", 0)
+    state.turn = d.get("turn", 0)
+    state.view = ViewSpec.from_dict(d.get("view", {}))
+    state.status = d.get("status", "idle")
+    state.created_at = d.get("created_at", 0.0)
+    state.updated_at = d.get("updated_at", 0.0)
+    state.metadata = dict(d.get("metadata", {}))
 
 
 def decode(header: str, messages: str, records: str) -> SessionState:
@@ -111,21 +213,27 @@ def import_write(data: Mapping[str, Any] | str) -> tuple[SessionState, Write]:
     if not isinstance(d, Mapping) or "id" not in d:
         raise HandoffsError("An import needs a session export: an object with an 'id'.",
                             code="invalid_session")
+    session_id(d["id"])
     state = SessionState.from_dict(d)
     # Version 0 means "never stored" to `commit`; a stored session is at 1 or later.
     state.version = max(state.version, 1)
     header = state.header()
     events = [
-        (int(e.get("turn", 0)), str(e.get("type", "")), float(e.get("at", 0.0)), _dumps(e))
+        (int(e.get("turn", 0)), column(str(e.get("type", ""))) or "",
+         float(e.get("at", 0.0)), _dumps(e))
         for e in d.get("events", ())
     ]
     w = Write(
-        state.id, 0, state.version, state.active_agent, state.status, state.turn,
-        state.channel, state.created_at, state.updated_at, _dumps(header),
-        len(state.messages), len(state.handoffs),
+        state.id, 0, state.version, column(state.active_agent), column(state.status) or "",
+        state.turn, column(state.channel), state.created_at, state.updated_at,
+        _dumps(header), len(state.messages), len(state.handoffs),
         0, [_dumps(m.to_dict()) for m in state.messages],
         0, [_dumps(r.to_dict()) for r in state.handoffs], events,
     )
+    make_valid(w)
+    if w.repaired:
+        mirror(state, w.header, 0, w.messages, 0, w.records)
+        w.repaired = False
     return state, w
 
 

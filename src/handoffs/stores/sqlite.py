@@ -3,8 +3,9 @@
     runner = Runner(team, store="sqlite:///sessions.db")   # or SQLiteStore("sessions.db")
 
 The file is in WAL mode with `synchronous=NORMAL`: readers never block the writer, and a
-commit costs tens of microseconds. Every database call runs on one worker thread per
-store, so the event loop never waits on the disk or on another process's write.
+commit costs tens of microseconds. Small calls run inline; large ones, and any that
+would wait for another writer, on one worker thread per store (see `SQLiteStore`). The
+database calls themselves are in `stores.sqlite_ops`.
 
 Turns on one session are serialised across processes by a byte-range lock in the file
 `<path>-lock` (see `stores.locks`): the kernel drops it when a process dies, so a killed
@@ -15,233 +16,67 @@ write that does not continue the stored version is refused with `session_conflic
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
-from ..errors import HandoffsError
-from . import rows
+from ..errors import HandoffsError, StoreError
+from . import checks, rows
+from . import sqlite_ops as ops
 from .base import SessionSummary
 from .cache import StateCache
-from .locks import KeyedLocks, RangeLock, lock_key, poll
-from .migrations import SCHEMA_VERSION, SQLITE, check_version
+from .locks import KeyedLocks, RangeLock, finish, lock_key, poll
+from .sqlite_ops import migrate
 
-if TYPE_CHECKING:
-    import sqlite3
+__all__ = ["SQLiteStore", "migrate"]
+
+log = logging.getLogger("handoffs.stores.sqlite")
 
 T = TypeVar("T")
 
-_INSERT_SESSION = (
-    "INSERT INTO sessions (id, version, active_agent, status, turn, channel, created_at,"
-    " updated_at, header, messages, records, events) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-_UPDATE_SESSION = (
-    "UPDATE sessions SET version = ?, active_agent = ?, status = ?, turn = ?, channel = ?,"
-    " updated_at = ?, header = ?, messages = ?, records = ?, events = events + ?"
-    " WHERE id = ? AND version = ? RETURNING events"
-)
-_INSERT_MESSAGE = "INSERT INTO messages (session_id, seq, body) VALUES (?, ?, ?)"
-_INSERT_RECORD = "INSERT INTO records (session_id, seq, body) VALUES (?, ?, ?)"
-_INSERT_EVENT = (
-    "INSERT INTO events (session_id, seq, turn, type, at, body) VALUES (?, ?, ?, ?, ?, ?)"
-)
-
-
-def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION,
-            where: str = "The SQLite database") -> int:
-    """Bring the database to schema `target` (forward only); returns the version found.
-
-    Runs in one `BEGIN IMMEDIATE` transaction, so two processes opening a new file at
-    once migrate it once.
-    """
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        exists = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'handoffs_schema'"
-        ).fetchone()
-        found = 0
-        if exists:
-            row = conn.execute("SELECT version FROM handoffs_schema WHERE id = 1").fetchone()
-            found = int(row[0]) if row else 0
-        check_version(found, where)
-        for step in SQLITE[found:target]:
-            for statement in step:
-                conn.execute(statement)
-        if target > found:
-            conn.execute("INSERT INTO handoffs_schema (id, version) VALUES (1, ?) ON CONFLICT"
-                         " (id) DO UPDATE SET version = excluded.version", (target,))
-        conn.execute("COMMIT")
-    except BaseException:
-        _rollback(conn)
-        raise
-    return found
-
-
-def _rollback(conn: sqlite3.Connection) -> None:
-    if conn.in_transaction:
-        conn.execute("ROLLBACK")
-
-
-def _busy(exc: Exception) -> bool:
-    """SQLITE_BUSY / SQLITE_LOCKED: another connection holds the write lock."""
-    return getattr(exc, "sqlite_errorcode", None) in (5, 6) or "locked" in str(exc)
-
-
-# -- the database calls: plain functions over a connection, run on either connection ---
-
-
-def _read(c: sqlite3.Connection, session_id: str, most: int | None
-          ) -> tuple[str, int, int, str | None, str | None] | None:
-    """The header and, when the session has at most `most` rows, its rows too."""
-    c.execute("BEGIN")  # one snapshot for the three reads
-    try:
-        row = c.execute("SELECT header, messages, records FROM sessions WHERE id = ?",
-                        (session_id,)).fetchone()
-        if row is None:
-            return None
-        header, n_msgs, n_recs = row
-        if most is not None and n_msgs + n_recs > most:
-            return header, n_msgs, n_recs, None, None
-        msgs, recs = _read_rows(c, session_id, n_msgs, n_recs)
-    finally:
-        c.execute("COMMIT")
-    return header, n_msgs, n_recs, msgs, recs
-
-
-def _head(c: sqlite3.Connection, session_id: str) -> tuple[int, int, int] | None:
-    """The stored version and row counts: enough to tell whether a cached state is current."""
-    row = c.execute("SELECT version, messages, records FROM sessions WHERE id = ?",
-                    (session_id,)).fetchone()
-    return None if row is None else (int(row[0]), int(row[1]), int(row[2]))
-
-
-def _read_rows(c: sqlite3.Connection, session_id: str, n_msgs: int, n_recs: int
-               ) -> tuple[str, str]:
-    """Rows below the header's counts: rows are append-only, so this matches the header
-    even when read in a later snapshot than the header."""
-    msgs = c.execute("SELECT body FROM messages WHERE session_id = ? AND seq < ? ORDER BY seq",
-                     (session_id, n_msgs)).fetchall()
-    recs = c.execute("SELECT body FROM records WHERE session_id = ? AND seq < ? ORDER BY seq",
-                     (session_id, n_recs)).fetchall()
-    return rows.join([m[0] for m in msgs]), rows.join([r[0] for r in recs])
-
-
-def _list(c: sqlite3.Connection, limit: int, offset: int) -> list[Any]:
-    return c.execute(
-        "SELECT id, active_agent, turn, status, created_at, updated_at, messages"
-        " FROM sessions ORDER BY updated_at DESC, id LIMIT ? OFFSET ?",
-        (limit, offset)).fetchall()
-
-
-def _write(c: sqlite3.Connection, w: rows.Write, replace: bool = False) -> None:
-    c.execute("BEGIN IMMEDIATE")
-    try:
-        if replace:
-            _delete_rows(c, w.id)
-        if w.expected == 0:
-            try:
-                c.execute(_INSERT_SESSION, (
-                    w.id, w.version, w.active_agent, w.status, w.turn, w.channel,
-                    w.created_at, w.updated_at, w.header, w.message_count,
-                    w.record_count, len(w.events)))
-            except Exception as exc:
-                if type(exc).__name__ == "IntegrityError":
-                    raise rows.conflict(w.id, 0) from None
-                raise
-            first_event = 0
-        else:
-            found = c.execute(_UPDATE_SESSION, (
-                w.version, w.active_agent, w.status, w.turn, w.channel, w.updated_at,
-                w.header, w.message_count, w.record_count, len(w.events), w.id,
-                w.expected)).fetchall()
-            if not found:
-                raise rows.conflict(w.id, w.expected)
-            first_event = found[0][0] - len(w.events)
-        sid = w.id
-        if w.messages:
-            c.executemany(_INSERT_MESSAGE, [
-                (sid, w.first_message + i, b) for i, b in enumerate(w.messages)])
-        if w.records:
-            c.executemany(_INSERT_RECORD, [
-                (sid, w.first_record + i, b) for i, b in enumerate(w.records)])
-        if w.events:
-            c.executemany(_INSERT_EVENT, [
-                (sid, first_event + i, turn, type_, at, body)
-                for i, (turn, type_, at, body) in enumerate(w.events)])
-        c.execute("COMMIT")
-    except BaseException:
-        _rollback(c)
-        raise
-
-
-def _delete_rows(c: sqlite3.Connection, session_id: str) -> bool:
-    for table in ("messages", "records", "events"):
-        c.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
-    return bool(c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0)
-
-
-def _delete(c: sqlite3.Connection, session_id: str) -> bool:
-    c.execute("BEGIN IMMEDIATE")
-    try:
-        existed = _delete_rows(c, session_id)
-        c.execute("COMMIT")
-    except BaseException:
-        _rollback(c)
-        raise
-    return existed
-
-
-def _export(c: sqlite3.Connection, session_id: str) -> tuple[str, str, str, str] | None:
-    c.execute("BEGIN")
-    try:
-        row = c.execute("SELECT header, messages, records FROM sessions WHERE id = ?",
-                        (session_id,)).fetchone()
-        if row is None:
-            return None
-        msgs, recs = _read_rows(c, session_id, row[1], row[2])
-        evs = c.execute("SELECT body FROM events WHERE session_id = ? ORDER BY seq",
-                        (session_id,)).fetchall()
-    finally:
-        c.execute("COMMIT")
-    return row[0], msgs, recs, rows.join([e[0] for e in evs])
-
-
-def _checkpoint(c: sqlite3.Connection) -> None:
-    c.execute("PRAGMA wal_checkpoint(PASSIVE)")
-
-
-
-
 SMALL = 256
-"""Reads and writes of at most this many rows run inline on the event loop's thread."""
+"""Reads and writes of at most this many rows (and `rows.LARGE` characters) run inline
+on the event loop's thread."""
 CHECKPOINT_EVERY = 256
 """Inline commits between two WAL checkpoints (run on the worker thread)."""
+_PAGE = 100
+"""Rows read per query while filtering a listing on a status that depends on locks."""
+
+
+def _lock_path(path: str, uri: bool) -> str:
+    """The lock file beside the database (for a `file:` URI, beside its path)."""
+    return (urlsplit(path).path if uri else path) + "-lock"
 
 
 class SQLiteStore:
     """Sessions in a SQLite file: durable, shared by every process on this machine.
 
-    `path` is a file path (created if missing) or `:memory:` (one process only). The
-    schema is created or migrated forward when the store is made; a file written by a
-    newer handoffs is refused with `schema_too_new`. `lock_timeout` bounds how long a
-    turn waits for another turn on the same session (None: as long as it takes).
+    `path` is a file path (created if missing), a `file:` URI (`file:/x.db?mode=ro` for
+    read-only) or `:memory:` (one process only). The schema is created or migrated
+    forward when the store is made; a file written by a newer handoffs is refused with
+    `schema_too_new`, a file that is no SQLite database with `store_corrupt`.
+    `lock_timeout` bounds how long a turn waits for another turn on the same session
+    (None: as long as it takes).
 
     Small calls (a turn's commit, a short session's load: tens of microseconds in WAL
     mode) run inline on the event loop's thread, on a connection that never waits:
-    a hand-off to a thread costs more than the call. Anything large, and any call that
-    meets another writer's lock, runs on the store's worker thread with its own
-    connection, which waits for the lock (up to 30 s). WAL checkpoints, the only calls
-    that sync the disk, run there too.
+    a hand-off to a thread costs more than the call. Anything large (over `SMALL` rows
+    or `rows.LARGE` characters: encoding included), and any call that meets another
+    writer's lock, runs on the store's worker thread with its own connection, which
+    waits for the lock (up to 30 s). WAL checkpoints, the only calls that sync the
+    disk, run there too. A commit, once started, completes before the turn releases
+    the session, even if the turn is cancelled.
     """
 
     def __init__(self, path: str | os.PathLike[str] = "handoffs.db", *,
                  lock_timeout: float | None = None, cache_size: int = 256) -> None:
-        import sqlite3
-
         self.path = os.fspath(path)
         self.lock_timeout = lock_timeout
         memory = self.path in ("", ":memory:") or self.path.startswith("file::memory:")
@@ -249,54 +84,73 @@ class SQLiteStore:
             # One in-memory database shared by both connections of this store.
             self.path = f"file:handoffs-{id(self):x}?mode=memory&cache=shared"
         uri = memory or self.path.startswith("file:")
-        where = f"The SQLite database {os.fspath(path)!r}"
+        self._where = where = f"The SQLite database {os.fspath(path)!r}"
+        connections: list[sqlite3.Connection] = []
         try:
             slow = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                    timeout=30.0, uri=uri)
-        except sqlite3.Error as exc:
-            raise HandoffsError(f"Cannot open {where}: {exc}.",
-                                code="store_unavailable") from exc
-        try:
+            connections.append(slow)
             if not memory:
                 slow.execute("PRAGMA journal_mode = WAL")
             slow.execute("PRAGMA synchronous = NORMAL")
             migrate(slow, where=where)
             fast = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                    timeout=0.0, uri=uri)
+            connections.append(fast)
             fast.execute("PRAGMA synchronous = NORMAL")
             fast.execute("PRAGMA wal_autocheckpoint = 0")
-        except BaseException:
-            slow.close()
+            self._range = None if memory else self._range_lock(_lock_path(self.path, uri))
+        except BaseException as exc:
+            for c in connections:
+                c.close()
+            if isinstance(exc, sqlite3.Error):
+                raise ops.store_error(exc, where) from exc
             raise
         self._fast = fast
         self._slow = slow
-        self._sqlite_error: type[Exception] = sqlite3.OperationalError
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="handoffs-sqlite")
         self._locks = KeyedLocks()
-        self._range = None if memory else RangeLock(self.path + "-lock")
         self._held: set[str] = set()
         self._cache = StateCache(cache_size)
         self._inline_commits = 0
         self._closed = False
 
+    def _range_lock(self, lock_path: str) -> RangeLock | None:
+        try:
+            return RangeLock(lock_path)
+        except OSError as exc:
+            if self.path.startswith("file:") and "mode=ro" in self.path:
+                # A read-only database in a read-only place: no turn can commit anyway.
+                log.warning("no cross-process session locks for %s: %s", self._where, exc)
+                return None
+            raise StoreError(
+                f"Cannot create the lock file {lock_path!r} beside {self._where} ({exc}). "
+                "The store needs to write beside its database: check the directory's "
+                "permissions.", code="store_unavailable") from exc
+
     def __repr__(self) -> str:
         return f"SQLiteStore({self.path!r})"
 
-    async def _worker(self, fn: Callable[..., T], *args: Any) -> T:
+    def _open(self) -> None:
         if self._closed:
             raise HandoffsError("This SQLiteStore is closed.", code="store_closed")
+
+    async def _worker(self, fn: Callable[..., T], *args: Any) -> T:
+        self._open()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, fn, self._slow, *args)
+        try:
+            return await loop.run_in_executor(self._executor, fn, self._slow, *args)
+        except sqlite3.Error as exc:
+            raise ops.store_error(exc, self._where) from exc
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run inline if the database is free, else on the worker thread (which waits)."""
-        if self._closed:
-            raise HandoffsError("This SQLiteStore is closed.", code="store_closed")
+        self._open()
         try:
             return fn(self._fast, *args)
-        except self._sqlite_error as exc:
-            if not _busy(exc):
-                raise
+        except sqlite3.Error as exc:
+            if not ops.busy(exc):
+                raise ops.store_error(exc, self._where) from exc
         return await self._worker(fn, *args)
 
     # -- locking -----------------------------------------------------------------------
@@ -304,6 +158,7 @@ class SQLiteStore:
     @asynccontextmanager
     async def lock(self, session_id: str) -> AsyncIterator[None]:
         """Hold the session for a turn: first against this process's tasks, then others."""
+        checks.session_id(session_id)
         async with self._locks.hold(session_id):
             rng = self._range
             key = lock_key(session_id)
@@ -335,37 +190,63 @@ class SQLiteStore:
 
         The state this store last committed is returned as it is (no rows read) while the
         database still holds that version (see `stores.cache`)."""
+        checks.session_id(session_id)
         cached = self._cache.candidate(session_id)
         if cached is not None and not self._interrupted(session_id, cached.status):
-            head = await self._call(_head, session_id)
+            head = await self._call(ops.head, session_id)
             if head is not None and StateCache.current(cached, *head):
                 return cached
             self._cache.forget(session_id)
-        found = await self._call(_read, session_id, SMALL)
+        found = await self._call(ops.read, session_id, SMALL)
         if found is None:
             return None
         header, n_msgs, n_recs, msgs, recs = found
         if msgs is None or recs is None:  # a long session: read its rows off the loop
             state = rows.decode(header, *await self._worker(
-                _read_rows, session_id, n_msgs, n_recs))
+                ops.read_rows, session_id, n_msgs, n_recs))
         else:
             state = rows.decode(header, msgs, recs)
         if self._interrupted(session_id, state.status):
             state.status = "interrupted"
         return state
 
-    async def list_sessions(self, limit: int = 50, offset: int = 0) -> list[SessionSummary]:
-        """Sessions, most recently updated first."""
+    async def list_sessions(self, limit: int = 50, offset: int = 0, *,
+                            status: str | None = None) -> list[SessionSummary]:
+        """Sessions, most recently updated first; only those in `status` if given
+        (`waiting_for_human`, `interrupted`, ...: see `checks.STATUSES`)."""
+        checks.listing(limit, offset, status)
+        if status not in ("running", "interrupted"):
+            found = await self._rows(limit, offset, status)
+            return [self._summary(r) for r in found]
+        # Running or interrupted depends on the session's lock, not only on its row.
+        out: list[SessionSummary] = []
+        skip = offset
+        at = 0
+        while len(out) < limit:
+            found = await self._rows(_PAGE, at, "live")
+            for r in found:
+                summary = self._summary(r)
+                if summary.status != status:
+                    continue
+                if skip:
+                    skip -= 1
+                    continue
+                out.append(summary)
+                if len(out) == limit:
+                    break
+            if len(found) < _PAGE:
+                break
+            at += _PAGE
+        return out
+
+    async def _rows(self, limit: int, offset: int, status: str | None) -> list[Any]:
         if limit <= SMALL:
-            found = await self._call(_list, limit, offset)
-        else:
-            found = await self._worker(_list, limit, offset)
-        return [
-            SessionSummary(r[0], r[1], r[2],
-                           "interrupted" if self._interrupted(r[0], r[3]) else r[3],
-                           r[4], r[5], r[6])
-            for r in found
-        ]
+            return await self._call(ops.list_rows, limit, offset, status)
+        return await self._worker(ops.list_rows, limit, offset, status)
+
+    def _summary(self, r: Any) -> SessionSummary:
+        status = "interrupted" if self._interrupted(r[0], r[3]) else r[3]
+        return SessionSummary(r[0], r[1], r[2], status, r[4], r[5], r[6])
 
     # -- writes ------------------------------------------------------------------------
 
@@ -373,34 +254,65 @@ class SQLiteStore:
         self, state: SessionState, since: Checkpoint, events: Sequence[Event] = ()
     ) -> None:
         """Append the messages, records and events past `since`; rewrite the header."""
-        w = rows.encode_commit(state, since, events)
-        if len(w.messages) + len(w.records) + len(w.events) > SMALL:
-            await self._worker(_write, w)
+        checks.session_id(state.id)
+        self._open()
+        w = None
+        if rows.rough_size(state, since) <= rows.LARGE:
+            w = rows.encode_commit(state, since, events)
+            if (len(w.messages) + len(w.records) + len(w.events) <= SMALL
+                    and w.size <= rows.LARGE and self._inline(w)):
+                rows.applied(state, w)
+                self._cache.remember(state, w.header)
+                return
+        # Large, or another writer holds the database: on the worker thread, and to
+        # its end even if this turn is cancelled meanwhile.
+        await finish(self._commit_off_loop(state, since, events, w))
+
+    def _inline(self, w: rows.Write) -> bool:
+        """Write on the event loop's thread; False if another writer holds the lock."""
+        try:
+            ops.write(self._fast, w)
+        except sqlite3.Error as exc:
+            if ops.busy(exc):
+                return False
+            raise ops.store_error(exc, self._where) from exc
+        self._inline_commits += 1
+        if self._inline_commits >= CHECKPOINT_EVERY:
+            self._inline_commits = 0
+            self._executor.submit(ops.checkpoint, self._slow)
+        return True
+
+    async def _commit_off_loop(self, state: SessionState, since: Checkpoint,
+                               events: Sequence[Event], w: rows.Write | None) -> None:
+        if w is None:
+            w = await self._worker(ops.encode_and_write, state, since, events)
         else:
-            await self._call(_write, w)
-            self._inline_commits += 1
-            if self._inline_commits >= CHECKPOINT_EVERY:
-                self._inline_commits = 0
-                self._executor.submit(_checkpoint, self._slow)
+            await self._worker(ops.write, w)
         rows.applied(state, w)
         self._cache.remember(state, w.header)
 
     async def delete(self, session_id: str) -> bool:
         """Remove the session and all its rows; False if there was none."""
+        checks.session_id(session_id)
         self._cache.forget(session_id)
-        return await self._worker(_delete, session_id)
+        return await finish(self._worker(ops.delete, session_id))
 
     # -- export / import ---------------------------------------------------------------
 
     async def export_session(self, session_id: str) -> dict[str, Any] | None:
-        """The session as a JSON-ready dict (`SessionState.to_dict()` plus `events`)."""
+        """The session as a JSON-ready dict (`SessionState.to_dict()` plus `events`),
+        with the status `load` reports."""
         import json
 
-        found = await self._worker(_export, session_id)
+        checks.session_id(session_id)
+        found = await self._worker(ops.export, session_id)
         if found is None:
             return None
         header, msgs, recs, events = found
-        return rows.export_dict(rows.decode(header, msgs, recs), json.loads(events))
+        state = rows.decode(header, msgs, recs)
+        if self._interrupted(session_id, state.status):
+            state.status = "interrupted"
+        return rows.export_dict(state, json.loads(events))
 
     async def import_session(self, data: Mapping[str, Any] | str, *,
                              replace: bool = False) -> SessionState:
@@ -412,12 +324,12 @@ class SQLiteStore:
         self._cache.forget(state.id)
         async with self.lock(state.id):
             try:
-                await self._worker(_write, w, replace)
+                await finish(self._worker(ops.write, w, replace))
             except HandoffsError as exc:
                 if exc.code == "session_conflict":
                     raise HandoffsError(
                         f"Session {state.id!r} already exists; pass replace=True to "
-                        "overwrite it.", code="session_exists") from None
+                        "overwrite it.", code="session_exists") from exc
                 raise
         return state
 

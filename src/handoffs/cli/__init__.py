@@ -1,0 +1,203 @@
+"""The `handoffs` command: chat with a team, run one turn, check and draw a team, and
+look after stored sessions.
+
+TEAM is `path/to/file.py:NAME` or `package.module:NAME` naming a `Team`, a `Runner` or a
+function returning one (see `handoffs.cli.loading`); left out, the built-in support team.
+Only the standard library is used here, so `pip install handoffs` is all `handoffs chat`
+needs; each command imports what it uses when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .render import Painter
+
+EPILOG = """examples:
+  handoffs chat                                  chat with the built-in support team
+  handoffs chat examples/support.py:team         ... or with a team of yours
+  handoffs run app.py:team "I was charged twice" --session s1
+  handoffs check app.py:team                     exit 1 on errors
+  handoffs graph app.py:team --format svg -o team.svg
+  handoffs sessions list                         (in sqlite:///handoffs.db by default)
+
+Offline (no --model, HANDOFFS_MODEL or API key) agents answer with a keyword-routing model."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="handoffs", description="A handoff runtime for multi-agent LLM systems.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"handoffs {__version__}")
+    parser.add_argument("--no-color", action="store_true", help="plain output")
+    sub = parser.add_subparsers(dest="command", metavar="command")
+
+    demo = sub.add_parser("demo", help="play the support-team example (zero set-up)")
+    demo.add_argument("--model", default=None,
+                      help="a real model, e.g. openai:gpt-4.1-mini (default: scripted, "
+                      "or HANDOFFS_MODEL when set)")
+    demo.add_argument("--scripted", action="store_true",
+                      help="play the offline script even when a model or API key is set")
+
+    team_help = "FILE.py:NAME or package.module:NAME (default: the built-in support team)"
+
+    def turn_options(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--session", default=None, help="session id (default: a new one)")
+        p.add_argument("--model", default=None, help="e.g. openai:gpt-4.1-mini")
+        p.add_argument("--store", default=None,
+                       help="memory://, sqlite:///path.db or postgresql://... "
+                       "(default: HANDOFFS_STORE or sqlite:///handoffs.db)")
+        p.add_argument("--offline", action="store_true",
+                       help="the offline model for every agent, even when a key is set")
+
+    run = sub.add_parser("run", help="run one turn and print who answered and every handoff")
+    run.add_argument("args", nargs="+", metavar="[TEAM] MESSAGE",
+                     help=f"TEAM: {team_help}; MESSAGE: the user's message")
+    turn_options(run)
+    run.add_argument("--json", action="store_true", help="the events as JSON lines")
+
+    chat = sub.add_parser("chat", help="chat with a team in the terminal")
+    chat.add_argument("team", nargs="?", default=None, metavar="TEAM", help=team_help)
+    turn_options(chat)
+
+    check = sub.add_parser("check", help="check a team statically; exit 1 on errors")
+    check.add_argument("team", nargs="?", default=None, metavar="TEAM", help=team_help)
+    check.add_argument("--json", action="store_true", help="findings as one JSON object")
+
+    graph = sub.add_parser("graph", help="draw a team's handoff graph")
+    graph.add_argument("team", nargs="?", default=None, metavar="TEAM", help=team_help)
+    graph.add_argument("--format", choices=("mermaid", "dot", "svg"), default="mermaid")
+    graph.add_argument("-o", "--output", default=None, help="write to FILE, not stdout")
+
+    sessions = sub.add_parser("sessions", help="list, show, export, import, delete sessions")
+    actions = sessions.add_subparsers(dest="action", metavar="action", required=True)
+    store_help = "the store (default: HANDOFFS_STORE or sqlite:///handoffs.db)"
+    listing = actions.add_parser("list", help="the most recent sessions")
+    listing.add_argument("--limit", type=int, default=50)
+    listing.add_argument("--json", action="store_true", help="one JSON object a line")
+    show = actions.add_parser("show", help="the transcript and the handoff timeline")
+    show.add_argument("id")
+    show.add_argument("--team", default=None, help=f"for agents' names and colours: {team_help}")
+    show.add_argument("--json", action="store_true", help="the session as JSON")
+    export = actions.add_parser("export", help="the session as JSON (to import elsewhere)")
+    export.add_argument("id")
+    export.add_argument("-o", "--output", default=None, help="write to FILE, not stdout")
+    imp = actions.add_parser("import", help="store a session from an export")
+    imp.add_argument("file", help="an export's file, or - for standard input")
+    imp.add_argument("--replace", action="store_true", help="overwrite a session of that id")
+    delete = actions.add_parser("delete", help="delete a session")
+    delete.add_argument("id")
+    for p in (listing, show, export, imp, delete):
+        p.add_argument("--store", default=None, help=store_help)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `handoffs` console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from ..errors import HandoffsError
+
+    try:
+        return _command(parser, args)
+    except HandoffsError as exc:
+        print(f"handoffs: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # The reader went away (`handoffs run --json ... | head`): stop quietly, and keep
+        # Python from complaining again when it flushes stdout at exit.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from .render import Painter, use_color
+
+    color = use_color(sys.stdout, args.no_color)
+    if args.command == "demo":
+        from ..demo import run_demo
+
+        return asyncio.run(run_demo(model=args.model, color=color, scripted=args.scripted))
+    if args.command == "check":
+        return _check(args.team, args.json, Painter(None, color))
+    from .loading import load_target, team_of
+
+    if args.command == "graph":
+        from .graph import render
+
+        text = render(team_of(load_target(args.team)), args.format)
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+            print(f"wrote {args.output}", file=sys.stderr)
+        else:
+            sys.stdout.write(text)
+        return 0
+    if args.command in ("run", "chat"):
+        from .runners import make_runner
+
+        if args.command == "run":
+            if len(args.args) > 2:
+                parser.error("run takes [TEAM] MESSAGE; quote the message")
+            spec, text = (None, args.args[0]) if len(args.args) == 1 else args.args
+        else:
+            spec, text = args.team, ""
+        target = load_target(spec)
+        setup = make_runner(target, args.model, args.store, args.offline)
+        painter = Painter(setup.runner.team, color)
+        if args.command == "chat":
+            from .chat import Chat
+
+            return Chat(setup, args.session, painter).loop()
+        from .turn import new_session_id, run_once
+
+        return asyncio.run(run_once(setup, args.session or new_session_id(), text, args.json,
+                                    painter))
+    if args.command == "sessions":
+        from .runners import store_url
+        from .sessions import sessions_command
+
+        team = team_of(load_target(args.team)) if getattr(args, "team", None) else None
+        return asyncio.run(sessions_command(args.action, store_url(args.store), args,
+                                            Painter(team, color)))
+    parser.print_help()
+    return 0
+
+
+def _check(spec: str | None, as_json: bool, p: Painter) -> int:
+    from ..errors import HandoffsError
+    from .check import Finding, check_team
+    from .loading import load_target, team_of
+
+    try:
+        findings = check_team(team_of(load_target(spec)))
+    except HandoffsError as exc:
+        findings = [Finding("error", exc.code, str(exc))]
+    errors = sum(1 for f in findings if f.level == "error")
+    warnings = len(findings) - errors
+    if as_json:
+        print(json.dumps({"ok": errors == 0, "errors": errors, "warnings": warnings,
+                          "findings": [f.to_dict() for f in findings]}, indent=2))
+    else:
+        for f in findings:
+            head = p.error("error  ") if f.level == "error" else p.warn("warning")
+            print(f"{head} {f.code}: {f.message}")
+        summary = f"{errors} error{'s' * (errors != 1)}, {warnings} warning" \
+                  f"{'s' * (warnings != 1)}"
+        print(p.sgr(summary, "1" if errors else "32") if findings else p.sgr("ok: no problems "
+              "found", "32"))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

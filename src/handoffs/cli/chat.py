@@ -1,0 +1,194 @@
+"""`handoffs chat`: talk to a team in a terminal and watch the conversation move.
+
+Each line you type is one turn, streamed as it happens; lines starting with `/` are
+commands (`/help`). Ctrl-C during a turn stops showing it and gives the prompt back (the
+turn itself finishes in the background, as every started turn does, and its answer is kept
+in the session); Ctrl-C at the prompt clears the line; Ctrl-D or `/quit` leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+from ..errors import HandoffsError
+from .render import EventPrinter, Painter, timeline_lines, transcript_lines
+from .runners import Setup
+from .turn import new_session_id
+
+HELP = """commands:
+  /agents          the team: who is active, who you can switch to
+  /switch NAME     hand the conversation to NAME yourself (the policy applies)
+  /history         the conversation so far
+  /handoffs        every handoff of this session, with its reason
+  /session         this session: id, store, active agent, turns
+  /new             start a new session
+  /quit            leave (or Ctrl-D)"""
+
+
+class Chat:
+    """One terminal chat with a team, over one runner and one event loop."""
+
+    def __init__(self, setup: Setup, session_id: str | None, painter: Painter,
+                 read: Callable[[str], str] = input) -> None:
+        self.setup = setup
+        self.runner = setup.runner
+        self.team = setup.runner.team
+        self.session_id = session_id or new_session_id()
+        self.p = painter
+        self.out = EventPrinter(painter)
+        self.read = read
+
+    def loop(self) -> int:
+        """Read lines until /quit or end of input; 0 on a normal exit."""
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  (line editing and history for input())
+        with asyncio.Runner() as aio:
+            aio.run(self.banner())
+            while True:
+                try:
+                    text = self.read(self.prompt()).strip()
+                except EOFError:
+                    self.out.line()
+                    break
+                except KeyboardInterrupt:
+                    self.out.line(self.p.dim("  (Ctrl-D or /quit to leave)"))
+                    continue
+                if not text:
+                    continue
+                try:
+                    if text.startswith("/"):
+                        if not aio.run(self.command(text)):
+                            break
+                    else:
+                        aio.run(self.turn(text))
+                except KeyboardInterrupt:
+                    self.out.line(self.p.warn(
+                        "  ^C: stopped showing this turn. It finishes in the background and "
+                        "its answer is kept in the session (/history)."))
+                except HandoffsError as exc:
+                    self.out.line(self.p.error(f"  {exc.code}: {exc}"))
+            aio.run(self.runner.store.close())
+        return 0
+
+    def prompt(self) -> str:
+        return f"[{self._active_label}] you> "
+
+    _active_label = ""
+
+    async def banner(self) -> None:
+        p = self.p
+        names = ", ".join(p.agent(a.name) for a in self.team.agents)
+        self.out.line(p.sgr("handoffs chat", "1") + f" with {names}")
+        self.out.line(p.dim(f"model: {self.setup.model}"))
+        if self.setup.offline:
+            self.out.line(p.dim("  The offline model routes by keywords and answers from "
+                                "templates; --model openai:gpt-4.1-mini (or HANDOFFS_MODEL) "
+                                "for a real one."))
+        state = await self.runner.get_session(self.session_id)
+        if state is not None:
+            self.out.line(p.dim(f"resuming session {self.session_id}: {len(state.messages)} "
+                                f"messages, {state.turn} turns"))
+        else:
+            self.out.line(p.dim(f"session {self.session_id} in {self.setup.store}"))
+        self.out.line(p.dim("/help for commands, /quit to leave"))
+        await self._refresh()
+
+    async def turn(self, text: str) -> None:
+        async for event in self.runner.stream(self.session_id, text):
+            self.out.show(event)
+        self.out.end_stream()
+        await self._refresh()
+
+    async def command(self, line: str) -> bool:
+        """Do one slash command; False means leave."""
+        name, _, arg = line[1:].partition(" ")
+        arg = arg.strip()
+        if name in ("quit", "exit", "q"):
+            return False
+        if name == "help":
+            self.out.line(HELP)
+        elif name == "agents":
+            await self.agents()
+        elif name == "switch":
+            await self.switch(arg)
+        elif name == "history":
+            state = await self.runner.get_session(self.session_id)
+            lines = transcript_lines(self.p, state.messages) if state else []
+            self._print(lines or ["  (no messages yet)"])
+        elif name == "handoffs":
+            state = await self.runner.get_session(self.session_id)
+            lines = timeline_lines(self.p, state.handoffs) if state else []
+            self._print(lines or ["  (no handoffs yet)"])
+        elif name == "session":
+            await self.session()
+        elif name == "new":
+            self.session_id = new_session_id()
+            self.out.line(self.p.dim(f"new session {self.session_id}"))
+            await self._refresh()
+        else:
+            self.out.line(self.p.error(f"  unknown command /{name}; /help lists them"))
+        return True
+
+    async def agents(self) -> None:
+        state = await self.runner.get_session(self.session_id)
+        active = (state.active_agent if state else None) or self.team.entry
+        for a in self.team.agents:
+            flags = [f for f, on in (
+                ("entry", a.name == self.team.entry), ("fallback", a.name == self.team.fallback),
+                ("supervisor", a.name == self.team.supervisor), ("human", a.is_human),
+                ("not selectable", not a.user_selectable), ("system only", a.system_only),
+                ("disabled", not a.enabled)) if on]
+            mark = "●" if a.name == active else " "
+            extra = self.p.dim(f" [{', '.join(flags)}]") if flags else ""
+            about = f" — {a.description}" if a.description else ""
+            self.out.line(f" {mark} {self.p.agent(a.name)} ({a.name}){about}{extra}")
+
+    async def switch(self, arg: str) -> None:
+        if not arg:
+            self.out.line(self.p.error("  /switch NAME: name an agent (/agents lists them)"))
+            return
+        name = self._agent_named(arg)
+        try:
+            record = await self.runner.select_agent(self.session_id, name)
+        except HandoffsError as exc:
+            self.out.line(self.p.error(f"  ✗ switch to {name} refused ({exc.code}): {exc}"))
+            return
+        self.out.line(self.p.warn("  → ") + f"you hand the conversation to "
+                      f"{self.p.agent(record.target)} " + self.p.warn("(user_request)"))
+        if self.team[record.target].is_human:
+            self.out.line(self.p.warn("  … a person holds the conversation now; "
+                                      "/switch to an AI agent to go on here"))
+        await self._refresh()
+
+    async def session(self) -> None:
+        state = await self.runner.get_session(self.session_id)
+        lines = [f"session {self.session_id}", f"store   {self.setup.store}",
+                 f"model   {self.setup.model}"]
+        if state is None:
+            lines.append("(nothing said yet)")
+        else:
+            accepted = sum(1 for r in state.handoffs if r.accepted)
+            lines += [f"active  {state.active_agent}", f"status  {state.status}",
+                      f"turns   {state.turn}, messages {len(state.messages)}, "
+                      f"handoffs {accepted}"]
+        self._print(lines)
+
+    def _agent_named(self, arg: str) -> str:
+        """An agent's name from its name or display name, any case; else `arg` unchanged."""
+        wanted = arg.casefold()
+        for a in self.team.agents:
+            if wanted in (a.name.casefold(), a.label.casefold()):
+                return a.name
+        return arg
+
+    def _print(self, lines: list[str]) -> None:
+        for line in lines:
+            self.out.line(line)
+
+    async def _refresh(self) -> None:
+        state = await self.runner.get_session(self.session_id)
+        name = (state.active_agent if state else None) or self.team.entry
+        look = self.p.look(name)
+        self._active_label = f"{look.icon} {look.label}" if look.icon else look.label

@@ -1,0 +1,174 @@
+"""The PostgreSQL store's SQL, URL handling and error translation.
+
+Each store operation is one statement, so one round trip: a load reads the header and
+both row sets in one query; a commit is one statement whose CTEs update the header (only
+if its version is still the expected one) and insert the new rows.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..errors import HandoffsError, StoreError
+from . import rows
+
+MIGRATION_LOCK = 0x68616E646F6666  # "handoff": serialises migrations across processes
+
+HEAD = "SELECT version, messages, records FROM sessions WHERE id = $1"
+
+LOAD = """
+SELECT s.header,
+  (SELECT string_agg(m.body, ',' ORDER BY m.seq) FROM messages m
+    WHERE m.session_id = s.id AND m.seq < s.messages),
+  (SELECT string_agg(r.body, ',' ORDER BY r.seq) FROM records r
+    WHERE r.session_id = s.id AND r.seq < s.records)
+FROM sessions s WHERE s.id = $1
+"""
+
+EXPORT = """
+SELECT s.header,
+  (SELECT string_agg(m.body, ',' ORDER BY m.seq) FROM messages m
+    WHERE m.session_id = s.id AND m.seq < s.messages),
+  (SELECT string_agg(r.body, ',' ORDER BY r.seq) FROM records r
+    WHERE r.session_id = s.id AND r.seq < s.records),
+  (SELECT string_agg(e.body, ',' ORDER BY e.seq) FROM events e WHERE e.session_id = s.id)
+FROM sessions s WHERE s.id = $1
+"""
+
+_ROWS = """
+, m AS (
+  INSERT INTO messages (session_id, seq, body)
+  SELECT $1, $13::bigint + u.o - 1, u.b FROM s, unnest($14::text[]) WITH ORDINALITY AS u(b, o)
+), r AS (
+  INSERT INTO records (session_id, seq, body)
+  SELECT $1, $15::bigint + u.o - 1, u.b FROM s, unnest($16::text[]) WITH ORDINALITY AS u(b, o)
+), e AS (
+  INSERT INTO events (session_id, seq, turn, type, at, body)
+  SELECT $1, s.events - $12::bigint + u.o - 1, u.t, u.y, u.a, u.b
+  FROM s, unnest($17::bigint[], $18::text[], $19::float8[], $20::text[])
+    WITH ORDINALITY AS u(t, y, a, b, o)
+)
+SELECT events FROM s
+"""
+
+UPDATE = """
+WITH s AS (
+  UPDATE sessions SET version = $3, active_agent = $4, status = $5, turn = $6, channel = $7,
+    updated_at = $8, header = $9, messages = $10, records = $11,
+    events = events + $12::bigint, created_at = $21
+  WHERE id = $1 AND version = $2 RETURNING events
+)""" + _ROWS
+
+INSERT = """
+WITH s AS (
+  INSERT INTO sessions (id, version, active_agent, status, turn, channel, created_at,
+    updated_at, header, messages, records, events)
+  SELECT $1, $3, $4, $5, $6, $7, $21, $8, $9, $10, $11, $12::bigint WHERE $2::bigint = 0
+  ON CONFLICT (id) DO NOTHING RETURNING events
+)""" + _ROWS
+
+DELETE = """
+WITH a AS (DELETE FROM messages WHERE session_id = $1),
+     b AS (DELETE FROM records WHERE session_id = $1),
+     c AS (DELETE FROM events WHERE session_id = $1),
+     s AS (DELETE FROM sessions WHERE id = $1 RETURNING 1)
+SELECT count(*) FROM s
+"""
+
+_LIST = """
+SELECT id, active_agent, turn, status, created_at, updated_at, messages FROM sessions
+{} ORDER BY updated_at DESC, id LIMIT $1 OFFSET $2
+"""
+LIST_ALL = _LIST.format("")
+LIST_STATUS = _LIST.format("WHERE status = $3")
+LIST_LIVE = _LIST.format("WHERE status IN ('running', 'interrupted')")
+
+PROBE = ("SELECT CASE WHEN pg_try_advisory_lock($1) THEN pg_advisory_unlock($1) "
+          "ELSE false END")
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def split_dsn(dsn: str, schema: str | None) -> tuple[str, str | None]:
+    """Take `schema=` out of the URL's query (asyncpg would send it as a setting), and
+    refuse (`invalid_store`) a URL whose port or `sslmode` no connection could use."""
+    parts = urlsplit(dsn)
+    _check_ports(dsn, parts.netloc)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    for k, v in query:
+        if k == "sslmode" and v not in SSLMODES:
+            raise _bad_url(dsn, f"sslmode={v!r} is not one of {', '.join(SSLMODES)}")
+    kept = [(k, v) for k, v in query if k != "schema"]
+    for k, v in query:
+        if k == "schema" and schema is None:
+            schema = v
+    if schema is not None and not _IDENT.match(schema):
+        raise HandoffsError(f"Invalid schema name {schema!r}: use letters, digits and _.",
+                            code="invalid_store")
+    return urlunsplit(parts._replace(query=urlencode(kept))), schema
+
+
+SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+
+
+def _check_ports(dsn: str, netloc: str) -> None:
+    for host in netloc.rpartition("@")[2].split(","):
+        port = host.partition("]")[2] if host.startswith("[") else host
+        port = port.partition(":")[2]
+        if port and not (port.isdigit() and 0 < int(port) < 65536):
+            raise _bad_url(dsn, f"port {port!r} is not a number from 1 to 65535")
+
+
+def _bad_url(dsn: str, why: str) -> HandoffsError:
+    return HandoffsError(f"Invalid PostgreSQL URL {redact(dsn)!r}: {why}. The form is "
+                         "postgresql://user@host:5432/database?schema=name.",
+                         code="invalid_store")
+
+
+def redact(dsn: str) -> str:
+    """The URL without its password."""
+    parts = urlsplit(dsn)
+    if parts.password is None:
+        return dsn
+    user, _, hosts = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(netloc=f"{user.partition(':')[0]}:***@{hosts}"))
+
+
+def store_error(exc: BaseException, where: str) -> HandoffsError:
+    """What asyncpg (or the network) raised, as a `StoreError` with a stable code."""
+    state = str(getattr(exc, "sqlstate", "") or "")
+    what = f"{type(exc).__name__}: {exc}"
+    if state in ("25006", "42501"):  # read_only_sql_transaction, insufficient_privilege
+        return StoreError(
+            f"{where} refuses writes ({what}); nothing was written. Connect to a primary "
+            "server as a role that may write the store's tables.", code="store_read_only")
+    if state.startswith(("08", "53", "57P")) or isinstance(exc, OSError | TimeoutError) \
+            or type(exc).__name__ in ("InterfaceError", "ConnectionDoesNotExistError"):
+        return StoreError(
+            f"Cannot use {where} ({what}); nothing was written. Check that the server is "
+            "up and reachable, and retry.", code="store_unavailable")
+    if state in ("40001", "40P01", "55P03"):
+        return StoreError(f"{where} was busy ({what}); nothing was written. Retry.",
+                          code="store_busy")
+    if state.startswith("XX"):
+        return StoreError(f"{where} reports damaged data ({what}). Ask its administrator "
+                          "to check the server.", code="store_corrupt")
+    return StoreError(f"{where} failed ({what}); nothing was written.", code="store_error")
+
+
+async def no_reset(conn: Any) -> None:
+    """Pooled connections keep no state between uses (every call is one statement, the
+    only transaction is scoped), so skip asyncpg's reset round trip on each release."""
+
+
+def params(w: rows.Write) -> tuple[Any, ...]:
+    ev = w.events
+    return (
+        w.id, w.expected, w.version, w.active_agent, w.status, w.turn, w.channel,
+        w.updated_at, w.header, w.message_count, w.record_count, len(ev),
+        w.first_message, w.messages, w.first_record, w.records,
+        [e[0] for e in ev], [e[1] for e in ev], [e[2] for e in ev], [e[3] for e in ev],
+        w.created_at,
+    )

@@ -1,0 +1,143 @@
+"""Text every store can keep: valid Unicode, made so alike on memory, SQLite, PostgreSQL.
+
+A Python `str` may hold lone UTF-16 surrogates ("\\ud800": a bad decode, a model's broken
+`\\u` escape), which UTF-8 cannot encode: SQLite and asyncpg refuse such text. Stores
+replace each lone surrogate with U+FFFD, and join a high and a low surrogate written as
+two code points into the one character they encode (what a UTF-16 decoder does).
+
+NUL ("\\x00") is valid Unicode but PostgreSQL text cannot hold it. Inside JSON (message,
+record, event bodies and the session header) it is written as the escape `\\u0000` and
+round-trips. Only the plain columns a listing reads (active agent, status, channel,
+event type) have it replaced with U+FFFD.
+
+The checks cost nothing for ASCII text (`str.isascii` is O(1)); other text is encoded
+once, and repaired only when that fails.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from enum import Enum
+from operator import attrgetter
+from typing import Any
+
+log = logging.getLogger("handoffs.stores.text")
+
+REPLACEMENT = "\ufffd"
+
+
+def valid(text: str) -> str:
+    """`text` itself when UTF-8 can encode it, else a repaired copy."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return repair(text)
+    return text
+
+
+def repair(text: str) -> str:
+    """Lone surrogates become U+FFFD; surrogate pairs become their character."""
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    log.debug("replaced lone surrogates in a text of %d characters", len(text))
+    return fixed
+
+
+def column(text: str | None) -> str | None:
+    """A value for a plain text column: valid, and NUL replaced with U+FFFD."""
+    if text is None:
+        return None
+    if "\x00" in text:
+        text = text.replace("\x00", REPLACEMENT)
+    return valid(text)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def encodable(value: Any) -> bool:
+    """Whether every str in `value` is valid UTF-8: in dicts (keys too), lists, tuples
+    and the fields of slotted objects (messages, tool calls, records). Encodes nothing
+    but non-ASCII text; other values (numbers, None) are skipped."""
+    t = type(value)
+    if t is str:
+        return value.isascii() or _encodes(value)
+    if t is dict:
+        return all(encodable(k) and encodable(v) for k, v in value.items())
+    if t is list or t is tuple:
+        for v in value:
+            tv = type(v)
+            if tv is str:
+                if not v.isascii() and not _encodes(v):
+                    return False
+            elif not (v is None or tv is int or tv is float or tv is bool) and not encodable(v):
+                return False
+        return True
+    if isinstance(value, str):  # a str subclass, such as a str enum's member
+        return encodable(str.__str__(value))
+    if getattr(t, "__slots__", None):
+        return objects_encodable((value,))
+    return True
+
+
+_SCALARS = frozenset({"bool", "int", "float"})
+_TEXTS = frozenset({"str", "str | None", "Optional[str]"})
+_plans: dict[type, tuple[Callable[[Any], Any] | None, tuple[str, ...]]] = {}
+
+
+def _plan(cls: type) -> tuple[Callable[[Any], Any] | None, tuple[str, ...]]:
+    """For a slotted class: a getter of its text fields (as a tuple) and the names of
+    the fields that may hold anything else with text inside (tuples, dicts, Any)."""
+    notes: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        notes.update(getattr(base, "__annotations__", {}))
+    texts: list[str] = []
+    nested: list[str] = []
+    for name in getattr(cls, "__slots__", ()):
+        note = notes.get(name, "Any")
+        note = note if isinstance(note, str) else getattr(note, "__name__", "Any")
+        if note in _SCALARS:
+            continue
+        (texts if note in _TEXTS else nested).append(name)
+    getter = None
+    if texts:
+        one = attrgetter(*texts)
+        getter = one if len(texts) > 1 else (lambda o: (one(o),))
+    plan = _plans[cls] = (getter, tuple(nested))
+    return plan
+
+
+def objects_encodable(objects: Sequence[Any]) -> bool:
+    """`encodable` for a list of slotted objects (new messages, new records), tuned for
+    the hot path, where a handoff commits a few of them: the text fields of all the
+    objects (tool calls included) are joined and checked at once (O(1) when ASCII);
+    only fields that may nest other text (payloads, extras) are walked."""
+    plans = _plans
+    queue = list(objects)
+    texts: list[Any] = []
+    nested: list[Any] = []
+    for o in queue:  # grows while iterated: nested objects (tool calls) join the queue
+        cls = type(o)
+        getter, names = plans.get(cls) or _plan(cls)
+        if getter is not None:
+            texts.extend(getter(o))
+        for name in names:
+            v = getattr(o, name)
+            if not v or isinstance(v, Enum):  # None, empty, a constant of this library
+                continue
+            if type(v) is tuple:
+                for x in v:
+                    (queue if getattr(type(x), "__slots__", None) else nested).append(x)
+            else:
+                nested.append(v)
+    joined = "".join(filter(None, texts))
+    if not joined.isascii() and not _encodes(joined):
+        return False
+    return all(encodable(v) for v in nested)

@@ -1,0 +1,69 @@
+"""Teams the CLI tests load by path: good ones, and ones `handoffs check` must flag."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from handoffs import Agent, HumanAgent, ModelError, Runner, Team, tool
+from handoffs.models.base import ModelRequest, ModelResponse, TextDelta
+from handoffs.testing import ScriptedModel, reply, transfer
+
+
+@tool(name="look up")
+def bad_name(order_id: str) -> str:
+    """A tool whose name has a space, which providers refuse."""
+    return order_id
+
+
+team = Team([
+    Agent("front", description="Greets and routes.", handoffs=["maths"]),
+    Agent("maths", description="Calculus and algebra.", handoffs=["front"]),
+])
+
+runner = Runner(team, model=ScriptedModel([transfer("maths", reason="calculus"),
+                                           reply("The derivative of x^2 is 2x.")]))
+
+failing = Runner(Team([Agent("solo")]),
+                 model=ScriptedModel([ModelError("the provider is down")]))
+
+
+def build() -> Team:
+    return Team([Agent("solo", description="Answers everything.")])
+
+
+def badly_named() -> Team:
+    return Team([Agent("entry", tools=[bad_name])])
+
+
+def unresolved() -> Team:
+    return Team([Agent("a", handoffs=["ghost"])])
+
+
+def flawed() -> Team:
+    return Team([
+        Agent("entry", description="Routes.", handoffs=["quiet", "vault"]),
+        Agent("quiet"),
+        Agent("vault", description="Secrets.", system_only=True),
+        Agent("island", description="Nothing leads here."),
+        HumanAgent("nobody", description="A person no one can reach."),
+    ])
+
+
+not_a_team = 42
+
+
+class SlowModel:
+    """Streams one word, then takes a long time: a turn to interrupt with Ctrl-C."""
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        await asyncio.sleep(60)
+        return ModelResponse("never")
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        yield TextDelta("Thinking ")
+        await asyncio.sleep(60)
+        yield ModelResponse("Thinking forever.")
+
+
+slow = Runner(Team([Agent("slow", description="Takes its time.")]), model=SlowModel())

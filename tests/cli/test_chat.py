@@ -1,0 +1,111 @@
+"""`handoffs chat` through a pseudo-terminal: type as a person would, read the screen."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import TEAMS, offline_env
+
+pexpect = pytest.importorskip("pexpect")
+
+
+@pytest.fixture
+def chat(tmp_path: Path) -> Iterator[Any]:
+    children = []
+
+    def start(*args: str) -> Any:
+        child = pexpect.spawn(sys.executable, ["-m", "handoffs.cli", "chat", *args],
+                              cwd=str(tmp_path), env=offline_env(), encoding="utf-8",
+                              timeout=20, dimensions=(50, 220))
+        children.append(child)
+        return child
+
+    yield start
+    for child in children:
+        child.close(force=True)
+
+
+def say(child: Any, line: str) -> str:
+    """Type a line; the screen up to the next prompt."""
+    child.sendline(line)
+    child.expect(r"\] you> ")
+    return str(child.before)
+
+
+def test_a_chat_with_the_support_team_moves_between_agents(chat: Any) -> None:
+    c = chat("--session", "c1")
+    c.expect(r"\] you> ")
+    banner = str(c.before)
+    assert "model: the offline model (no --model, HANDOFFS_MODEL or API key is set)" in banner
+    assert "session c1 in sqlite:///handoffs.db" in banner
+    assert c.after == "] you> " and "[🧭 Triage" in banner
+
+    screen = say(c, "I was charged twice on my invoice")
+    assert "→ 🧭 Triage hands off to 💳 Billing (llm): The request is for Billing." in screen
+    assert "💳 Billing: Billing here (Charges, invoices, duplicate payments)." in screen
+    assert screen.rstrip().endswith("[💳 Billing")           # the prompt names who is active
+
+    screen = say(c, "/agents")
+    assert " ● 💳 Billing (billing) — Charges, invoices, duplicate payments." in screen
+    assert "📜 Policy desk (policy) — Checks refund policy. [not selectable]" in screen
+
+    screen = say(c, "/switch tech support")                  # display names work too
+    assert "→ you hand the conversation to 🛠 Tech support (user_request)" in screen
+    screen = say(c, "/switch policy")
+    assert "✗ switch to policy refused (not_user_selectable)" in screen
+
+    screen = say(c, "It crashes. Can a human operator look at it?")
+    assert "→ 🛠 Tech support hands off to 🙋 Operator (human) (escalation)" in screen
+    assert "… waiting for 🙋 Operator (human)" in screen
+
+    screen = say(c, "/handoffs")
+    assert "🧭 Triage → 💳 Billing  llm" in screen
+    assert "💳 Billing → 🛠 Tech support  user_request: The user picked this agent." in screen
+    assert "refused (not_user_selectable)" in screen
+    assert "🛠 Tech support → 🙋 Operator (human)  escalation" in screen
+
+    screen = say(c, "/history")
+    assert "you (to triage): I was charged twice on my invoice" in screen
+
+    screen = say(c, "/session")
+    assert "session c1" in screen and "active  operator" in screen
+    assert "status  waiting_for_human" in screen
+
+    screen = say(c, "/new")
+    assert "new session cli-" in screen and screen.rstrip().endswith("[🧭 Triage")
+
+    c.sendline("/quit")
+    c.expect(pexpect.EOF)
+    c.close()
+    assert c.exitstatus == 0
+
+
+def test_ctrl_c_interrupts_the_turn_not_the_session(chat: Any) -> None:
+    c = chat(f"{TEAMS}:slow", "--store", "memory://")
+    c.expect(r"\] you> ")
+    assert "model: SlowModel (the runner's own model)" in str(c.before)
+    c.sendline("Take your time")
+    c.expect("slow: Thinking ")
+    c.sendintr()
+    c.expect(r"\] you> ")
+    assert "^C: stopped showing this turn" in str(c.before)
+    screen = say(c, "/session")                              # the session goes on
+    assert "active  slow" in screen
+    c.sendintr()                                             # at the prompt: a hint
+    c.expect("Ctrl-D or /quit to leave")
+    c.sendeof()
+    c.expect(pexpect.EOF)
+    c.close()
+    assert c.exitstatus == 0
+
+
+def test_unknown_commands_point_to_help(chat: Any) -> None:
+    c = chat("--store", "memory://")
+    c.expect(r"\] you> ")
+    assert "unknown command /nope; /help lists them" in say(c, "/nope")
+    assert "/switch NAME" in say(c, "/help")

@@ -1,0 +1,53 @@
+"""`handoffs sessions`: list, show, export, import and delete what a store keeps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .conftest import Handoffs
+
+STORE = ("--store", "sqlite:///chat.db")
+
+
+def test_a_session_can_be_listed_shown_exported_imported_and_deleted(
+        handoffs: Handoffs, tmp_path: Path) -> None:
+    assert handoffs("run", "My invoice is wrong", "--session", "s1", *STORE).returncode == 0
+
+    listed = handoffs("sessions", "list", *STORE)
+    assert listed.returncode == 0
+    row = listed.stdout.splitlines()[1].split()
+    assert row[:4] == ["s1", "billing", "1", "4"]   # id, active agent, turns, messages
+
+    shown = handoffs("sessions", "show", "s1", *STORE, "--team", "handoffs.examples.support")
+    assert shown.returncode == 0
+    assert "you (to triage): My invoice is wrong" in shown.stdout
+    assert "💳 Billing: Billing here" in shown.stdout
+    assert "🧭 Triage → 💳 Billing  llm: The request is for Billing." in shown.stdout
+
+    assert handoffs("sessions", "export", "s1", "-o", "s1.json", *STORE).returncode == 0
+    exported = json.loads((tmp_path / "s1.json").read_text())
+    assert exported["id"] == "s1" and exported["active_agent"] == "billing"
+
+    other = ("--store", "sqlite:///other.db")
+    imported = handoffs("sessions", "import", "s1.json", *other)
+    assert imported.stdout.strip() == "imported session s1 (4 messages)"
+    assert handoffs("sessions", "list", "--json", *other).stdout.count('"id": "s1"') == 1
+
+    deleted = handoffs("sessions", "delete", "s1", *STORE)
+    assert deleted.stdout.strip() == "deleted session s1"
+    assert handoffs("sessions", "list", *STORE).stdout.strip() == (
+        "no sessions in sqlite:///chat.db")
+
+
+def test_an_unknown_session_is_one_line_on_stderr(handoffs: Handoffs) -> None:
+    done = handoffs("sessions", "show", "nope", *STORE)
+    assert done.returncode == 2
+    assert done.stderr.startswith("handoffs: There is no session 'nope'")
+
+
+def test_import_refuses_a_file_that_is_not_an_export(handoffs: Handoffs,
+                                                     tmp_path: Path) -> None:
+    (tmp_path / "junk.json").write_text("not json")
+    done = handoffs("sessions", "import", "junk.json", *STORE)
+    assert done.returncode == 2 and "is not JSON" in done.stderr
