@@ -3,8 +3,10 @@ with `session_id`, `turn` and `agent` as extra fields, so a JSON formatter picks
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from typing import Any
 
 import pytest
 
@@ -101,3 +103,30 @@ async def test_a_delegation_inside_a_transfer_logs_each_move(
     moves = [r.getMessage() for r in caplog.records if "accepted" in r.getMessage()]
     assert moves == ["handoff triage -> billing accepted (llm): bill",
                      "handoff billing -> ledger accepted (llm, delegation): sum"]
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])
+async def test_lock_waits_are_debug_records_with_the_session(
+        kind: str, tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """A turn that waits for another turn on its session says so at DEBUG, when it starts
+    waiting and when it got the lock: in this process (memory, and every store's
+    in-process queue) and across processes (a second store object on the same data)."""
+    from stores.conftest import backend_for
+
+    async with backend_for(kind, tmp_path) as backend:
+        first, second = backend.open(), backend.open()
+        with caplog.at_level(logging.DEBUG, logger="handoffs.stores"):
+            async with first.lock("sess-3"):
+                waiter = asyncio.ensure_future(_hold(second, "sess-3"))
+                await asyncio.sleep(0.05)
+            await waiter
+
+    waits = [r for r in caplog.records if "wait" in r.getMessage()]
+    assert [r.levelno for r in waits] == [logging.DEBUG, logging.DEBUG]
+    assert "waiting" in waits[0].getMessage() and "waited" in waits[1].getMessage()
+    assert {getattr(r, "session_id", None) for r in waits} == {"sess-3"}
+
+
+async def _hold(store: Any, session_id: str) -> None:
+    async with store.lock(session_id):
+        pass

@@ -11,6 +11,7 @@ import textwrap
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -121,8 +122,8 @@ async def test_spans_reach_an_otlp_receiver_intact(receiver: Receiver) -> None:
 def test_export_otlp_is_the_three_lines_of_the_readme(receiver: Receiver) -> None:
     code = textwrap.dedent(f"""
         import asyncio, sys
-        sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent.parent.parent)!r})
-        from tests.telemetry.test_spans import busy_model, busy_team
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+        from telemetry.test_spans import busy_model, busy_team
         from handoffs import Runner
         from handoffs.telemetry import export_otlp
         export_otlp({receiver.url!r}, service_name="support-bot")

@@ -189,7 +189,7 @@ class PostgresStore:
                         raise self._failed(exc) from exc
                     return got
 
-            await poll(take, f"Session {session_id!r}", self.lock_timeout)
+            await poll(take, f"Session {session_id!r}", self.lock_timeout, session_id)
             conn = self._lock_conn
             self._held.add(session_id)
             try:

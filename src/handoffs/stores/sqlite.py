@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError, StoreError
+from ..log import fields
 from . import checks, rows
 from . import sqlite_ops as ops
 from .base import SessionSummary
@@ -151,6 +152,8 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             if not ops.busy(exc):
                 raise ops.store_error(exc, self._where) from exc
+        log.debug("%s is busy with another writer; %s retries on the worker thread, "
+                  "which waits", self._where, fn.__name__)
         return await self._worker(fn, *args)
 
     # -- locking -----------------------------------------------------------------------
@@ -166,7 +169,7 @@ class SQLiteStore:
                 async def take() -> bool:
                     return rng.try_acquire(key)
 
-                await poll(take, f"Session {session_id!r}", self.lock_timeout)
+                await poll(take, f"Session {session_id!r}", self.lock_timeout, session_id)
             self._held.add(session_id)
             try:
                 yield
@@ -274,6 +277,9 @@ class SQLiteStore:
             ops.write(self._fast, w)
         except sqlite3.Error as exc:
             if ops.busy(exc):
+                log.debug("%s is busy with another writer; the commit of %r retries on "
+                          "the worker thread, which waits", self._where, w.id,
+                          extra=fields(w.id, w.turn, None))
                 return False
             raise ops.store_error(exc, self._where) from exc
         self._inline_commits += 1
