@@ -115,10 +115,15 @@ async def test_lock_waits_are_debug_records_with_the_session(
 
     async with backend_for(kind, tmp_path) as backend:
         first, second = backend.open(), backend.open()
+        await first.load("sess-3")  # both opened (and migrated) before the race
+        await second.load("sess-3")
         with caplog.at_level(logging.DEBUG, logger="handoffs.stores"):
             async with first.lock("sess-3"):
                 waiter = asyncio.ensure_future(_hold(second, "sess-3"))
-                await asyncio.sleep(0.05)
+                for _ in range(500):  # until the second says it waits
+                    if any("waiting" in r.getMessage() for r in caplog.records):
+                        break
+                    await asyncio.sleep(0.01)
             await waiter
 
     waits = [r for r in caplog.records if "wait" in r.getMessage()]

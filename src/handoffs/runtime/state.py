@@ -251,3 +251,13 @@ class _LazyEvents(Sequence[Event]):
 
     def __iter__(self) -> Iterator[Event]:
         return iter(self._turn.events)
+
+    def parts(self) -> Iterator[tuple[str, float, int, dict[str, Any]]]:
+        """(type, at, turn, data) of each event, without building `Event` objects (for a
+        store that reads a few fields of a turn's events, as the memory store's stats)."""
+        turn = self._turn.state.turn
+        for item in self._turn.raw:
+            if isinstance(item, Event):
+                yield item.type, item.at, item.turn, item.data
+            else:
+                yield item[0], item[1], turn, item[2]

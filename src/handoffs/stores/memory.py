@@ -11,7 +11,7 @@ from typing import Any
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
-from . import checks, rows
+from . import checks, rows, stats
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
 from .text import column, encodable, objects_encodable
@@ -120,6 +120,8 @@ class MemoryStore:
         self._committed: dict[str, _Committed] = {}
         self._holders: dict[str, asyncio.Task[Any] | None] = {}
         self._locks = KeyedLocks()
+        self._stats: dict[str, list[stats.Row]] = {}
+        """Each session's committed records as `stores.stats` rows."""
 
     def lock(self, session_id: str) -> _Turn:
         """Held for a whole turn; turns on one session queue up in arrival order."""
@@ -190,6 +192,9 @@ class MemoryStore:
         except BaseException:
             state.version, state.updated_at = saved
             raise
+        if len(state.handoffs) > first_record:
+            self._stats.setdefault(sid, []).extend(
+                stats.record_rows(state.handoffs[first_record:], events))
         self._keep(state)
 
     def _keep(self, state: SessionState) -> None:
@@ -199,19 +204,28 @@ class MemoryStore:
     async def delete(self, session_id: str) -> bool:
         sid = checks.session_id(session_id)
         self._committed.pop(sid, None)
+        self._stats.pop(sid, None)
         return self._sessions.pop(sid, None) is not None
 
     async def import_session(
         self, data: Mapping[str, Any] | str, *, replace: bool = False
     ) -> SessionState:
         """Store an export under its id; `session_exists` if taken and not `replace`."""
-        state, _ = rows.import_write(data)  # valid text, as a durable store would keep
+        state, w = rows.import_write(data)  # valid text, as a durable store would keep
         async with self.lock(state.id):
             if state.id in self._sessions and not replace:
                 raise HandoffsError(f"Session {state.id!r} already exists; pass "
                                     "replace=True to overwrite it.", code="session_exists")
             self._keep(state)
+            self._stats[state.id] = w.stats
         return state.snapshot()
+
+    async def handoff_stats(self, since: float | None = None,
+                            until: float | None = None) -> stats.HandoffStats:
+        """Per route: requests, accepted, refusals by code, the share whose turn failed
+        or went to a human, the median time the target took (see `stores.stats`), over
+        the committed records of `[since, until)` (Unix times; None: unbounded)."""
+        return stats.aggregate((r for rs in self._stats.values() for r in rs), since, until)
 
     def _restore(self, sid: str) -> None:
         """Undo whatever changed in the session since its last commit, in place."""

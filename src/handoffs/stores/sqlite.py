@@ -29,12 +29,13 @@ from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError, StoreError
 from ..log import fields
-from . import checks, rows
+from . import checks, rows, stats
 from . import sqlite_ops as ops
 from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, RangeLock, finish, lock_key, poll
 from .sqlite_ops import migrate
+from .stats import HandoffStats
 
 __all__ = ["SQLiteStore", "migrate"]
 
@@ -250,6 +251,16 @@ class SQLiteStore:
     def _summary(self, r: Any) -> SessionSummary:
         status = "interrupted" if self._interrupted(r[0], r[3]) else r[3]
         return SessionSummary(r[0], r[1], r[2], status, r[4], r[5], r[6])
+
+    async def handoff_stats(self, since: float | None = None,
+                            until: float | None = None) -> HandoffStats:
+        """Per route: requests, accepted, refusals by code, the share whose turn failed
+        or went to a human, the median time the target took (see `stores.stats`).
+        `since` (inclusive) and `until` (exclusive) are Unix times; None: unbounded.
+        Computed in SQL over the `records_routes` index, on the worker thread."""
+        lo, hi = stats.window(since, until)
+        found = await self._worker(ops.handoff_stats, lo, hi)
+        return stats.from_sql(*found, since, until)
 
     # -- writes ------------------------------------------------------------------------
 
