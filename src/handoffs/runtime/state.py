@@ -252,6 +252,16 @@ class _LazyEvents(Sequence[Event]):
     def __iter__(self) -> Iterator[Event]:
         return iter(self._turn.events)
 
+    def last(self) -> tuple[str, float, int, dict[str, Any]] | None:
+        """`parts()` of the last event only (None: no event)."""
+        raw = self._turn.raw
+        if not raw:
+            return None
+        item = raw[-1]
+        if isinstance(item, Event):
+            return item.type, item.at, item.turn, item.data
+        return item[0], item[1], self._turn.state.turn, item[2]
+
     def parts(self) -> Iterator[tuple[str, float, int, dict[str, Any]]]:
         """(type, at, turn, data) of each event, without building `Event` objects (for a
         store that reads a few fields of a turn's events, as the memory store's stats)."""

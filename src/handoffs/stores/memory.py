@@ -120,8 +120,9 @@ class MemoryStore:
         self._committed: dict[str, _Committed] = {}
         self._holders: dict[str, asyncio.Task[Any] | None] = {}
         self._locks = KeyedLocks()
-        self._stats: dict[str, list[stats.Row]] = {}
-        """Each session's committed records as `stores.stats` rows."""
+        self._stats: dict[str, list[tuple[int, int, stats.Facts]]] = {}
+        """Per session, per commit with records: which records (from, to) and the facts
+        of their turn; the stats rows are made from them when asked for."""
 
     def lock(self, session_id: str) -> _Turn:
         """Held for a whole turn; turns on one session queue up in arrival order."""
@@ -192,9 +193,11 @@ class MemoryStore:
         except BaseException:
             state.version, state.updated_at = saved
             raise
-        if len(state.handoffs) > first_record:
-            self._stats.setdefault(sid, []).extend(
-                stats.record_rows(state.handoffs[first_record:], events))
+        recs = state.handoffs
+        if len(recs) > first_record:  # only the turn's last event is read, as a rule
+            delegated = any(recs[i].returns for i in range(first_record, len(recs)))
+            self._stats.setdefault(sid, []).append(
+                (first_record, len(recs), stats.turn_facts(events, delegated)))
         self._keep(state)
 
     def _keep(self, state: SessionState) -> None:
@@ -217,7 +220,7 @@ class MemoryStore:
                 raise HandoffsError(f"Session {state.id!r} already exists; pass "
                                     "replace=True to overwrite it.", code="session_exists")
             self._keep(state)
-            self._stats[state.id] = w.stats
+            self._stats[state.id] = [(0, len(state.handoffs), w.facts)]
         return state.snapshot()
 
     async def handoff_stats(self, since: float | None = None,
@@ -225,7 +228,12 @@ class MemoryStore:
         """Per route: requests, accepted, refusals by code, the share whose turn failed
         or went to a human, the median time the target took (see `stores.stats`), over
         the committed records of `[since, until)` (Unix times; None: unbounded)."""
-        return stats.aggregate((r for rs in self._stats.values() for r in rs), since, until)
+        found: list[stats.Row] = []
+        for sid, commits in self._stats.items():
+            records = self._sessions[sid].handoffs
+            for first, end, known in commits:
+                found.extend(stats.rows_of(records[first:end], known))
+        return stats.aggregate(found, since, until)
 
     def _restore(self, sid: str) -> None:
         """Undo whatever changed in the session since its last commit, in place."""

@@ -23,7 +23,7 @@ from ..core.messages import message_from_dict
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
 from .checks import session_id
-from .stats import Row, record_rows
+from .stats import Facts, Row, facts, rows_of
 from .text import column, valid
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
@@ -77,6 +77,8 @@ class Write:
     state, so the state a store keeps is what it wrote."""
     stats: list[Row] = field(default_factory=list)
     """The stats columns of each record in `records` (see `stores.stats`)."""
+    facts: Facts = field(default_factory=lambda: ({}, {}))
+    """What `stats` was made from (an import's, kept by the memory store)."""
 
     @property
     def size(self) -> int:
@@ -102,7 +104,7 @@ def encode_commit(state: SessionState, since: Checkpoint, events: Sequence[Event
         [encode_event(e) for e in events],
     )
     if len(recs) > since.handoffs:
-        w.stats = record_rows(recs[since.handoffs:], events)
+        w.stats = rows_of(recs[since.handoffs:], facts(events))
     make_valid(w)
     return w
 
@@ -235,7 +237,8 @@ def import_write(data: Mapping[str, Any] | str) -> tuple[SessionState, Write]:
         0, [_dumps(m.to_dict()) for m in state.messages],
         0, [_dumps(r.to_dict()) for r in state.handoffs], events,
     )
-    w.stats = record_rows(state.handoffs, d.get("events", ()))
+    w.facts = facts(d.get("events", ()))
+    w.stats = rows_of(state.handoffs, w.facts)
     make_valid(w)
     if w.repaired:
         mirror(state, w.header, 0, w.messages, 0, w.records)

@@ -112,24 +112,50 @@ def _parts(events: Iterable[Any]) -> Iterator[tuple[str, float, int, Mapping[str
         yield from parts()
         return
     for e in events:
-        if isinstance(e, Mapping):
-            yield str(e.get("type", "")), float(e.get("at", 0.0)), int(e.get("turn", 0)), e
-        else:
-            yield e.type, e.at, e.turn, e.data
+        yield _part(e)
 
 
-def record_rows(records: Sequence[HandoffRecord], events: Iterable[Any]) -> list[Row]:
-    """The stats columns of `records`, from the events written with them (a turn's, or
-    a whole session's on import)."""
+def _part(e: Any) -> tuple[str, float, int, Mapping[str, Any]]:
+    if isinstance(e, Mapping):
+        return str(e.get("type", "")), float(e.get("at", 0.0)), int(e.get("turn", 0)), e
+    return e.type, e.at, e.turn, e.data
+
+
+Facts = tuple[dict[int, tuple[str, float]], dict[Any, float]]
+"""How each turn ended (status, at) by turn, and when each delegation answered, by record."""
+
+
+def facts(events: Iterable[Any]) -> Facts:
+    """What the stats columns need from a set of events (a turn's, or a session's)."""
     ends: dict[int, tuple[str, float]] = {}
     returned: dict[Any, float] = {}
     for type_, at, turn, data in _parts(events):
         if type_ == "agent_returned":
             returned[data.get("record_id")] = at
-        elif type_ == "run_completed":
-            ends[turn] = (str(data.get("status", "completed")), at)
-        elif type_ == "run_failed":
-            ends[turn] = ("failed", at)
+        elif type_ in ("run_completed", "run_failed"):
+            ends[turn] = _end(type_, at, data)
+    return ends, returned
+
+
+def turn_facts(events: Sequence[Any], delegations: bool) -> Facts:
+    """`facts` of one turn's commit, reading only its last event (the turn's end, when it
+    has one) unless the turn delegated: what the memory store can afford on every turn."""
+    if delegations:
+        return facts(events)
+    last = getattr(events, "last", None)
+    part = last() if last is not None else (_part(events[-1]) if len(events) else None)
+    if part is None or part[0] not in ("run_completed", "run_failed"):
+        return {}, {}
+    return {part[2]: _end(part[0], part[1], part[3])}, {}
+
+
+def _end(type_: str, at: float, data: Mapping[str, Any]) -> tuple[str, float]:
+    return ("failed" if type_ == "run_failed" else str(data.get("status", "completed")), at)
+
+
+def rows_of(records: Sequence[HandoffRecord], known: Facts) -> list[Row]:
+    """The stats columns of `records` given the facts of their turns."""
+    ends, returned = known
     out: list[Row] = []
     handed_on: dict[tuple[int, str], float] = {}
     """When an agent next handed off (accepted) in a turn, scanning from the end."""
