@@ -141,16 +141,17 @@ def test_format_stats_answers_which_routes_fail_and_why() -> None:
 
 async def test_sqlite_reads_only_the_stats_index(tmp_path: Path) -> None:
     from handoffs.stores import SQLiteStore
-    from handoffs.stores.stats import SQLITE_MEDIANS, SQLITE_REFUSED, SQLITE_ROUTES
+    from handoffs.stores.stats import SQLITE_MIDDLE, SQLITE_REFUSED, SQLITE_ROUTES
 
     store = SQLiteStore(tmp_path / "s.db")
     await play(store)
     await store.close()
     conn = sqlite3.connect(tmp_path / "s.db")
-    for query in (SQLITE_ROUTES, SQLITE_REFUSED, SQLITE_MEDIANS):
-        plan = " ".join(str(r[-1]) for r in conn.execute(
-            "EXPLAIN QUERY PLAN " + query, (0.0, 1e12)))
+    for query, args in ((SQLITE_ROUTES, (0.0, 1e12)), (SQLITE_REFUSED, (0.0, 1e12)),
+                        (SQLITE_MIDDLE, ("a", "b", "llm", 0.0, 1e12, 1, 0))):
+        plan = " ".join(str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + query, args))
         assert "COVERING INDEX records_routes" in plan, plan
+        assert "FOR ORDER BY" not in plan  # the index's order, no sort
     conn.close()
 
 

@@ -302,7 +302,8 @@ class PostgresStore:
                 refused = await conn.fetch(stats.POSTGRES_REFUSED, lo, hi)
         except self._errors as exc:
             raise self._failed(exc) from exc
-        return stats.from_sql(routes, refused, (), since, until)
+        medians = [(*r[:3], r[7]) for r in routes if r[7] is not None]
+        return stats.from_sql(routes, refused, medians, since, until)
 
     # -- writes --------------------------------------------------------------------------
 

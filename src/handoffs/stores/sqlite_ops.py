@@ -252,11 +252,18 @@ def store_error(exc: sqlite3.Error, where: str) -> HandoffsError:
 
 def handoff_stats(c: sqlite3.Connection, lo: float, hi: float
                   ) -> tuple[list[Any], list[Any], list[Any]]:
-    """The three `stores.stats` queries over the records of `[lo, hi)`, one snapshot."""
+    """The `stores.stats` queries over the records of `[lo, hi)`, in one snapshot:
+    routes, refusals, and each route's median time (from its middle rows)."""
     c.execute("BEGIN")
     try:
-        return (c.execute(stats.SQLITE_ROUTES, (lo, hi)).fetchall(),
-                c.execute(stats.SQLITE_REFUSED, (lo, hi)).fetchall(),
-                c.execute(stats.SQLITE_MEDIANS, (lo, hi)).fetchall())
+        routes = c.execute(stats.SQLITE_ROUTES, (lo, hi)).fetchall()
+        refused = c.execute(stats.SQLITE_REFUSED, (lo, hi)).fetchall()
+        medians = []
+        for source, target, kind, *_, timed in routes:
+            if timed:
+                middle = c.execute(stats.SQLITE_MIDDLE, (
+                    source, target, kind, lo, hi, 2 - timed % 2, (timed - 1) // 2)).fetchall()
+                medians.append((source, target, kind, sum(r[0] for r in middle) / len(middle)))
     finally:
         c.execute("COMMIT")
+    return routes, refused, medians
