@@ -349,3 +349,26 @@ async def test_a_cancelled_turn_closes_its_spans(otel: Otel) -> None:
     for span in otel.spans:
         assert span.status.status_code is StatusCode.ERROR
     assert otel.one("invoke_workflow").attributes["handoffs.turn.status"] == "interrupted"
+
+
+async def test_runner_cancel_ends_the_trace_as_a_failed_turn(otel: Otel) -> None:
+    started = asyncio.Event()
+
+    class Stuck(NamedModel):
+        async def complete(self, request: Any) -> Any:
+            started.set()
+            await asyncio.sleep(3600)
+
+    runner = Runner(Team([Agent("triage")]), model=Stuck([]), telemetry=otel.telemetry)
+    task = asyncio.ensure_future(runner.run("s", "hi"))
+    await started.wait()
+    assert runner.cancel("s")
+    result = await task
+
+    assert result.error is not None and result.error.code == "cancelled"
+    root = otel.one("invoke_workflow")
+    assert root.attributes["handoffs.turn.status"] == "failed"
+    assert root.attributes["error.type"] == "cancelled"
+    assert otel.one("invoke_agent triage").attributes["error.type"] == "cancelled"
+    assert otel.points("handoffs.turns") == [
+        ({"handoffs.turn.status": "failed", "error.type": "cancelled"}, 1)]

@@ -12,11 +12,9 @@ traced or measured, the observer sits in front of the turn's sink and reads them
       invoke_agent {target}                     after a one-way transfer, a sibling
 
 Handoffs made without a tool call (error recovery, plan steps) are `handoff {target}`
-spans. Which activation an event belongs to is kept in a context variable: each
-delegation (and each concurrent tool call) runs in its own asyncio task, whose context
-is a copy, so concurrent delegates never see each other's activation. Each span carries
-`gen_ai.conversation.id` (the session id); each event gets the `trace_id` and `span_id`
-of its span. An error in here is logged, never raised into the turn.
+spans. Which activation an event belongs to is kept per asyncio task (`frames.FRAME`).
+Each event gets the `trace_id` and `span_id` of its span. An error in here is logged,
+never raised into the turn.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry import trace
@@ -34,6 +31,8 @@ from ..core.events import Event
 from ..core.handoff import Handoff, HandoffRecord
 from . import semconv as sc
 from .chat import TracedModels
+from .frames import FRAME as _FRAME
+from .frames import Frame
 
 if TYPE_CHECKING:
     from ..runtime.state import Turn
@@ -43,36 +42,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _INTERNAL = SpanKind.INTERNAL
-
-
-class Frame:
-    """One activation of an agent on a line of work, or (`span` None) the start of a
-    delegation's line before its first activation."""
-
-    __slots__ = ("agent", "asks", "ctx", "ended", "error", "line", "obs", "parent", "span",
-                 "start", "tools")
-
-    def __init__(self, obs: Observer, agent: str, line: str | None, parent: Any,
-                 span: Any = None) -> None:
-        self.obs = obs
-        self.agent = agent
-        self.line = line
-        """The delegation record this line works for (None: the main line)."""
-        self.parent = parent
-        """The context activations of this line start in (the turn's, or the delegation's)."""
-        self.span = span
-        self.ctx = trace.set_span_in_context(span) if span is not None else parent
-        self.start = time.perf_counter()
-        self.tools: dict[str, Any] = {}
-        """Open `execute_tool` spans by call id."""
-        self.asks: dict[str, Any] = {}
-        """Open handoff-request spans by call id."""
-        self.ended = False
-        self.error: str | None = None
-        """Why this activation failed, once known (a guardrail trip, a model error)."""
-
-
-_FRAME: ContextVar[Frame | None] = ContextVar("handoffs_telemetry_frame", default=None)
 
 
 class Observer:
@@ -193,53 +162,45 @@ class Observer:
 
     def run_ended(self, e: Event) -> Any:
         res = e.result
-        status = str(e.data["status"])
         code = e.data.get("code") if e.type == "run_failed" else None
-        cur = self.current()
-        for f in reversed(list(self.frames)):
-            self.end_frame(f, code if f is cur else None)
-        for span in self.delegations.values():
-            span.end()
-        self.delegations.clear()
+        self._close(str(e.data["status"]), code, self.current())
         root = self.root
-        root.set_attribute(sc.TURN_STATUS, status)
-        if code is not None:
-            root.set_attribute(sc.ERROR_TYPE, code)
-            root.set_status(Status(StatusCode.ERROR, code))
-            err = getattr(res, "error", None)
-            if err is not None and err.exception is not None:
-                root.record_exception(err.exception)
-        elif self.capture and res is not None:
+        err = getattr(res, "error", None)
+        if err is not None and err.exception is not None:
+            root.record_exception(err.exception)
+        elif code is None and self.capture and res is not None:
             root.set_attribute(sc.OUTPUT_MESSAGES, self.content([{
                 "role": "assistant", "parts": [{"type": "text", "content": res.output}],
                 "finish_reason": "stop"}]))
         root.end()
-        _FRAME.set(None)
-        m = self.metrics
-        if m is not None:
-            attrs: dict[str, Any] = {sc.TURN_STATUS: status}
-            m.turn_duration.record(time.perf_counter() - self.t0, attrs)
-            if code is not None:
-                attrs = {**attrs, sc.ERROR_TYPE: code}
-            m.turns.add(1, attrs)
         return root
 
     def abandon(self, reason: str) -> None:
         """The turn stopped without a result (cancelled): close what it opened."""
         try:
-            for f in reversed(list(self.frames)):
-                self.end_frame(f, reason)
-            for span in self.delegations.values():
-                span.end()
-            self.root.set_attribute(sc.TURN_STATUS, "interrupted")
-            self.root.set_attribute(sc.ERROR_TYPE, reason)
-            self.root.set_status(Status(StatusCode.ERROR, reason))
+            self._close("interrupted", reason, None)
             self.root.end()
-            if self.metrics is not None:
-                self.metrics.turns.add(1, {sc.TURN_STATUS: "interrupted",
-                                           sc.ERROR_TYPE: reason})
         except Exception:
             log.warning("telemetry failed closing an interrupted turn", exc_info=True)
+
+    def _close(self, status: str, code: str | None, failed: Frame | None) -> None:
+        """End what is still open (`failed` with `code`) and count the turn."""
+        for f in reversed(list(self.frames)):
+            self.end_frame(f, code if f is failed or failed is None else None)
+        for span in self.delegations.values():
+            span.end()
+        self.delegations.clear()
+        root = self.root
+        root.set_attribute(sc.TURN_STATUS, status)
+        attrs: dict[str, Any] = {sc.TURN_STATUS: status}
+        if code is not None:
+            root.set_attribute(sc.ERROR_TYPE, code)
+            root.set_status(Status(StatusCode.ERROR, code))
+        _FRAME.set(None)
+        m = self.metrics
+        if m is not None:
+            m.turn_duration.record(time.perf_counter() - self.t0, attrs)
+            m.turns.add(1, {**attrs, sc.ERROR_TYPE: code} if code is not None else attrs)
 
     # -- agents --------------------------------------------------------------------------
 
