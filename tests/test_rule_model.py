@@ -103,9 +103,12 @@ async def test_without_rules_it_routes_by_description_and_answers_politely() -> 
 
     (named,) = await play(runner, "Can I talk to Billing?", session="b")
     assert named.agent == "billing"
-    # A route that needs a payload is never taken without a rule to fill it.
+    # A route that needs a payload is taken only when the message fills it; else it asks.
     (refund,) = await play(runner, "I want refunds", session="c")
     assert refund.agent == "triage" and refund.handoffs == []
+    assert refund.output == "To hand this to refunds I need: order_id, amount."
+    (filled,) = await play(runner, "Refunds: 12.5 on order A-9", session="d")
+    assert filled.handoffs[0].payload == {"order_id": "A-9", "amount": 12.5}
 
 
 async def test_it_never_runs_out_and_is_deterministic() -> None:

@@ -45,3 +45,17 @@ def test_handoffs_demo_prints_who_speaks_and_why() -> None:
     assert "refunds: I've refunded" in out
     assert "technical hands off to operator (escalation)" in out
     assert "active agent is now technical" in out
+
+
+def test_handoffs_demo_rules_plays_on_the_rule_based_model() -> None:
+    done = subprocess.run([sys.executable, "-m", "handoffs.cli", "demo", "--rules"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "RULE-BASED" in done.stdout and "SCRIPTED" not in done.stdout
+    assert "billing asks policy (llm): Is a refund for a duplicate charge" in done.stdout
+    assert "refunds: I've refunded the duplicate charge" in done.stdout
+    assert "technical hands off to operator (escalation)" in done.stdout
+
+    both = subprocess.run([sys.executable, "-m", "handoffs.cli", "demo", "--rules",
+                           "--scripted"], capture_output=True, text=True, timeout=60)
+    assert both.returncode == 2 and "leave out --model and --scripted" in both.stderr

@@ -46,8 +46,9 @@ def test_a_chat_with_the_support_team_moves_between_agents(chat: Any) -> None:
     assert c.after == "] you> " and "[🧭 Triage" in banner
 
     screen = say(c, "I was charged twice on my invoice")
-    assert "→ 🧭 Triage hands off to 💳 Billing (llm): The request is for Billing." in screen
-    assert "💳 Billing: Billing here (Charges, invoices, duplicate payments)." in screen
+    assert ("→ 🧭 Triage hands off to 💳 Billing (llm): Billing question: I was charged twice "
+            "on my invoice") in screen
+    assert "💳 Billing: Which order was charged twice?" in screen    # the support team's rules
     assert screen.rstrip().endswith("[💳 Billing")           # the prompt names who is active
 
     screen = say(c, "/agents")
@@ -60,6 +61,7 @@ def test_a_chat_with_the_support_team_moves_between_agents(chat: Any) -> None:
     assert "✗ switch to policy refused (not_user_selectable)" in screen
 
     screen = say(c, "It crashes. Can a human operator look at it?")
+    assert "🛠 Tech support: Let me bring in a colleague who can check your account." in screen
     assert "→ 🛠 Tech support hands off to 🙋 Operator (human) (escalation)" in screen
     assert "… waiting for 🙋 Operator (human)" in screen
 

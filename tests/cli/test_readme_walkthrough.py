@@ -28,7 +28,7 @@ def test_the_readme_chat_then_graph_then_sessions(tmp_path: Path) -> None:
              if "you> " in line]
     promised = [line.strip().removesuffix("...").strip()
                 for line in screen.group(1).splitlines() if line.startswith("  → ")]
-    assert typed[-1] == "/quit" and len(promised) == 3
+    assert typed[-1] == "/quit" and len(promised) == 5
 
     chat = pexpect.spawn(sys.executable, ["-m", "handoffs.cli", "chat"], cwd=str(tmp_path),
                          env=offline_env(), encoding="utf-8", timeout=20,
@@ -62,4 +62,5 @@ def test_the_readme_chat_then_graph_then_sessions(tmp_path: Path) -> None:
     assert graph.startswith("flowchart LR")
     assert listing.splitlines()[1].split()[1] == "operator"      # who holds it now
     assert "you (to triage): I was charged twice on my invoice" in shown
+    assert "Refund of $129.00 on A-1001 issued" in shown
     assert "user_request: The user picked this agent." in shown

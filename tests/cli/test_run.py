@@ -14,9 +14,10 @@ def test_one_turn_prints_the_answer_its_agent_and_each_handoff(handoffs: Handoff
     out = done.stdout
     assert "model: the offline model (no --model, HANDOFFS_MODEL or API key is set)" in out
     assert "→ 🧭 Triage hands off to 💳 Billing (llm)" in out
+    assert "→ 💳 Billing asks 📜 Policy desk (llm)" in out
     assert "→ 💳 Billing hands off to 💸 Refunds (llm)" in out
-    assert "💸 Refunds: Refunds here." in out
-    assert "Refund of $129.00 on A-1001 issued" in out
+    assert ("💸 Refunds: I've refunded the duplicate charge: Refund of $129.00 on A-1001 "
+            "issued; reference R-0001.") in out
 
 
 def test_json_prints_every_event_as_one_json_line(handoffs: Handoffs) -> None:

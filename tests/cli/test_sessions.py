@@ -22,8 +22,8 @@ def test_a_session_can_be_listed_shown_exported_imported_and_deleted(
     shown = handoffs("sessions", "show", "s1", *STORE, "--team", "handoffs.examples.support")
     assert shown.returncode == 0
     assert "you (to triage): My invoice is wrong" in shown.stdout
-    assert "💳 Billing: Billing here" in shown.stdout
-    assert "🧭 Triage → 💳 Billing  llm: The request is for Billing." in shown.stdout
+    assert "💳 Billing: I've emailed you the invoice" in shown.stdout
+    assert "🧭 Triage → 💳 Billing  llm: Billing question: My invoice is wrong" in shown.stdout
 
     assert handoffs("sessions", "export", "s1", "-o", "s1.json", *STORE).returncode == 0
     exported = json.loads((tmp_path / "s1.json").read_text())

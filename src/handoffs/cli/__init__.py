@@ -27,7 +27,9 @@ EPILOG = """examples:
   handoffs graph app.py:team --format svg -o team.svg
   handoffs sessions list                         (in sqlite:///handoffs.db by default)
 
-Offline (no --model, HANDOFFS_MODEL or API key) agents answer with a keyword-routing model."""
+Offline (no --model, HANDOFFS_MODEL or API key) agents answer with a rule-based model:
+the support team's own rules, or keyword routing along your team's routes.
+  handoffs demo --rules                          the demo on those rules, not a script"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
                       "or HANDOFFS_MODEL when set)")
     demo.add_argument("--scripted", action="store_true",
                       help="play the offline script even when a model or API key is set")
+    demo.add_argument("--rules", action="store_true",
+                      help="play it offline on the rule-based model (keyword rules and "
+                      "templates that answer any message), not the script")
 
     team_help = "FILE.py:NAME or package.module:NAME (default: the built-in support team)"
 
@@ -127,7 +132,11 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "demo":
         from ..demo import run_demo
 
-        return asyncio.run(run_demo(model=args.model, color=color, scripted=args.scripted))
+        if args.rules and (args.model or args.scripted):
+            parser.error("demo --rules plays the rule-based model; leave out --model and "
+                         "--scripted")
+        return asyncio.run(run_demo(model=args.model, color=color, scripted=args.scripted,
+                                    rules=args.rules))
     if args.command == "check":
         return _check(args.team, args.json, Painter(None, color))
     from .loading import load_target, team_of

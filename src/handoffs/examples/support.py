@@ -164,9 +164,9 @@ ORDER = r"(?<![\w-])(?P<order>[a-z]-\d{3,})(?![\w-])"
 
 BILLING_WORDS = ["charge", "bill", "invoice", "payment", "pay", "paid", "refund", "money back",
                  "twice", "double", "duplicate", "receipt"]
-TECH_WORDS = ["broken", "crash", "disconnect", "error", "bug", "setup", "set up", "install",
-              "not working", "doesn't work", "won't", "firmware", "dock", "monitor", "screen",
-              "battery", "freez", "slow"]
+TECH_WORDS = ["technical", "tech support", "broken", "crash", "disconnect", "error", "bug",
+              "setup", "set up", "install", "not working", "doesn't work", "won't", "firmware",
+              "dock", "monitor", "screen", "battery", "freez", "slow"]
 DUPLICATE_WORDS = ["twice", "double", "duplicate", "two times", "charged again", "refund"]
 PERSON_WORDS = ["person", "human", "operator", "someone", "real agent", "manager", "account"]
 THANKS_WORDS = ["thank", "thx", "bye", "great", "perfect"]

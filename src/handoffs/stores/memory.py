@@ -189,7 +189,7 @@ class MemoryStore:
         state.version += 1
         state.updated_at = time.time()
         try:
-            _make_valid(state, first_message, first_record)
+            _make_valid(state, kept, first_message, first_record)
         except BaseException:
             state.version, state.updated_at = saved
             raise
@@ -266,13 +266,15 @@ def _copy(state: SessionState, kept: _Committed, status: str | None) -> SessionS
     return copy
 
 
-def _make_valid(state: SessionState, first_message: int, first_record: int) -> None:
+def _make_valid(state: SessionState, kept: _Committed | None, first_message: int,
+                first_record: int) -> None:
     """Make the text a commit keeps valid, as a durable store would write it. Checks
-    only the header's text and the new messages and records: O(1) in the session's
-    length, and no encoding unless some text is not ASCII."""
+    only what is new: the messages and records, and the header's values that differ
+    from the last commit; O(1) in the session's length, and no encoding unless some
+    text is not ASCII."""
     new_msgs = state.messages[first_message:]
     new_recs = state.handoffs[first_record:]
-    if (_header_encodable(state) and objects_encodable(new_msgs)
+    if (_header_encodable(state, kept) and objects_encodable(new_msgs)
             and objects_encodable(new_recs)):
         return
     header = rows.header_text(state)
@@ -284,7 +286,16 @@ def _make_valid(state: SessionState, first_message: int, first_record: int) -> N
         rows.mirror(state, w.header, first_message, w.messages, first_record, w.records)
 
 
-def _header_encodable(state: SessionState) -> bool:
-    return (encodable(state.shared) and encodable(state.metadata)
-            and encodable([state.active_agent, state.channel, state.status,
-                           state.view.record_id]))
+def _header_encodable(state: SessionState, kept: _Committed | None) -> bool:
+    if kept is None:
+        return (encodable(state.shared) and encodable(state.metadata)
+                and encodable([state.active_agent, state.channel, state.status]))
+    shared = state.shared
+    if shared != kept.shared:  # the runtime replaces values; only new ones need a look
+        old = kept.shared
+        if not all(encodable(k) and encodable(v) for k, v in shared.items()
+                   if k not in old or old[k] != v):
+            return False
+    return ((state.metadata == kept.metadata or encodable(state.metadata))
+            and (state.active_agent == kept.active_agent or encodable(state.active_agent))
+            and (state.channel == kept.channel or encodable(state.channel)))
