@@ -38,6 +38,7 @@ docs-serve: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/ours.py
+	$(BIN)/python bench/telemetry.py
 
 # Ours only, a few reps, results in a temp dir; exits non-zero if any check fails (CI).
 bench-smoke: $(STAMP)

@@ -13,6 +13,7 @@ from typing import Any
 logging.getLogger("handoffs").addHandler(logging.NullHandler())
 
 
-def fields(session_id: str, turn: int, agent: str | None) -> dict[str, Any]:
-    """The `extra` of a record about one session's turn."""
+def fields(session_id: str, turn: int | None, agent: str | None) -> dict[str, Any]:
+    """The `extra` of a record about one session's turn (`turn` and `agent` None where
+    the code that logs does not know them, as a store waiting for a lock)."""
     return {"session_id": session_id, "turn": turn, "agent": agent}

@@ -18,7 +18,7 @@ from ..core.messages import HandoffMark, Message, ToolResult, UserMessage
 from ..core.policy import Rejection
 from ..core.team import Route
 from . import guardrails
-from .handoffs import call_hook, refuse, result_for
+from .handoffs import call_hook, log_accepted, refuse, result_for
 from .prompt import checked_filter, ctx_of, window
 from .requests import HandoffAsk
 from .state import Answer, Fail, Leg, Outcome, Turn, append, turn_text
@@ -68,6 +68,7 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
         "source": record.source, "target": target.name, "reason": record.reason,
         "explanation": record.explanation, "record_id": record.id, "returns": True,
     })
+    log_accepted(t, record)
     if task is not None:
         append(t, sub, UserMessage(task, target.name))
     t.emit("agent_started", {"agent": target.name, "display_name": target.label})

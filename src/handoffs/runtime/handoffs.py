@@ -136,6 +136,7 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
         "source": name, "target": transfer.target.name, "reason": transfer.record.reason,
         "explanation": transfer.record.explanation, "record_id": transfer.record.id,
         "returns": False})
+    log_accepted(t, transfer.record)
     t.emit("agent_started", {"agent": transfer.target.name,
                              "display_name": transfer.target.label})
     return None
@@ -169,6 +170,17 @@ def refuse(t: Turn, leg: Leg, record: HandoffRecord, rejection: Rejection,
             "handoff %s -> %s refused (%s): %s", record.source, record.target,
             rejection.code, rejection.message, exc_info=exc,
             extra=fields(state.id, state.turn, leg.agent.name))
+
+
+def log_accepted(t: Turn, record: HandoffRecord) -> None:
+    """An accepted handoff at INFO: who handed to whom, of which kind, and why."""
+    if log.isEnabledFor(logging.INFO):
+        state = t.state
+        why = record.explanation
+        log.info("handoff %s -> %s accepted (%s%s)%s", record.source, record.target,
+                 record.reason.value, ", delegation" if record.returns else "",
+                 f": {why[:200]}" if why else "",
+                 extra=fields(state.id, state.turn, record.source))
 
 
 def record_for(t: Turn, source: str, ask: HandoffAsk, payload: Any, accepted: bool,
@@ -242,6 +254,7 @@ def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
         "source": record.source, "target": target.name, "reason": record.reason,
         "explanation": record.explanation, "record_id": record.id, "returns": False,
     })
+    log_accepted(t, record)
     t.emit("agent_changed", {
         "agent": target.name, "previous": previous, "display_name": target.label,
         "icon": target.icon, "color": target.color,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,8 @@ from ..core.messages import AssistantMessage
 from ..core.policy import Rejection
 from ..core.session import ViewSpec
 from ..errors import HandoffsError
+from ..log import fields
+from ..telemetry.config import count_handoff, observe
 from .handoffs import move
 from .ids import new_id
 from .prompt import enabled
@@ -20,6 +23,8 @@ from .turn import check_text, load
 
 if TYPE_CHECKING:
     from .runner import Runner
+
+log = logging.getLogger(__name__)
 
 
 async def select_agent(runner: Runner, session_id: str, name: str) -> HandoffRecord:
@@ -48,6 +53,10 @@ async def select_agent(runner: Runner, session_id: str, name: str) -> HandoffRec
             elif state.status == "waiting_for_human":
                 state.status = "idle"
         await store.commit(state, since)
+    count_handoff(runner, record)
+    log.info("user picked %s: handoff %s -> %s %s", name, source, name,
+             "accepted" if rejection is None else f"refused ({rejection.code})",
+             extra=fields(session_id, state.turn, source))
     if rejection is not None:
         raise HandoffsError(rejection.message, code=rejection.code)
     return record
@@ -86,6 +95,7 @@ async def reply_as_human(runner: Runner, session_id: str, text: str,
                 raise HandoffsError(rejection.message, code=rejection.code)
         since = state.checkpoint()
         t = Turn(runner, state, None, None)
+        observe(t)  # the hand-back, if any, is a handoff span and is counted
         state.messages.append(AssistantMessage(text, human.name))
         t.emit("message", {"agent": human.name, "text": text})
         status = RunStatus.WAITING_FOR_HUMAN

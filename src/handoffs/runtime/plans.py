@@ -13,6 +13,7 @@ from ..core.plan import PlanStep
 from ..core.team import Route
 from ..core.tools import ToolSpec
 from ..errors import HandoffsError
+from ..telemetry.config import observe
 from .delegation import delegate
 from .ids import new_id
 from .loop import activate
@@ -39,6 +40,7 @@ async def run_plan(runner: Runner, session_id: str,
         t = Turn(runner, state, context, None)
         supervisor = team.supervisor or state.active_agent or team.entry
         state.messages.append(Note(f"Plan of {len(plan)} steps by {supervisor}.", supervisor))
+        observe(t)
         t.emit("run_started", {"agent": supervisor, "text": f"plan ({len(plan)} steps)"})
         leg = Leg(team.plan(supervisor), main=True)
         answers: dict[str, str] = {}

@@ -23,6 +23,7 @@ from ..core.team import Team
 from ..errors import HandoffsError
 from ..models.base import Model
 from ..stores.base import SessionStore, open_store
+from ..telemetry.config import Telemetry, resolve
 from .result import RunResult
 from .state import Turn
 from .turn import run_turn
@@ -56,7 +57,9 @@ class Runner:
     (`memory://`, `sqlite:///path.db`, `postgresql://...`); None keeps sessions in memory.
     `max_steps` bounds the model calls of one turn. `max_message_chars` bounds a user's
     or operator's message (longer ones are refused with `message_too_large` before
-    anything is stored).
+    anything is stored). `telemetry`: None (default) traces and measures turns when the
+    application configured OpenTelemetry providers, and costs nothing when it did not;
+    a `Telemetry(...)` names providers or opts in to content; False turns it off.
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class Runner:
         store: SessionStore | str | None = None,
         max_steps: int = 20,
         max_message_chars: int = 1_000_000,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if not isinstance(team, Team):
             raise HandoffsError("Runner needs a Team; wrap your agents: Team([...]).",
@@ -80,6 +84,8 @@ class Runner:
         self.store: SessionStore = open_store(store)
         self.max_steps = max_steps
         self.max_message_chars = max_message_chars
+        self.telemetry: Telemetry | None = resolve(telemetry)
+        """Checked once per turn (`handoffs.telemetry`); None: never traced nor measured."""
         self._models = _Models(self)
         for agent in team.agents:  # a model that is set is checked now, a missing one
             if self._spec(agent) is not None:  # only when that agent must answer

@@ -24,6 +24,7 @@ from ..models.base import Model, Usage
 from .result import RunError, RunResult, RunStatus
 
 if TYPE_CHECKING:
+    from ..telemetry.observer import Observer
     from .runner import Runner
 
 
@@ -116,10 +117,9 @@ class Leg:
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "built", "context", "forced", "max_steps", "models", "owner", "raw",
-                 "records",
-                 "recovered", "runner", "sink", "state", "steps", "stopping", "streaming", "team",
-                 "usage", "usage_by_agent", "user_index")
+    __slots__ = ("accepted", "built", "context", "forced", "max_steps", "models", "obs", "owner",
+                 "raw", "records", "recovered", "runner", "sink", "state", "steps", "stopping",
+                 "streaming", "team", "usage", "usage_by_agent", "user_index")
 
     def __init__(self, runner: Runner, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None) -> None:
@@ -147,6 +147,9 @@ class Turn:
         """Agents that made the call their forcing `tool_choice` asked for, this turn."""
         self.user_index = -1
         """Where this turn's user message is in the transcript (-1: look it up)."""
+        self.obs: Observer | None = None
+        """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
+        which then sits in front of `sink` and wraps `models`."""
 
     def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
         sink = self.sink
@@ -248,3 +251,23 @@ class _LazyEvents(Sequence[Event]):
 
     def __iter__(self) -> Iterator[Event]:
         return iter(self._turn.events)
+
+    def last(self) -> tuple[str, float, int, dict[str, Any]] | None:
+        """`parts()` of the last event only (None: no event)."""
+        raw = self._turn.raw
+        if not raw:
+            return None
+        item = raw[-1]
+        if isinstance(item, Event):
+            return item.type, item.at, item.turn, item.data
+        return item[0], item[1], self._turn.state.turn, item[2]
+
+    def parts(self) -> Iterator[tuple[str, float, int, dict[str, Any]]]:
+        """(type, at, turn, data) of each event, without building `Event` objects (for a
+        store that reads a few fields of a turn's events, as the memory store's stats)."""
+        turn = self._turn.state.turn
+        for item in self._turn.raw:
+            if isinstance(item, Event):
+                yield item.type, item.at, item.turn, item.data
+            else:
+                yield item[0], item[1], turn, item[2]

@@ -24,6 +24,7 @@ from ..core.messages import Note, UserMessage
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
 from ..log import fields
+from ..telemetry.config import observe
 from .loop import drive
 from .result import RunResult, RunStatus
 from .state import Fail, Turn, failed, finish
@@ -91,6 +92,7 @@ async def resume(runner: Runner, session_id: str, context: Any,
 async def _answer(t: Turn, name: str, text: str, since: Checkpoint) -> RunResult:
     """Run the main line for the turn's message and persist everything it did."""
     state = t.state
+    observe(t)
     t.emit("run_started", {"agent": name, "text": text})
     if log.isEnabledFor(logging.INFO):
         log.info("turn %d of %s started with %s", state.turn, state.id, name,
@@ -102,7 +104,9 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint) -> RunResult
         res = await drive(t, name, text)
     except asyncio.CancelledError:
         if not t.stopping or t.owner is None:  # a cancel from elsewhere: the turn is
-            raise                               # interrupted, as by a crash
+            if t.obs is not None:               # interrupted, as by a crash
+                t.obs.abandon("cancelled")
+            raise
         t.owner.uncancel()
         res = failed(t, Fail("cancelled", "The turn was stopped before it finished "
                              "(runner.cancel).", state.active_agent or name))

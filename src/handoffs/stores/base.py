@@ -10,6 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError
+from .stats import HandoffStats
 
 
 @dataclass(slots=True, frozen=True)
@@ -81,6 +82,15 @@ class SessionStore(Protocol):
         self, data: Mapping[str, Any] | str, *, replace: bool = False
     ) -> SessionState:
         """Store an export (dict or JSON text) under its id; `session_exists` if taken."""
+        ...
+
+    async def handoff_stats(
+        self, since: float | None = None, until: float | None = None
+    ) -> HandoffStats:
+        """Per route (source, target, kind) over the records of `[since, until)` (Unix
+        times; None: unbounded): requests, accepted, refusals by code, the share of
+        accepted handoffs whose turn then failed or went to a human, and the median time
+        the target took. Durable stores compute it in SQL (see `stores.stats`)."""
         ...
 
     async def close(self) -> None: ...

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 from ..errors import HandoffsError
+from ..log import fields
 
 T = TypeVar("T")
 
@@ -58,11 +59,20 @@ class _Held:
             entry = self.entries[self.key] = _Entry()
         entry.users += 1
         self.entry = entry
+        queued = entry.users > 1  # another task of this process holds it or waits
+        if queued:
+            t0 = time.monotonic()
+            log.debug("session %r is busy with another turn in this process; waiting",
+                      self.key, extra=fields(self.key, None, None))
         try:
             await entry.lock.acquire()
         except BaseException:
             self._leave()
             raise
+        if queued:
+            log.debug("session %r: waited %.1f ms for another turn in this process",
+                      self.key, (time.monotonic() - t0) * 1000,
+                      extra=fields(self.key, None, None))
 
     async def __aexit__(self, *exc: object) -> None:
         assert self.entry is not None
@@ -123,13 +133,24 @@ def lock_key(session_id: str, namespace: str = "") -> int:
 
 
 async def poll(try_once: Callable[[], Awaitable[bool]], what: str,
-               timeout: float | None) -> None:
-    """Await `try_once()` until it returns True, backing off from 1 ms to 25 ms."""
-    deadline = None if timeout is None else time.monotonic() + timeout
+               timeout: float | None, session_id: str | None = None) -> None:
+    """Await `try_once()` until it returns True, backing off from 1 ms to 25 ms.
+
+    A wait is logged at DEBUG when it starts and when it ends (with `session_id`)."""
+    start = time.monotonic()
+    deadline = None if timeout is None else start + timeout
     wait = _FIRST_WAIT
+    tries = 0
+    extra = fields(session_id, None, None) if session_id is not None else None
     while True:
         if await try_once():
+            if tries:
+                log.debug("%s: waited %.1f ms for another process's turn (%d tries)", what,
+                          (time.monotonic() - start) * 1000, tries + 1, extra=extra)
             return
+        if not tries:
+            log.debug("%s is held by another process's turn; waiting", what, extra=extra)
+        tries += 1
         if deadline is not None and time.monotonic() >= deadline:
             raise HandoffsError(
                 f"{what} is busy: another turn held it for more than {timeout:g} s. "

@@ -12,7 +12,7 @@ from typing import Any
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
-from . import checks, rows
+from . import checks, rows, stats
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
 from .text import column, encodable, objects_encodable
@@ -129,6 +129,9 @@ class MemoryStore:
         self._committed: dict[str, _Committed] = {}
         self._holders: dict[str, asyncio.Task[Any] | None] = {}
         self._locks = KeyedLocks()
+        self._stats: dict[str, list[tuple[int, int, stats.Facts]]] = {}
+        """Per session, per commit with records: which records (from, to) and the facts
+        of their turn; the stats rows are made from them when asked for."""
 
     def lock(self, session_id: str) -> _Turn:
         """Held for a whole turn; turns on one session queue up in arrival order."""
@@ -199,6 +202,11 @@ class MemoryStore:
         except BaseException:
             state.version, state.updated_at = saved
             raise
+        recs = state.handoffs
+        if len(recs) > first_record:  # only the turn's last event is read, as a rule
+            delegated = any(recs[i].returns for i in range(first_record, len(recs)))
+            self._stats.setdefault(sid, []).append(
+                (first_record, len(recs), stats.turn_facts(events, delegated)))
         self._keep(state)
         if events:
             self._log(sid, events)
@@ -246,6 +254,7 @@ class MemoryStore:
         self._committed.pop(sid, None)
         self._events.pop(sid, None)
         self._event_counts.pop(sid, None)
+        self._stats.pop(sid, None)
         return self._sessions.pop(sid, None) is not None
 
     async def import_session(
@@ -262,7 +271,20 @@ class MemoryStore:
             self._event_counts.pop(state.id, None)
             if w.events:
                 self._log(state.id, [json.loads(e[3]) for e in w.events])
+            self._stats[state.id] = [(0, len(state.handoffs), w.facts)]
         return state.snapshot()
+
+    async def handoff_stats(self, since: float | None = None,
+                            until: float | None = None) -> stats.HandoffStats:
+        """Per route: requests, accepted, refusals by code, the share whose turn failed
+        or went to a human, the median time the target took (see `stores.stats`), over
+        the committed records of `[since, until)` (Unix times; None: unbounded)."""
+        found: list[stats.Row] = []
+        for sid, commits in self._stats.items():
+            records = self._sessions[sid].handoffs
+            for first, end, known in commits:
+                found.extend(stats.rows_of(records[first:end], known))
+        return stats.aggregate(found, since, until)
 
     def _restore(self, sid: str) -> None:
         """Undo whatever changed in the session since its last commit, in place."""

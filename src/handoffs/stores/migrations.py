@@ -7,7 +7,9 @@ newer than `SCHEMA_VERSION` is refused with `schema_too_new`: an older library m
 write rows it does not understand.
 
 Version 1: sessions, messages, records. Version 2: events, and the recency index that
-`list_sessions` reads.
+`list_sessions` reads. Version 3: each record's route and fate as plain columns (filled
+from the JSON bodies of records already stored; `outcome` and `took` only for records
+written from then on) and the index `handoff_stats` reads (see `stores.stats`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,18 @@ SQLITE: list[tuple[str, ...]] = [
              PRIMARY KEY (session_id, seq)) WITHOUT ROWID""",
         "CREATE INDEX sessions_recency ON sessions (updated_at DESC, id)",
     ),
+    (
+        *(f"ALTER TABLE records ADD COLUMN {c}" for c in (
+            "source TEXT", "target TEXT", "kind TEXT", "accepted INTEGER", "rejection TEXT",
+            "at REAL", "turn INTEGER", "outcome TEXT", "took REAL")),
+        """UPDATE records SET source = json_extract(body, '$.source'),
+             target = json_extract(body, '$.target'), kind = json_extract(body, '$.reason'),
+             accepted = json_extract(body, '$.accepted'),
+             rejection = json_extract(body, '$.rejection'), at = json_extract(body, '$.at'),
+             turn = json_extract(body, '$.turn')""",
+        """CREATE INDEX records_routes ON records
+             (source, target, kind, took, at, accepted, outcome, rejection)""",
+    ),
 ]
 
 POSTGRES: list[tuple[str, ...]] = [
@@ -63,6 +77,20 @@ POSTGRES: list[tuple[str, ...]] = [
              type text NOT NULL, at double precision NOT NULL, body text NOT NULL,
              PRIMARY KEY (session_id, seq))""",
         "CREATE INDEX sessions_recency ON sessions (updated_at DESC, id)",
+    ),
+    (
+        """ALTER TABLE records ADD COLUMN source text, ADD COLUMN target text,
+             ADD COLUMN kind text, ADD COLUMN accepted boolean, ADD COLUMN rejection text,
+             ADD COLUMN at double precision, ADD COLUMN turn bigint, ADD COLUMN outcome text,
+             ADD COLUMN took double precision""",
+        """UPDATE records SET source = j ->> 'source', target = j ->> 'target',
+             kind = j ->> 'reason', accepted = (j ->> 'accepted')::boolean,
+             rejection = j ->> 'rejection', at = (j ->> 'at')::double precision,
+             turn = (j ->> 'turn')::bigint
+           FROM (SELECT session_id AS sid, seq AS n, body::jsonb AS j FROM records) AS b
+           WHERE records.session_id = b.sid AND records.seq = b.n""",
+        """CREATE INDEX records_routes ON records
+             (source, target, kind, took, at, accepted, outcome, rejection)""",
     ),
 ]
 

@@ -29,12 +29,13 @@ from urllib.parse import urlsplit
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError
-from . import checks, rows
+from . import checks, rows, stats
 from . import postgres_sql as sql
 from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, finish, lock_key, poll
 from .migrations import POSTGRES, SCHEMA_VERSION, check_version
+from .stats import HandoffStats
 
 log = logging.getLogger("handoffs.stores.postgres")
 
@@ -189,7 +190,7 @@ class PostgresStore:
                         raise self._failed(exc) from exc
                     return got
 
-            await poll(take, f"Session {session_id!r}", self.lock_timeout)
+            await poll(take, f"Session {session_id!r}", self.lock_timeout, session_id)
             conn = self._lock_conn
             self._held.add(session_id)
             try:
@@ -308,6 +309,24 @@ class PostgresStore:
     async def _summary(self, pool: Any, r: Any) -> SessionSummary:
         status = "interrupted" if await self._interrupted(pool, r[0], r[3]) else r[3]
         return SessionSummary(r[0], r[1], r[2], status, r[4], r[5], r[6])
+
+    async def handoff_stats(self, since: float | None = None,
+                            until: float | None = None) -> HandoffStats:
+        """Per route: requests, accepted, refusals by code, the share whose turn failed
+        or went to a human, the median time the target took (see `stores.stats`).
+        `since` (inclusive) and `until` (exclusive) are Unix times; None: unbounded.
+        Computed in SQL over the `records_routes` index, in one snapshot."""
+        lo, hi = stats.window(since, until)
+        pool = await self._ready()
+        try:
+            async with pool.acquire() as conn, conn.transaction(isolation="repeatable_read",
+                                                                readonly=True):
+                routes = await conn.fetch(stats.POSTGRES_ROUTES, lo, hi)
+                refused = await conn.fetch(stats.POSTGRES_REFUSED, lo, hi)
+        except self._errors as exc:
+            raise self._failed(exc) from exc
+        medians = [(*r[:3], r[7]) for r in routes if r[7] is not None]
+        return stats.from_sql(routes, refused, medians, since, until)
 
     # -- writes --------------------------------------------------------------------------
 

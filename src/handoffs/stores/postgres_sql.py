@@ -52,8 +52,13 @@ _ROWS = """
   INSERT INTO messages (session_id, seq, body)
   SELECT $1, $13::bigint + u.o - 1, u.b FROM s, unnest($14::text[]) WITH ORDINALITY AS u(b, o)
 ), r AS (
-  INSERT INTO records (session_id, seq, body)
-  SELECT $1, $15::bigint + u.o - 1, u.b FROM s, unnest($16::text[]) WITH ORDINALITY AS u(b, o)
+  INSERT INTO records (session_id, seq, body, source, target, kind, accepted, rejection, at,
+    turn, outcome, took)
+  SELECT $1, $15::bigint + u.o - 1, u.b, u.src, u.dst, u.kind, u.ok, u.code, u.at, u.turn,
+    u.outcome, u.took
+  FROM s, unnest($16::text[], $22::text[], $23::text[], $24::text[], $25::boolean[],
+    $26::text[], $27::float8[], $28::bigint[], $29::text[], $30::float8[])
+    WITH ORDINALITY AS u(b, src, dst, kind, ok, code, at, turn, outcome, took, o)
 ), e AS (
   INSERT INTO events (session_id, seq, turn, type, at, body)
   SELECT $1, s.events - $12::bigint + u.o - 1, u.t, u.y, u.a, u.b
@@ -181,5 +186,10 @@ def params(w: rows.Write) -> tuple[Any, ...]:
         w.updated_at, w.header, w.message_count, w.record_count, len(ev),
         w.first_message, w.messages, w.first_record, w.records,
         [e[0] for e in ev], [e[1] for e in ev], [e[2] for e in ev], [e[3] for e in ev],
-        w.created_at,
+        w.created_at, *_columns(w.stats),
     )
+
+
+def _columns(rows_: list[Any]) -> list[list[Any]]:
+    """The records' stats columns as one array each (`stores.stats.COLUMNS`)."""
+    return [[r[i] for r in rows_] for i in range(9)]

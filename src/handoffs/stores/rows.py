@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
 from json.encoder import encode_basestring as _encode_basestring
 from typing import Any
@@ -23,6 +23,7 @@ from ..core.messages import message_from_dict
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
 from .checks import session_id
+from .stats import Facts, Row, facts, rows_of
 from .text import column, valid
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
@@ -74,6 +75,10 @@ class Write:
     repaired: bool = False
     """Some text had to be made valid (see `stores.text`): `applied` mirrors it on the
     state, so the state a store keeps is what it wrote."""
+    stats: list[Row] = field(default_factory=list)
+    """The stats columns of each record in `records` (see `stores.stats`)."""
+    facts: Facts = field(default_factory=lambda: ({}, {}))
+    """What `stats` was made from (an import's, kept by the memory store)."""
 
     @property
     def size(self) -> int:
@@ -98,6 +103,8 @@ def encode_commit(state: SessionState, since: Checkpoint, events: Sequence[Event
         since.handoffs, [_dumps(r.to_dict()) for r in recs[since.handoffs:]],
         [encode_event(e) for e in events],
     )
+    if len(recs) > since.handoffs:
+        w.stats = rows_of(recs[since.handoffs:], facts(events))
     make_valid(w)
     return w
 
@@ -230,6 +237,8 @@ def import_write(data: Mapping[str, Any] | str) -> tuple[SessionState, Write]:
         0, [_dumps(m.to_dict()) for m in state.messages],
         0, [_dumps(r.to_dict()) for r in state.handoffs], events,
     )
+    w.facts = facts(d.get("events", ()))
+    w.stats = rows_of(state.handoffs, w.facts)
     make_valid(w)
     if w.repaired:
         mirror(state, w.header, 0, w.messages, 0, w.records)

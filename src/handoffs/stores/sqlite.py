@@ -28,12 +28,14 @@ from urllib.parse import urlsplit
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError, StoreError
-from . import checks, rows
+from ..log import fields
+from . import checks, rows, stats
 from . import sqlite_ops as ops
 from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, RangeLock, finish, lock_key, poll
 from .sqlite_ops import migrate
+from .stats import HandoffStats
 
 __all__ = ["SQLiteStore", "migrate"]
 
@@ -151,6 +153,8 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             if not ops.busy(exc):
                 raise ops.store_error(exc, self._where) from exc
+        log.debug("%s is busy with another writer; %s retries on the worker thread, "
+                  "which waits", self._where, fn.__name__)
         return await self._worker(fn, *args)
 
     # -- locking -----------------------------------------------------------------------
@@ -166,7 +170,7 @@ class SQLiteStore:
                 async def take() -> bool:
                     return rng.try_acquire(key)
 
-                await poll(take, f"Session {session_id!r}", self.lock_timeout)
+                await poll(take, f"Session {session_id!r}", self.lock_timeout, session_id)
             self._held.add(session_id)
             try:
                 yield
@@ -261,6 +265,16 @@ class SQLiteStore:
         status = "interrupted" if self._interrupted(r[0], r[3]) else r[3]
         return SessionSummary(r[0], r[1], r[2], status, r[4], r[5], r[6])
 
+    async def handoff_stats(self, since: float | None = None,
+                            until: float | None = None) -> HandoffStats:
+        """Per route: requests, accepted, refusals by code, the share whose turn failed
+        or went to a human, the median time the target took (see `stores.stats`).
+        `since` (inclusive) and `until` (exclusive) are Unix times; None: unbounded.
+        Computed in SQL over the `records_routes` index, on the worker thread."""
+        lo, hi = stats.window(since, until)
+        found = await self._worker(ops.handoff_stats, lo, hi)
+        return stats.from_sql(*found, since, until)
+
     # -- writes ------------------------------------------------------------------------
 
     async def commit(
@@ -287,6 +301,9 @@ class SQLiteStore:
             ops.write(self._fast, w)
         except sqlite3.Error as exc:
             if ops.busy(exc):
+                log.debug("%s is busy with another writer; the commit of %r retries on "
+                          "the worker thread, which waits", self._where, w.id,
+                          extra=fields(w.id, w.turn, None))
                 return False
             raise ops.store_error(exc, self._where) from exc
         self._inline_commits += 1

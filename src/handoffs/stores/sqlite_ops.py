@@ -11,7 +11,7 @@ import sqlite3
 from typing import Any
 
 from ..errors import HandoffsError, StoreError
-from . import rows
+from . import rows, stats
 from .migrations import SCHEMA_VERSION, SQLITE, check_version
 
 _INSERT_SESSION = (
@@ -24,7 +24,10 @@ _UPDATE_SESSION = (
     " WHERE id = ? AND version = ? RETURNING events"
 )
 _INSERT_MESSAGE = "INSERT INTO messages (session_id, seq, body) VALUES (?, ?, ?)"
-_INSERT_RECORD = "INSERT INTO records (session_id, seq, body) VALUES (?, ?, ?)"
+_INSERT_RECORD = (
+    "INSERT INTO records (session_id, seq, body, source, target, kind, accepted, rejection,"
+    " at, turn, outcome, took) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _INSERT_EVENT = (
     "INSERT INTO events (session_id, seq, turn, type, at, body) VALUES (?, ?, ?, ?, ?, ?)"
 )
@@ -155,7 +158,8 @@ def write(c: sqlite3.Connection, w: rows.Write, replace: bool = False) -> None:
                 (sid, w.first_message + i, b) for i, b in enumerate(w.messages)])
         if w.records:
             c.executemany(_INSERT_RECORD, [
-                (sid, w.first_record + i, b) for i, b in enumerate(w.records)])
+                (sid, w.first_record + i, b, *cols)
+                for i, (b, cols) in enumerate(zip(w.records, w.stats, strict=True))])
         if w.events:
             c.executemany(_INSERT_EVENT, [
                 (sid, first_event + i, turn, type_, at, body)
@@ -255,3 +259,22 @@ def store_error(exc: sqlite3.Error, where: str) -> HandoffsError:
             "exists and this process may read and write it.", code="store_unavailable")
     return StoreError(f"{where} failed ({type(exc).__name__}: {exc}); nothing was "
                       "written.", code="store_error")
+
+
+def handoff_stats(c: sqlite3.Connection, lo: float, hi: float
+                  ) -> tuple[list[Any], list[Any], list[Any]]:
+    """The `stores.stats` queries over the records of `[lo, hi)`, in one snapshot:
+    routes, refusals, and each route's median time (from its middle rows)."""
+    c.execute("BEGIN")
+    try:
+        routes = c.execute(stats.SQLITE_ROUTES, (lo, hi)).fetchall()
+        refused = c.execute(stats.SQLITE_REFUSED, (lo, hi)).fetchall()
+        medians = []
+        for source, target, kind, *_, timed in routes:
+            if timed:
+                middle = c.execute(stats.SQLITE_MIDDLE, (
+                    source, target, kind, lo, hi, 2 - timed % 2, (timed - 1) // 2)).fetchall()
+                medians.append((source, target, kind, sum(r[0] for r in middle) / len(middle)))
+    finally:
+        c.execute("COMMIT")
+    return routes, refused, medians

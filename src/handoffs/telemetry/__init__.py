@@ -1,0 +1,36 @@
+"""Observability: OpenTelemetry traces and metrics of every turn, Prometheus text.
+
+Nothing here imports OpenTelemetry until a turn is traced or a function below that needs
+it is called, so `import handoffs` stays light and an application that configures no
+provider pays nothing. See docs/observability.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .config import Telemetry
+
+if TYPE_CHECKING:
+    from .otlp import export_otlp
+    from .prometheus import PROMETHEUS_CONTENT_TYPE, prometheus_reader, prometheus_text
+
+_LAZY = {
+    "export_otlp": "otlp",
+    "prometheus_reader": "prometheus",
+    "prometheus_text": "prometheus",
+    "PROMETHEUS_CONTENT_TYPE": "prometheus",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+__all__ = ["PROMETHEUS_CONTENT_TYPE", "Telemetry", "export_otlp", "prometheus_reader",
+           "prometheus_text"]

@@ -1,0 +1,45 @@
+"""Where a traced turn is: the activation each asyncio task works for."""
+
+from __future__ import annotations
+
+import time
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import trace
+
+if TYPE_CHECKING:
+    from .observer import Observer
+
+
+class Frame:
+    """One activation of an agent on a line of work, or (`span` None) the start of a
+    delegation's line before its first activation."""
+
+    __slots__ = ("agent", "asks", "ctx", "ended", "error", "line", "obs", "parent", "span",
+                 "start", "tools")
+
+    def __init__(self, obs: Observer, agent: str, line: str | None, parent: Any,
+                 span: Any = None) -> None:
+        self.obs = obs
+        self.agent = agent
+        self.line = line
+        """The delegation record this line works for (None: the main line)."""
+        self.parent = parent
+        """The context activations of this line start in (the turn's, or the delegation's)."""
+        self.span = span
+        self.ctx = trace.set_span_in_context(span) if span is not None else parent
+        self.start = time.perf_counter()
+        self.tools: dict[str, Any] = {}
+        """Open `execute_tool` spans by call id."""
+        self.asks: dict[str, Any] = {}
+        """Open handoff-request spans by call id."""
+        self.ended = False
+        self.error: str | None = None
+        """Why this activation failed, once known (a guardrail trip, a model error)."""
+
+
+FRAME: ContextVar[Frame | None] = ContextVar("handoffs_telemetry_frame", default=None)
+"""The activation the running task works for. Each delegation (and each concurrent tool
+call) runs in its own asyncio task, whose context is a copy: concurrent delegates never
+see each other's activation, and a delegate's never leaks back to its caller."""
