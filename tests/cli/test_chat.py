@@ -95,9 +95,11 @@ def test_ctrl_c_interrupts_the_turn_not_the_session(chat: Any) -> None:
     c.expect("slow: Thinking ")
     c.sendintr()
     c.expect(r"\] you> ")
-    assert "^C: stopped showing this turn" in str(c.before)
+    assert "^C: turn stopped; the session goes on" in str(c.before)
     screen = say(c, "/session")                              # the session goes on
     assert "active  slow" in screen
+    screen = say(c, "/history")                              # the message is kept
+    assert "Take your time" in screen
     c.sendintr()                                             # at the prompt: a hint
     c.expect("Ctrl-D or /quit to leave")
     c.sendeof()

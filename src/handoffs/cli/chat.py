@@ -64,9 +64,10 @@ class Chat:
                     else:
                         aio.run(self.turn(text))
                 except KeyboardInterrupt:
+                    stopped = aio.run(self.stop())
                     self.out.line(self.p.warn(
-                        "  ^C: stopped showing this turn. It finishes in the background and "
-                        "its answer is kept in the session (/history)."))
+                        "  ^C: turn stopped; the session goes on." if stopped else
+                        "  ^C: stopped showing this turn; its answer is in /history."))
                 except HandoffsError as exc:
                     self.out.line(self.p.error(f"  {exc.code}: {exc}"))
             aio.run(self.runner.store.close())
@@ -100,6 +101,12 @@ class Chat:
             self.out.show(event)
         self.out.end_stream()
         await self._refresh()
+
+    async def stop(self) -> bool:
+        """Stop the running turn (`runner.cancel`) and wait until it is stored."""
+        stopped = self.runner.cancel(self.session_id)
+        await self.runner.wait_for_turns()
+        return stopped
 
     async def command(self, line: str) -> bool:
         """Do one slash command; False means leave."""

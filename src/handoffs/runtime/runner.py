@@ -171,6 +171,12 @@ class Runner:
         t.owner.cancel()
         return True
 
+    async def wait_for_turns(self) -> None:
+        """Wait until the turns this runner started through `stream` have ended and been
+        stored (they go on when their reader stops reading); for a clean shutdown."""
+        while self._detached:
+            await asyncio.gather(*self._detached, return_exceptions=True)
+
     def run_sync(
         self,
         session_id: str,
