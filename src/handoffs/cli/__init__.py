@@ -122,6 +122,10 @@ def _parser() -> argparse.ArgumentParser:
     delete.add_argument("id")
     for p in (listing, show, export, imp, delete):
         p.add_argument("--store", default=None, help=store_help)
+    stats = sub.add_parser("stats", help="per route: requests, refusals by code, failures")
+    stats.add_argument("--store", default=None, help=store_help)
+    stats.add_argument("--since", default=None, help="a window: 30m, 24h, 7d, or a Unix time")
+    stats.add_argument("--json", action="store_true", help="the statistics as JSON")
     return parser
 
 
@@ -206,6 +210,11 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         team = team_of(load_target(args.team)) if getattr(args, "team", None) else None
         return asyncio.run(sessions_command(args.action, store_url(args.store), args,
                                             Painter(team, color)))
+    if args.command == "stats":
+        from .runners import store_url
+        from .stats import stats_command
+
+        return asyncio.run(stats_command(store_url(args.store), args.since, args.json))
     parser.print_help()
     return 0
 
