@@ -27,13 +27,14 @@ TEAM = Path(__file__).with_name("slow_team.py")
 
 
 @contextlib.contextmanager
-def handoffs_serve(store: str, cwd: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def handoffs_serve(store: str, cwd: Path, *extra: str
+                   ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(SRC), "HANDOFFS_OPERATOR_KEY": OPERATOR_KEY}
     env.pop("HANDOFFS_MODEL", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "handoffs.cli", "serve", f"{TEAM}:runner", "--store", store,
-         "--port", str(port), "--log-level", "warning"],
+         "--port", str(port), "--log-level", "warning", *extra],
         cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:

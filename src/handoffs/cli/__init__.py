@@ -101,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow browser calls from ORIGIN (repeatable; default: none)")
     serve.add_argument("--log-level", default="info")
+    serve.add_argument("--metrics", action="store_true",
+                       help="count handoffs, turns and model calls for GET /metrics "
+                       "(needs handoffs[prometheus])")
 
     sessions = sub.add_parser("sessions", help="list, show, export, import, delete sessions")
     actions = sessions.add_subparsers(dest="action", metavar="action", required=True)
@@ -202,7 +205,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         demo = args.demo
         return serve(None if demo else args.team, args.store, args.model,
                      args.offline or demo, args.host, args.port, args.workers,
-                     args.operator_key, args.cors, args.log_level)
+                     args.operator_key, args.cors, args.log_level, args.metrics)
     if args.command == "sessions":
         from .runners import store_url
         from .sessions import sessions_command

@@ -21,7 +21,7 @@ KEY_ENV = "HANDOFFS_OPERATOR_KEY"
 
 def serve(team: str | None, store: str | None, model: str | None, offline: bool,
           host: str, port: int, workers: int, operator_key: str | None,
-          cors: list[str], log_level: str) -> int:
+          cors: list[str], log_level: str, metrics: bool = False) -> int:
     """Start the server; returns when it stops."""
     try:
         import uvicorn
@@ -37,7 +37,7 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
               "postgresql://...), not memory://", file=sys.stderr)
         return 2
     settings = {"team": team, "store": url, "model": model, "offline": offline,
-                "cors": cors}
+                "cors": cors, "metrics": metrics}
     os.environ[ENV] = json.dumps(settings)
     key = operator_key or os.environ.get(KEY_ENV)
     if key:
@@ -60,12 +60,30 @@ def build_app() -> Any:
     from .runners import make_runner
 
     s = json.loads(os.environ.get(ENV) or "{}")
+    if s.get("metrics"):
+        _prometheus_metrics()
     setup = make_runner(load_target(s.get("team")), s.get("model"), s.get("store"),
                         bool(s.get("offline")))
     logging.getLogger("uvicorn.access").addFilter(_MaskTokens())
     return create_app(setup.runner, operator_key=os.environ.get(KEY_ENV) or None,
                       cors_origins=s.get("cors") or (), model_label=setup.model,
                       close_store=True)
+
+
+def _prometheus_metrics() -> None:
+    """Count this process's handoffs, turns and model calls for `GET /metrics`."""
+    try:
+        from opentelemetry import metrics
+        from opentelemetry.sdk.metrics import MeterProvider
+    except ImportError as exc:
+        from ..errors import HandoffsError
+
+        raise HandoffsError("--metrics needs OpenTelemetry's SDK and Prometheus exporter: "
+                            "pip install 'handoffs[prometheus]'.",
+                            code="missing_dependency") from exc
+    from ..telemetry import prometheus_reader
+
+    metrics.set_meter_provider(MeterProvider(metric_readers=[prometheus_reader()]))
 
 
 class _MaskTokens(logging.Filter):

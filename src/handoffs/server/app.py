@@ -43,6 +43,21 @@ async def readyz(request: Request) -> JSONResponse:
     return JSONResponse({"ok": True, "store": type(svc.store).__name__})
 
 
+@meta.get("/metrics", include_in_schema=False)
+async def metrics() -> Response:
+    """The process's metrics in the Prometheus text format (`handoffs serve --metrics`,
+    or a `MeterProvider` with `handoffs.telemetry.prometheus_reader()`); 404
+    `metrics_unavailable` when the Prometheus exporter is not installed."""
+    from ..errors import HandoffsError
+
+    try:
+        from ..telemetry.prometheus import PROMETHEUS_CONTENT_TYPE, prometheus_text
+
+        return Response(prometheus_text(), media_type=PROMETHEUS_CONTENT_TYPE)
+    except HandoffsError as exc:
+        return errors.respond("metrics_unavailable", str(exc), 404)
+
+
 @meta.get("/v1/team")
 async def team(request: Request) -> dict[str, Any]:
     """The agents (name, display name, description, icon, colour, user-selectable,
