@@ -26,6 +26,7 @@ EPILOG = """examples:
   handoffs check app.py:team                     exit 1 on errors
   handoffs graph app.py:team --format svg -o team.svg
   handoffs sessions list                         (in sqlite:///handoffs.db by default)
+  handoffs serve app.py:team --port 8000         the HTTP API, live events, the page
 
 Offline (no --model, HANDOFFS_MODEL or API key) agents answer with a keyword-routing model."""
 
@@ -76,6 +77,25 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("team", nargs="?", default=None, metavar="TEAM", help=team_help)
     graph.add_argument("--format", choices=("mermaid", "dot", "svg"), default="mermaid")
     graph.add_argument("-o", "--output", default=None, help="write to FILE, not stdout")
+
+    serve = sub.add_parser("serve", help="serve a team over HTTP (needs handoffs[server])")
+    serve.add_argument("team", nargs="?", default=None, metavar="TEAM", help=team_help)
+    serve.add_argument("--demo", action="store_true",
+                       help="the built-in support team on the offline model")
+    serve.add_argument("--store", default=None,
+                       help="memory://, sqlite:///path.db or postgresql://... "
+                       "(default: HANDOFFS_STORE or sqlite:///handoffs.db)")
+    serve.add_argument("--model", default=None, help="e.g. openai:gpt-4.1-mini")
+    serve.add_argument("--offline", action="store_true",
+                       help="the offline model for every agent, even when a key is set")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1, help="server processes")
+    serve.add_argument("--operator-key", default=None,
+                       help="opens operator routes (default: HANDOFFS_OPERATOR_KEY)")
+    serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
+                       help="allow browser calls from ORIGIN (repeatable; default: none)")
+    serve.add_argument("--log-level", default="info")
 
     sessions = sub.add_parser("sessions", help="list, show, export, import, delete sessions")
     actions = sessions.add_subparsers(dest="action", metavar="action", required=True)
@@ -163,6 +183,13 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         return asyncio.run(run_once(setup, args.session or new_session_id(), text, args.json,
                                     painter))
+    if args.command == "serve":
+        from .serve import serve
+
+        demo = args.demo
+        return serve(None if demo else args.team, args.store, args.model,
+                     args.offline or demo, args.host, args.port, args.workers,
+                     args.operator_key, args.cors, args.log_level)
     if args.command == "sessions":
         from .runners import store_url
         from .sessions import sessions_command

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -113,9 +114,17 @@ class MemoryStore:
     content, with a session whose turn died reported as `interrupted`, as the durable
     stores do. Text is made valid at commit as they do (see `stores.text`).
     Nothing survives the process.
+
+    `event_log` bounds how many of each session's newest events are kept for
+    `events_after` (a server's replay); older ones are forgotten, but the count, and so
+    every event's sequence number, stays exact. 0 keeps none.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, event_log: int = 1000) -> None:
+        self.event_log = event_log
+        self._events: dict[str, list[tuple[int, Sequence[Any]]]] = {}
+        """Per session: (sequence number of the first, events) per commit, oldest first."""
+        self._event_counts: dict[str, int] = {}
         self._sessions: dict[str, SessionState] = {}
         self._committed: dict[str, _Committed] = {}
         self._holders: dict[str, asyncio.Task[Any] | None] = {}
@@ -191,6 +200,42 @@ class MemoryStore:
             state.version, state.updated_at = saved
             raise
         self._keep(state)
+        if events:
+            self._log(sid, events)
+
+    def _log(self, sid: str, events: Sequence[Any]) -> None:
+        """Keep a commit's events (as given: the runtime builds `Event` objects only
+        when read) and forget the oldest beyond `event_log`."""
+        first = self._event_counts.get(sid, 0)
+        self._event_counts[sid] = first + len(events)
+        if self.event_log <= 0:
+            return
+        chunks = self._events.setdefault(sid, [])
+        chunks.append((first, events))
+        while len(chunks) > 1 and first + len(events) - chunks[1][0] >= self.event_log:
+            del chunks[0]
+
+    async def event_count(self, session_id: str) -> int:
+        """How many events the session has stored (0 if it does not exist): the
+        sequence number its next stored event gets."""
+        return self._event_counts.get(checks.session_id(session_id), 0)
+
+    async def events_after(self, session_id: str, after: int = -1,
+                           limit: int = 1000) -> list[dict[str, Any]]:
+        """The kept events whose sequence number is above `after`, oldest first, at most
+        `limit`; each is its `Event.to_dict()` plus `seq`."""
+        out: list[dict[str, Any]] = []
+        for first, events in self._events.get(checks.session_id(session_id), ()):
+            if first + len(events) <= after + 1:
+                continue
+            for i in range(max(0, after + 1 - first), len(events)):
+                e = events[i]
+                d = dict(e) if isinstance(e, dict) else e.to_dict()
+                d["seq"] = first + i
+                out.append(d)
+                if len(out) >= limit:
+                    return out
+        return out
 
     def _keep(self, state: SessionState) -> None:
         self._sessions[state.id] = state
@@ -199,18 +244,24 @@ class MemoryStore:
     async def delete(self, session_id: str) -> bool:
         sid = checks.session_id(session_id)
         self._committed.pop(sid, None)
+        self._events.pop(sid, None)
+        self._event_counts.pop(sid, None)
         return self._sessions.pop(sid, None) is not None
 
     async def import_session(
         self, data: Mapping[str, Any] | str, *, replace: bool = False
     ) -> SessionState:
         """Store an export under its id; `session_exists` if taken and not `replace`."""
-        state, _ = rows.import_write(data)  # valid text, as a durable store would keep
+        state, w = rows.import_write(data)  # valid text, as a durable store would keep
         async with self.lock(state.id):
             if state.id in self._sessions and not replace:
                 raise HandoffsError(f"Session {state.id!r} already exists; pass "
                                     "replace=True to overwrite it.", code="session_exists")
             self._keep(state)
+            self._events.pop(state.id, None)
+            self._event_counts.pop(state.id, None)
+            if w.events:
+                self._log(state.id, [json.loads(e[3]) for e in w.events])
         return state.snapshot()
 
     def _restore(self, sid: str) -> None:

@@ -246,6 +246,29 @@ class PostgresStore:
             raise self._failed(exc) from exc
         return state
 
+    async def event_count(self, session_id: str) -> int:
+        """How many events the session has stored (0 if it does not exist): the
+        sequence number its next stored event gets."""
+        checks.session_id(session_id)
+        pool = self._pool or await self._ready()
+        try:
+            n = await pool.fetchval(sql.EVENT_COUNT, session_id)
+        except self._errors as exc:
+            raise self._failed(exc) from exc
+        return int(n or 0)
+
+    async def events_after(self, session_id: str, after: int = -1,
+                           limit: int = 1000) -> list[dict[str, Any]]:
+        """The session's stored events whose sequence number is above `after`, oldest
+        first, at most `limit`; each is its `Event.to_dict()` plus `seq`."""
+        checks.session_id(session_id)
+        pool = self._pool or await self._ready()
+        try:
+            found = await pool.fetch(sql.EVENTS_AFTER, session_id, after, limit)
+        except self._errors as exc:
+            raise self._failed(exc) from exc
+        return rows.sequenced(found)
+
     async def list_sessions(self, limit: int = 50, offset: int = 0, *,
                             status: str | None = None) -> list[SessionSummary]:
         """Sessions, most recently updated first; only those in `status` if given

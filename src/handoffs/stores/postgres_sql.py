@@ -18,6 +18,16 @@ MIGRATION_LOCK = 0x68616E646F6666  # "handoff": serialises migrations across pro
 
 HEAD = "SELECT version, messages, records FROM sessions WHERE id = $1"
 
+EVENT_COUNT = "SELECT events FROM sessions WHERE id = $1"
+
+EVENTS_AFTER = """
+SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+"""
+
+NOTIFY_CHANNEL = "handoffs_events"
+"""A commit that stores events notifies this channel with `<event count> <session id>`
+(in its transaction, so listeners hear of it once it is visible): a wake-up, not data."""
+
 LOAD = """
 SELECT s.header,
   (SELECT string_agg(m.body, ',' ORDER BY m.seq) FROM messages m
@@ -50,7 +60,8 @@ _ROWS = """
   FROM s, unnest($17::bigint[], $18::text[], $19::float8[], $20::text[])
     WITH ORDINALITY AS u(t, y, a, b, o)
 )
-SELECT events FROM s
+SELECT s.events, CASE WHEN $12::bigint > 0
+  THEN pg_notify('handoffs_events', s.events::text || ' ' || $1) END FROM s
 """
 
 UPDATE = """

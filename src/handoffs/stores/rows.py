@@ -237,6 +237,16 @@ def import_write(data: Mapping[str, Any] | str) -> tuple[SessionState, Write]:
     return state, w
 
 
+def sequenced(found: Sequence[Any]) -> list[dict[str, Any]]:
+    """Stored events as `(seq, body)` rows, decoded, each with its `seq`."""
+    out = []
+    for seq, body in found:
+        d = json.loads(body)
+        d["seq"] = int(seq)
+        out.append(d)
+    return out
+
+
 def export_dict(state: SessionState, events: list[Any]) -> dict[str, Any]:
     d = state.to_dict()
     d["events"] = events

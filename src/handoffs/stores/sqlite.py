@@ -210,6 +210,19 @@ class SQLiteStore:
             state.status = "interrupted"
         return state
 
+    async def event_count(self, session_id: str) -> int:
+        """How many events the session has stored (0 if it does not exist): the
+        sequence number its next stored event gets."""
+        checks.session_id(session_id)
+        return await self._call(ops.event_count, session_id)
+
+    async def events_after(self, session_id: str, after: int = -1,
+                           limit: int = 1000) -> list[dict[str, Any]]:
+        """The session's stored events whose sequence number is above `after`, oldest
+        first, at most `limit`; each is its `Event.to_dict()` plus `seq`."""
+        checks.session_id(session_id)
+        return rows.sequenced(await self._call(ops.events_after, session_id, after, limit))
+
     async def list_sessions(self, limit: int = 50, offset: int = 0, *,
                             status: str | None = None) -> list[SessionSummary]:
         """Sessions, most recently updated first; only those in `status` if given

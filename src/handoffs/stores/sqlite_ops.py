@@ -198,6 +198,17 @@ def export(c: sqlite3.Connection, session_id: str) -> tuple[str, str, str, str] 
     return row[0], msgs, recs, rows.join([e[0] for e in evs])
 
 
+def event_count(c: sqlite3.Connection, session_id: str) -> int:
+    row = c.execute("SELECT events FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def events_after(c: sqlite3.Connection, session_id: str, after: int, limit: int
+                 ) -> list[tuple[int, str]]:
+    return c.execute("SELECT seq, body FROM events WHERE session_id = ? AND seq > ? "
+                     "ORDER BY seq LIMIT ?", (session_id, after, limit)).fetchall()
+
+
 def checkpoint(c: sqlite3.Connection) -> None:
     c.execute("PRAGMA wal_checkpoint(PASSIVE)")
 

@@ -1,0 +1,130 @@
+"""`create_app`: a team's runner as an ASGI application (FastAPI)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+
+from .. import __version__
+from ..core.team import Team
+from ..runtime.runner import Runner
+from . import errors
+from .limits import BodyLimit
+from .service import Service, Settings
+from .views import team_view
+
+STATIC = Path(__file__).parent / "static"
+"""Where the web page lives (`index.html` at `/`, `operator.html` at `/operator`)."""
+
+meta = APIRouter(tags=["service"])
+
+
+@meta.get("/healthz")
+async def healthz() -> dict[str, Any]:
+    """The process is up."""
+    return {"ok": True}
+
+
+@meta.get("/readyz")
+async def readyz(request: Request) -> JSONResponse:
+    """The store answers (503 `store_unavailable` when it does not)."""
+    svc: Service = request.app.state.service
+    try:
+        await svc.store.list_sessions(1)
+    except Exception as exc:
+        _, code, message = errors.from_exception(exc)
+        return errors.respond("store_unavailable" if code == "internal_error" else code,
+                              message, 503)
+    return JSONResponse({"ok": True, "store": type(svc.store).__name__})
+
+
+@meta.get("/v1/team")
+async def team(request: Request) -> dict[str, Any]:
+    """The agents (name, display name, description, icon, colour, user-selectable,
+    human) and the routes (source, target, kind), with the Mermaid text."""
+    svc: Service = request.app.state.service
+    return team_view(svc.team)
+
+
+@meta.get("/v1/config")
+async def config(request: Request) -> dict[str, Any]:
+    """What a page needs to know about this server."""
+    svc: Service = request.app.state.service
+    s = svc.settings
+    return {"version": __version__, "operator_routes": s.operator_key is not None,
+            "model": s.model_label, "store": type(svc.store).__name__,
+            "max_message_chars": s.max_message_chars, "heartbeat": s.heartbeat,
+            "entry": svc.team.entry}
+
+
+def _page(name: str) -> Any:
+    async def page() -> Response:
+        path = STATIC / name
+        if not path.is_file():
+            return JSONResponse({"name": "handoffs", "docs": "/docs", "api": "/v1/team"})
+        return FileResponse(path)
+    return page
+
+
+def create_app(runner: Runner | Team, *, operator_key: str | None = None,
+               max_body_bytes: int = 1_048_576, max_message_chars: int = 100_000,
+               cors_origins: tuple[str, ...] | list[str] = (), heartbeat: float = 15.0,
+               poll_interval: float = 0.05, model_label: str | None = None,
+               close_store: bool = False) -> FastAPI:
+    """The HTTP API of a team: sessions, messages (JSON and SSE), live events (SSE and
+    WebSocket), the team, operator routes and an OpenAI-compatible endpoint.
+
+    `runner` is a `Runner` (or a `Team`, run on the memory store with `HANDOFFS_MODEL`).
+    `operator_key` opens every session and the operator routes (None: those are off).
+    See `Settings` for the rest and docs/serving.md for the API. `close_store` closes
+    the runner's store when the app shuts down.
+    """
+    if isinstance(runner, Team):
+        runner = Runner(runner)
+    settings = Settings(operator_key=operator_key or None, max_body_bytes=max_body_bytes,
+                        max_message_chars=max_message_chars,
+                        cors_origins=tuple(cors_origins), heartbeat=heartbeat,
+                        poll_interval=poll_interval, model_label=model_label)
+    service = Service(runner, settings)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await service.start()
+        try:
+            yield
+        finally:
+            await service.stop()
+            if close_store:
+                await runner.store.close()
+
+    app = FastAPI(title="handoffs", version=__version__, lifespan=lifespan,
+                  description="A team of agents over HTTP: sessions, live events, "
+                  "handoffs. See docs/serving.md.")
+    app.state.service = service
+    errors.install(app)
+    from . import openai_compat, routes_events, routes_operator, routes_sessions
+
+    app.include_router(meta)
+    app.include_router(routes_operator.router)  # before /sessions/{id} routes
+    app.include_router(routes_sessions.router)
+    app.include_router(routes_events.router)
+    app.include_router(openai_compat.router)
+    app.add_api_route("/", _page("index.html"), include_in_schema=False)
+    app.add_api_route("/operator", _page("operator.html"), include_in_schema=False)
+    if STATIC.is_dir():
+        from fastapi.staticfiles import StaticFiles
+
+        app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    if settings.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
+                           allow_methods=["*"], allow_headers=["*"],
+                           expose_headers=["Location"])
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    return app

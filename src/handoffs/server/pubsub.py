@@ -1,0 +1,185 @@
+"""Fan-out of a session's events to this process's subscribers, with no gap and no
+duplicate.
+
+The store's event log is the record; this is only delivery. Every event carries the
+sequence number it is (or will be) stored under. A subscriber keeps the last number it
+delivered and accepts only the next one: an event from the future waits in `ahead` until
+the missing ones are read from the store, an event it already has is dropped. Three
+sources feed it, in any order:
+
+- live events of the turns this process runs (`publish`), numbered from the session's
+  stored event count when the turn started;
+- the in-flight buffer of a turn running here, for a subscriber that joins mid-turn;
+- the store, read after a wake-up (`wake`): this process's own commits, a PostgreSQL
+  `NOTIFY` from another process, or a poll of SQLite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+log = logging.getLogger("handoffs.server.pubsub")
+
+QUEUE_LIMIT = 10_000
+"""Events a subscriber may have undelivered before it is dropped (it reconnects with
+`Last-Event-ID` and loses nothing)."""
+
+PAGE = 500
+"""Events read from the store per query while catching a subscriber up."""
+
+
+class Subscriber:
+    """One client following one session's events."""
+
+    __slots__ = ("ahead", "closed", "last", "queue", "session_id")
+
+    def __init__(self, session_id: str, last: int) -> None:
+        self.session_id = session_id
+        self.last = last
+        """The sequence number of the last event delivered (-1: none)."""
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.ahead: dict[int, dict[str, Any]] = {}
+        self.closed = False
+
+    def offer(self, event: dict[str, Any]) -> bool:
+        """Deliver `event` if it is the next one (and any it unblocks); False if it
+        leaves a gap that the store must fill."""
+        if self.closed:
+            return True
+        seq = event["seq"]
+        if seq <= self.last:
+            return True
+        if seq > self.last + 1:
+            self.ahead[seq] = event
+            return False
+        self._put(event)
+        while self.last + 1 in self.ahead:
+            self._put(self.ahead.pop(self.last + 1))
+        return True
+
+    def _put(self, event: dict[str, Any]) -> None:
+        self.last = event["seq"]
+        if self.queue.qsize() >= QUEUE_LIMIT:
+            log.warning("a subscriber of %r fell %d events behind; dropping it",
+                        self.session_id, QUEUE_LIMIT)
+            self.close()
+            return
+        self.queue.put_nowait(event)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait(None)
+
+
+class Hub:
+    """This process's subscribers by session, and the turns it is running."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.subscribers: dict[str, set[Subscriber]] = {}
+        self.inflight: dict[str, list[dict[str, Any]]] = {}
+        """The events of the turn this process runs on a session, until it is stored."""
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._filling: dict[str, asyncio.Event] = {}
+
+    # -- subscribing -----------------------------------------------------------------------
+
+    async def subscribe(self, session_id: str, after: int) -> Subscriber:
+        """A subscriber that gets every event after `after`: stored ones first, then the
+        running turn's, then live ones, each once and in order."""
+        sub = Subscriber(session_id, after)
+        self.subscribers.setdefault(session_id, set()).add(sub)
+        try:
+            await self._catch_up(session_id, [sub])
+        except BaseException:
+            self.unsubscribe(sub)
+            raise
+        for event in list(self.inflight.get(session_id, ())):
+            sub.offer(event)
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        sub.close()
+        subs = self.subscribers.get(sub.session_id)
+        if subs is not None:
+            subs.discard(sub)
+            if not subs:
+                del self.subscribers[sub.session_id]
+
+    # -- delivering ------------------------------------------------------------------------
+
+    def publish(self, session_id: str, event: dict[str, Any]) -> None:
+        """A live event of a turn this process runs (numbered, not yet stored)."""
+        self.inflight.setdefault(session_id, []).append(event)
+        gap = False
+        for sub in self.subscribers.get(session_id, ()):
+            if not sub.offer(event):
+                gap = True
+        if gap:
+            self.wake(session_id)
+
+    def turn_stored(self, session_id: str) -> None:
+        """The turn this process ran on the session is committed: its events are in the
+        store now, so the in-flight copy goes, and subscribers are checked against it."""
+        self.inflight.pop(session_id, None)
+        self.wake(session_id)
+
+    def wake(self, session_id: str, count: int | None = None) -> None:
+        """New events may be stored for the session (`count`: how many it has, if
+        known): catch its subscribers up from the store, in the background."""
+        subs = self.subscribers.get(session_id)
+        if not subs:
+            return
+        if count is not None and all(s.last >= count - 1 for s in subs):
+            return
+        pending = self._filling.get(session_id)
+        if pending is not None:
+            pending.set()  # a catch-up is running: it reads once more when done
+            return
+        again = self._filling[session_id] = asyncio.Event()
+        task = asyncio.get_running_loop().create_task(self._fill(session_id, again))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _fill(self, session_id: str, again: asyncio.Event) -> None:
+        try:
+            while True:
+                again.clear()
+                subs = list(self.subscribers.get(session_id, ()))
+                if subs:
+                    await self._catch_up(session_id, subs)
+                if not again.is_set():
+                    break
+        except Exception:
+            log.warning("reading the events of %r failed; its subscribers are closed (they "
+                        "reconnect with Last-Event-ID)", session_id, exc_info=True)
+            for sub in list(self.subscribers.get(session_id, ())):
+                self.unsubscribe(sub)
+        finally:
+            self._filling.pop(session_id, None)
+
+    async def _catch_up(self, session_id: str, subs: list[Subscriber]) -> None:
+        after = min(s.last for s in subs)
+        while True:
+            found = await self.store.events_after(session_id, after, PAGE)
+            for event in found:
+                for sub in subs:
+                    sub.offer(event)
+            if len(found) < PAGE:
+                return
+            after = found[-1]["seq"]
+
+    def watched(self) -> list[tuple[str, int]]:
+        """Each session with subscribers here, and the lowest next number they wait for."""
+        return [(sid, min(s.last for s in subs) + 1)
+                for sid, subs in self.subscribers.items() if subs]
+
+    async def close(self) -> None:
+        for subs in list(self.subscribers.values()):
+            for sub in list(subs):
+                self.unsubscribe(sub)
+        for task in list(self._tasks):
+            task.cancel()

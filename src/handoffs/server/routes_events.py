@@ -1,0 +1,131 @@
+"""Following a session: its events over SSE (replay, then live) and over a WebSocket."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from starlette.responses import StreamingResponse
+
+from . import sse
+from .errors import ApiError, body, from_exception
+from .pubsub import Subscriber
+from .routes_sessions import service
+from .service import Service
+
+router = APIRouter(prefix="/v1", tags=["events"])
+
+
+def _after(last_event_id: str | None, after: str | None) -> int:
+    """The sequence number the client has already seen (-1: none)."""
+    raw = last_event_id if last_event_id not in (None, "") else after
+    if raw in (None, ""):
+        return -1
+    try:
+        n = int(str(raw))
+    except ValueError as exc:
+        raise ApiError("invalid_argument", "Last-Event-ID and 'after' are event sequence "
+                       "numbers (integers).") from exc
+    return max(n, -1)
+
+
+@router.get("/sessions/{session_id}/events",
+            responses={200: {"content": {"text/event-stream": {}},
+                             "description": "The session's events as SSE"}})
+async def events(request: Request, session_id: str, after: str | None = None) -> \
+        StreamingResponse:
+    """The session's stored events after `Last-Event-ID` (or `?after=`), then its live
+    events, each once, in order, with its sequence number as the SSE id; a comment
+    every `heartbeat` seconds keeps proxies from closing an idle stream."""
+    svc = service(request)
+    await svc.session(request, session_id)
+    seen = _after(request.headers.get("last-event-id"), after)
+    sub = await svc.hub.subscribe(session_id, seen)
+    return sse.response(_frames(svc, sub, request))
+
+
+async def _frames(svc: Service, sub: Subscriber, request: Request) -> AsyncIterator[str]:
+    try:
+        async for chunk in sse.with_heartbeat(sub.queue, svc.settings.heartbeat):
+            yield chunk
+    finally:
+        svc.hub.unsubscribe(sub)
+
+
+@router.websocket("/sessions/{session_id}/ws")
+async def websocket(ws: WebSocket, session_id: str) -> None:
+    """The session's events as JSON text frames (after `?after=`), and the client's
+    `{"type": "message", "text": ...}` and `{"type": "select_agent", "agent": ...}`.
+    The token comes as `?access_token=` (or an Authorization header)."""
+    svc: Service = ws.app.state.service
+    try:
+        await svc.session(ws, session_id)
+        seen = _after(None, ws.query_params.get("after"))
+    except ApiError as exc:
+        await ws.accept()
+        await ws.send_text(json.dumps({"type": "error", **body(exc.code, exc.message)}))
+        await ws.close(code=4401 if exc.status == 401 else 4403 if exc.status == 403
+                       else 4404 if exc.status == 404 else 4400)
+        return
+    await ws.accept()
+    sub = await svc.hub.subscribe(session_id, seen)
+    sender = asyncio.get_running_loop().create_task(_send(ws, sub, svc.settings.heartbeat))
+    try:
+        while True:
+            raw = await ws.receive_text()
+            reply = await _command(svc, session_id, raw)
+            if reply is not None:
+                await ws.send_text(json.dumps(reply, ensure_ascii=False))
+    except WebSocketDisconnect:
+        pass
+    finally:
+        svc.hub.unsubscribe(sub)
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await sender
+
+
+async def _send(ws: WebSocket, sub: Subscriber, every: float) -> None:
+    while True:
+        try:
+            event = await asyncio.wait_for(sub.queue.get(), every)
+        except TimeoutError:
+            await ws.send_text('{"type":"ping"}')
+            continue
+        if event is None:
+            await ws.close(code=1013)  # fell behind: reconnect with ?after=
+            return
+        await ws.send_text(json.dumps(event, ensure_ascii=False))
+
+
+async def _command(svc: Service, session_id: str, raw: str) -> dict[str, Any] | None:
+    """Act on one client frame; an answer only for a refusal or a bad frame."""
+    try:
+        frame = json.loads(raw)
+        if not isinstance(frame, dict):
+            raise ApiError("invalid_request", "A frame is a JSON object with a 'type'.")
+        kind = frame.get("type")
+        if kind == "message":
+            text = frame.get("text")
+            if not isinstance(text, str):
+                raise ApiError("invalid_request", "A message frame needs 'text' (a string).")
+            svc.check_text(text)
+            svc.turns.start(session_id, text, frame.get("channel"), frame.get("context"))
+            return None
+        if kind == "select_agent":
+            agent = frame.get("agent")
+            if not isinstance(agent, str):
+                raise ApiError("invalid_request", "A select_agent frame needs 'agent'.")
+            record = await svc.runner.select_agent(session_id, agent)
+            svc.hub.wake(session_id)
+            return {"type": "agent_selected", "record": record.to_dict()}
+        raise ApiError("invalid_request", "Frame types: 'message', 'select_agent'.")
+    except json.JSONDecodeError:
+        return {"type": "error", **body("invalid_json", "The frame is not valid JSON.")}
+    except Exception as exc:
+        _, code, message = from_exception(exc)
+        return {"type": "error", **body(code, message)}

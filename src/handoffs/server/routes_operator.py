@@ -1,0 +1,83 @@
+"""The operator's routes (operator key): find sessions, speak as the human agent,
+export and import."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from ..stores.checks import STATUSES
+from .errors import ApiError
+from .routes_sessions import service
+from .schemas import HumanReply, SessionExport
+from .views import agent_view
+
+router = APIRouter(prefix="/v1", tags=["operator"])
+
+
+@router.get("/sessions")
+async def list_sessions(request: Request, status: str | None = None, limit: int = 50,
+                        cursor: str | None = None) -> dict[str, Any]:
+    """Sessions, most recently updated first; `status` keeps one status
+    (`waiting_for_human`, `interrupted`, ...); `cursor` is the `next_cursor` of the
+    previous page."""
+    svc = service(request)
+    svc.require_operator(request)
+    if status is not None and status not in STATUSES:
+        raise ApiError("invalid_argument", f"status is one of {', '.join(STATUSES)}.")
+    if not 1 <= limit <= 500:
+        raise ApiError("invalid_argument", "limit is between 1 and 500.")
+    try:
+        offset = int(cursor) if cursor else 0
+        if offset < 0 or offset > 10**9:
+            raise ValueError
+    except ValueError as exc:
+        raise ApiError("invalid_argument", "cursor is the next_cursor of a listing.") \
+            from exc
+    found = await svc.store.list_sessions(limit + 1, offset, status=status)
+    more = len(found) > limit
+    return {"sessions": [s.to_dict() for s in found[:limit]],
+            "next_cursor": str(offset + limit) if more else None}
+
+
+@router.post("/sessions/{session_id}/human")
+async def human_reply(request: Request, session_id: str, reply: HumanReply) -> JSONResponse:
+    """The human agent that holds the session speaks; with `handoff_to`, it hands the
+    conversation back to that agent (the human's routes and the policy apply)."""
+    svc = service(request)
+    svc.require_operator(request)
+    svc.check_text(reply.text)
+    if await svc.store.load(session_id) is None:
+        raise ApiError("session_not_found", f"There is no session {session_id!r}.")
+    result = await svc.runner.reply_as_human(session_id, reply.text, reply.handoff_to)
+    svc.hub.wake(session_id)
+    d = result.to_dict()
+    d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)
+    return JSONResponse(d)
+
+
+@router.get("/sessions/{session_id}/export")
+async def export_session(request: Request, session_id: str) -> dict[str, Any]:
+    """The whole session (transcript, records, events) as JSON to import elsewhere."""
+    svc = service(request)
+    svc.require_operator(request)
+    found: dict[str, Any] | None = await svc.store.export_session(session_id)
+    if found is None:
+        raise ApiError("session_not_found", f"There is no session {session_id!r}.")
+    return found
+
+
+@router.post("/sessions/import", status_code=201)
+async def import_session(request: Request, data: SessionExport,
+                         replace: bool = False) -> dict[str, Any]:
+    """Store an export under its id (`?replace=true` to overwrite; else 409
+    `session_exists`)."""
+    svc = service(request)
+    svc.require_operator(request)
+    try:
+        state = await svc.store.import_session(data.model_dump(), replace=replace)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ApiError("invalid_export", f"This is not a session export ({exc}).") from exc
+    return {"id": state.id, "messages": len(state.messages), "turn": state.turn}

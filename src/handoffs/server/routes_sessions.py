@@ -1,0 +1,145 @@
+"""A user's routes: create a session, send messages, pick an agent, read, delete."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse
+
+from ..core.session import SessionState
+from ..stores.checks import session_id as check_id
+from . import auth, sse
+from .errors import ApiError, body, from_exception
+from .schemas import AgentPick, NewMessage, NewSession
+from .service import Service
+from .views import agent_view, session_view, transcript_view
+
+router = APIRouter(prefix="/v1", tags=["sessions"])
+
+
+def service(request: Request) -> Service:
+    s: Service = request.app.state.service
+    return s
+
+
+@router.post("/sessions", status_code=201)
+async def create_session(request: Request, spec: NewSession | None = None) -> JSONResponse:
+    """Start a session. Answers its `id`, its `token` (the bearer secret for every
+    route of this session; shown once, stored hashed) and its active agent."""
+    svc = service(request)
+    spec = spec or NewSession()
+    if spec.id is not None:
+        if not svc.operator(request):
+            raise ApiError("forbidden", "Only the operator key may choose a session id; "
+                           "leave 'id' out to get a new one.")
+        try:
+            check_id(spec.id)
+        except Exception as exc:
+            raise ApiError("invalid_argument", str(exc)) from exc
+    from ..runtime.ids import new_id
+
+    sid = spec.id or f"s_{new_id()}"
+    team = svc.team
+    agent = spec.agent or team.entry
+    if spec.agent is not None:
+        rejection = team.policy.check_selection(team, spec.agent, SessionState(sid))
+        if rejection is not None:
+            raise ApiError(rejection.code, rejection.message)
+    token, digest = auth.new_token()
+    state = SessionState(sid, active_agent=agent, channel=spec.channel,
+                         metadata={auth.TOKEN_KEY: digest})
+    if team[agent].is_human:
+        state.status = "waiting_for_human"
+    async with svc.store.lock(sid):
+        if await svc.store.load(sid) is not None:
+            raise ApiError("session_exists", f"Session {sid!r} already exists.")
+        await svc.store.commit(state, state.checkpoint())
+    return JSONResponse({"id": sid, "token": token,
+                         "active_agent": agent_view(team.get(agent), agent),
+                         "channel": spec.channel}, status_code=201)
+
+
+@router.get("/sessions/{session_id}")
+async def get_session(request: Request, session_id: str) -> dict[str, Any]:
+    """The session: its active agent (with display name, icon, colour), status, turn,
+    channel."""
+    svc = service(request)
+    state = await svc.session(request, session_id)
+    return session_view(svc.team, state)
+
+
+@router.get("/sessions/{session_id}/transcript")
+async def get_transcript(request: Request, session_id: str) -> dict[str, Any]:
+    """Every message with the agent it belongs to, and every handoff record."""
+    svc = service(request)
+    state = await svc.session(request, session_id)
+    return transcript_view(svc.team, state)
+
+
+@router.delete("/sessions/{session_id}", status_code=204)
+async def delete_session(request: Request, session_id: str) -> Response:
+    """Delete the session and everything stored with it."""
+    svc = service(request)
+    await svc.session(request, session_id)
+    async with svc.store.lock(session_id):
+        await svc.store.delete(session_id)
+    return Response(status_code=204)
+
+
+@router.post("/sessions/{session_id}/agent")
+async def pick_agent(request: Request, session_id: str, pick: AgentPick) -> dict[str, Any]:
+    """The user picks who answers next; refused with the policy's code
+    (`unknown_target`, `not_user_selectable`, `system_only`, `target_disabled`,
+    `channel_unsupported`)."""
+    svc = service(request)
+    await svc.session(request, session_id)
+    record = await svc.runner.select_agent(session_id, pick.agent)
+    svc.hub.wake(session_id)
+    return {"record": record.to_dict(),
+            "active_agent": agent_view(svc.team.get(pick.agent), pick.agent)}
+
+
+@router.post("/sessions/{session_id}/messages",
+             responses={200: {"description": "The turn's RunResult (JSON), or its events "
+                              "(text/event-stream)"},
+                        202: {"description": "Prefer: respond-async: the turn started"}})
+async def post_message(request: Request, session_id: str, message: NewMessage) -> Response:
+    """Run one user turn. JSON `RunResult` by default; `Accept: text/event-stream`
+    streams the turn's events; `Prefer: respond-async` answers 202 once the turn has
+    started. Messages to a busy session queue; `Prefer: wait=0` asks for 409
+    `session_busy` instead."""
+    svc = service(request)
+    state = await svc.session(request, session_id)
+    svc.check_text(message.text)
+    prefer = request.headers.get("prefer", "").lower()
+    if "wait=0" in prefer and (svc.turns.busy(session_id) or state.status == "running"):
+        raise ApiError("session_busy", "A turn is running on this session; send again "
+                       "later, or leave out 'Prefer: wait=0' to queue behind it.")
+    run = svc.turns.start(session_id, message.text, message.channel, message.context)
+    if "respond-async" in prefer:
+        first = await run.started()
+        if first is None:
+            await run.finished()  # raises what stopped it
+            raise ApiError("internal_error", "The turn did not start.", 503)
+        after = first["seq"] - 1
+        return JSONResponse(
+            {"session_id": session_id, "turn": first["turn"], "first_seq": first["seq"],
+             "events": f"/v1/sessions/{session_id}/events?after={after}"},
+            status_code=202,
+            headers={"Location": f"/v1/sessions/{session_id}/events?after={after}"})
+    if "text/event-stream" in request.headers.get("accept", ""):
+        return sse.response(_turn_frames(run))
+    result = await run.finished()
+    d = result.to_dict()
+    d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)
+    return JSONResponse(d)
+
+
+async def _turn_frames(run: Any) -> AsyncIterator[str]:
+    async for event in run.follow():
+        yield sse.frame(event)
+    if run.result is None and run.error is not None:
+        _, code, message = from_exception(run.error)
+        yield sse.frame({"type": "error", **body(code, message)})

@@ -1,0 +1,44 @@
+"""Server-sent events: one frame per event, its sequence number as the SSE id."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from starlette.responses import StreamingResponse
+
+HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def frame(event: dict[str, Any]) -> str:
+    """`id: SEQ`, `event: TYPE`, `data: JSON` (one line: JSON escapes newlines)."""
+    data = json.dumps(event, ensure_ascii=False).replace("\u2028", "\\u2028") \
+        .replace("\u2029", "\\u2029")
+    seq = event.get("seq")
+    head = f"id: {seq}\n" if seq is not None else ""
+    return f"{head}event: {event['type']}\ndata: {data}\n\n"
+
+
+def response(frames: AsyncIterator[str], status: int = 200) -> StreamingResponse:
+    return StreamingResponse(frames, status_code=status, media_type="text/event-stream",
+                             headers=HEADERS)
+
+
+async def with_heartbeat(queue: asyncio.Queue[dict[str, Any] | None], every: float,
+                         until_terminal: bool = False) -> AsyncIterator[str]:
+    """Frames from a subscriber's queue, with a comment line whenever it is idle for
+    `every` seconds (so proxies keep the stream open); ends when the queue does."""
+    yield "retry: 1000\n\n"
+    while True:
+        try:
+            event = await asyncio.wait_for(queue.get(), every)
+        except TimeoutError:
+            yield ": keep-alive\n\n"
+            continue
+        if event is None:
+            return
+        yield frame(event)
+        if until_terminal and event["type"] in ("run_completed", "run_failed"):
+            return

@@ -1,0 +1,128 @@
+"""Running a turn for the API: in a task of its own, its events numbered and fanned out.
+
+The turn does not belong to the request that started it: a client that disconnects
+does not stop it, and every subscriber of the session sees its events live. Each event
+gets the sequence number it will be stored under (the session's stored event count when
+the turn started, plus its index), so replay and live delivery line up exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from ..runtime.result import RunResult
+from ..runtime.runner import Runner
+from .pubsub import Hub
+
+log = logging.getLogger("handoffs.server.turns")
+
+
+class TurnRun:
+    """One turn the server runs: its events as they come, and its result at the end."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.events: list[dict[str, Any]] = []
+        self.changed = asyncio.Event()
+        self.done = False
+        self.result: RunResult | None = None
+        self.error: BaseException | None = None
+        self.task: asyncio.Task[None] | None = None
+
+    async def follow(self) -> AsyncIterator[dict[str, Any]]:
+        """Every event of the turn, from its first, until it ends."""
+        i = 0
+        while True:
+            while i < len(self.events):
+                yield self.events[i]
+                i += 1
+            if self.done:
+                return
+            self.changed.clear()
+            if i < len(self.events) or self.done:
+                continue
+            await self.changed.wait()
+
+    async def started(self) -> dict[str, Any] | None:
+        """The turn's first event, once it has one (None if it failed before)."""
+        while not self.events and not self.done:
+            self.changed.clear()
+            await self.changed.wait()
+        return self.events[0] if self.events else None
+
+    async def finished(self) -> RunResult:
+        """The turn's result; re-raises what the turn raised before it could start."""
+        if self.task is not None:
+            await asyncio.shield(self.task)
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+class Turns:
+    """Starts turns, numbers their events, and keeps them running until they end."""
+
+    def __init__(self, runner: Runner, hub: Hub) -> None:
+        self.runner = runner
+        self.hub = hub
+        self.running: dict[str, int] = {}
+        """How many turns are running or queued here, by session id."""
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def start(self, session_id: str, text: str, channel: str | None = None,
+              context: Any = None) -> TurnRun:
+        run = TurnRun(session_id)
+        self.running[session_id] = self.running.get(session_id, 0) + 1
+        task = asyncio.get_running_loop().create_task(
+            self._run(run, session_id, text, channel, context))
+        run.task = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return run
+
+    def busy(self, session_id: str) -> bool:
+        return self.running.get(session_id, 0) > 0
+
+    async def _run(self, run: TurnRun, sid: str, text: str, channel: str | None,
+                   context: Any) -> None:
+        store: Any = self.runner.store
+        base: int | None = None
+        published = False
+        try:
+            async for event in self.runner.stream(sid, text, channel, context):
+                if base is None:
+                    # The turn holds the session: every earlier turn's events are stored.
+                    base = await store.event_count(sid)
+                d = event.to_dict()
+                d["seq"] = base + len(run.events)
+                run.events.append(d)
+                self.hub.publish(sid, d)
+                published = True
+                if event.is_terminal:
+                    run.result = event.result
+                run.changed.set()
+        except BaseException as exc:
+            run.error = exc
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            n = self.running.get(sid, 1) - 1
+            if n:
+                self.running[sid] = n
+            else:
+                self.running.pop(sid, None)
+            if published:
+                self.hub.turn_stored(sid)
+            run.done = True
+            run.changed.set()
+        if run.result is None and run.error is None:
+            run.error = RuntimeError("the turn ended without a result")
+
+    async def close(self) -> None:
+        """Let running turns finish (they are persisted either way)."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=10)

@@ -1,0 +1,66 @@
+"""What the API answers with: sessions, transcripts, the team, as plain JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.agent import Agent
+from ..core.session import SessionState
+from ..core.team import Team
+
+HIDDEN = ("token_sha256",)
+"""Metadata a client never sees."""
+
+
+def agent_view(agent: Agent | None, name: str | None) -> dict[str, Any] | None:
+    if name is None:
+        return None
+    if agent is None:  # an agent that left the team since the session was stored
+        return {"name": name, "display_name": name, "icon": None, "color": None}
+    return {"name": agent.name, "display_name": agent.display_name or agent.name,
+            "icon": agent.icon, "color": agent.color, "human": agent.is_human}
+
+
+def session_view(team: Team, state: SessionState) -> dict[str, Any]:
+    name = state.active_agent or team.entry
+    return {
+        "id": state.id, "active_agent": agent_view(team.get(name), name),
+        "status": state.status, "turn": state.turn, "channel": state.channel,
+        "messages": len(state.messages), "created_at": state.created_at,
+        "updated_at": state.updated_at,
+        "metadata": {k: v for k, v in state.metadata.items() if k not in HIDDEN},
+    }
+
+
+def transcript_view(team: Team, state: SessionState) -> dict[str, Any]:
+    messages = []
+    for i, m in enumerate(state.messages):
+        d = m.to_dict()
+        d["index"] = i
+        agent = d.get("agent")
+        if isinstance(agent, str) and agent in team:
+            d["display_name"] = team[agent].display_name or agent
+        messages.append(d)
+    return {"session_id": state.id, "active_agent": state.active_agent or team.entry,
+            "messages": messages, "handoffs": [r.to_dict() for r in state.handoffs]}
+
+
+def team_view(team: Team) -> dict[str, Any]:
+    agents = []
+    routes = []
+    for a in team.agents:
+        agents.append({
+            "name": a.name, "display_name": a.display_name or a.name,
+            "description": a.description, "icon": a.icon, "color": a.color,
+            "user_selectable": a.user_selectable and not a.system_only and a.enabled,
+            "system_only": a.system_only, "human": a.is_human,
+            "entry": a.name == team.entry,
+        })
+        for r in team.plan(a.name).routes.values():
+            h = r.handoff
+            kind = ("delegation" if h.returns else
+                    "next_turn" if getattr(h, "respond", None) == "next_turn" else "transfer")
+            routes.append({"source": a.name, "target": r.target.name, "kind": kind,
+                           "tool": r.tool_name})
+    return {"entry": team.entry, "agents": agents, "routes": routes,
+            "mermaid": team.mermaid()}

@@ -1,0 +1,96 @@
+"""Hearing of events that another process stored, so its turns reach our subscribers.
+
+PostgreSQL: one connection per process `LISTEN`s on the channel the store notifies at
+each commit that stores events (payload: the session's event count and its id, nothing
+else). SQLite: the sessions watched here are polled every `poll_interval` seconds (one
+indexed read each), which bounds the latency. The memory store lives in one process and
+needs neither.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from .pubsub import Hub
+
+log = logging.getLogger("handoffs.server.wakeup")
+
+
+class Wakeup:
+    """Runs the store's wake-up source for a hub: `start()` at start-up, `stop()` at exit."""
+
+    def __init__(self, hub: Hub, poll_interval: float = 0.05) -> None:
+        self.hub = hub
+        self.poll_interval = poll_interval
+        self._task: asyncio.Task[None] | None = None
+        self._conn: Any = None
+        self.kind = _kind(hub.store)
+
+    async def start(self) -> None:
+        if self.kind == "postgres":
+            self._task = asyncio.get_running_loop().create_task(self._listen_forever())
+        elif self.kind == "sqlite":
+            self._task = asyncio.get_running_loop().create_task(self._poll())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
+
+    # -- PostgreSQL ------------------------------------------------------------------------
+
+    async def _listen_forever(self) -> None:
+        from ..stores.postgres_sql import NOTIFY_CHANNEL
+
+        while True:
+            try:
+                import asyncpg  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+                self._conn = await asyncpg.connect(self.hub.store.dsn)
+                await self._conn.add_listener(NOTIFY_CHANNEL, self._heard)
+                # Whatever was stored while we were not listening.
+                for sid, _ in self.hub.watched():
+                    self.hub.wake(sid)
+                while not self._conn.is_closed():
+                    await asyncio.sleep(1.0)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("listening for PostgreSQL notifications failed; retrying in 1 s",
+                            exc_info=True)
+            await asyncio.sleep(1.0)
+
+    def _heard(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+        count, _, session_id = payload.partition(" ")
+        try:
+            n = int(count)
+        except ValueError:
+            return
+        self.hub.wake(session_id, n)
+
+    # -- SQLite ----------------------------------------------------------------------------
+
+    async def _poll(self) -> None:
+        store = self.hub.store
+        while True:
+            await asyncio.sleep(self.poll_interval)
+            for sid, wanted in self.hub.watched():
+                try:
+                    if await store.event_count(sid) > wanted:
+                        self.hub.wake(sid)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.warning("polling the events of %r failed", sid, exc_info=True)
+
+
+def _kind(store: Any) -> str:
+    name = type(store).__name__
+    return {"PostgresStore": "postgres", "SQLiteStore": "sqlite"}.get(name, "memory")
