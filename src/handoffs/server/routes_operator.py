@@ -51,7 +51,8 @@ async def human_reply(request: Request, session_id: str, reply: HumanReply) -> J
     svc.check_text(reply.text)
     if await svc.store.load(session_id) is None:
         raise ApiError("session_not_found", f"There is no session {session_id!r}.")
-    result = await svc.runner.reply_as_human(session_id, reply.text, reply.handoff_to)
+    async with svc.turns.exclusive(session_id):
+        result = await svc.runner.reply_as_human(session_id, reply.text, reply.handoff_to)
     svc.hub.wake(session_id)
     d = result.to_dict()
     d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)

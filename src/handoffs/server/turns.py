@@ -4,11 +4,19 @@ The turn does not belong to the request that started it: a client that disconnec
 does not stop it, and every subscriber of the session sees its events live. Each event
 gets the sequence number it will be stored under (the session's stored event count when
 the turn started, plus its index), so replay and live delivery line up exactly.
+
+The count must be read before the turn can commit (a turn on a fast model commits
+before its first event is read), so this process runs its turns on one session one at a
+time, in arrival order, reading the count just before each. Turns that other processes
+run on the same session at the same moment can still take those numbers first; the
+server then notices (the stored count disagrees at the end), logs it, and closes that
+session's live streams so their clients reconnect and replay the record.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -71,6 +79,7 @@ class Turns:
         self.hub = hub
         self.running: dict[str, int] = {}
         """How many turns are running or queued here, by session id."""
+        self._locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     def start(self, session_id: str, text: str, channel: str | None = None,
@@ -84,43 +93,71 @@ class Turns:
         task.add_done_callback(self._tasks.discard)
         return run
 
+    @contextlib.asynccontextmanager
+    async def exclusive(self, session_id: str) -> AsyncIterator[None]:
+        """Held around any other operation that stores events on the session (a human
+        operator's reply), so no turn of this process numbers its events meanwhile."""
+        self.running[session_id] = self.running.get(session_id, 0) + 1
+        lock = self._locks.setdefault(session_id, asyncio.Lock())
+        try:
+            async with lock:
+                yield
+        finally:
+            self._done(session_id)
+
+    def _done(self, sid: str) -> None:
+        n = self.running.get(sid, 1) - 1
+        if n:
+            self.running[sid] = n
+        else:  # nobody holds or waits for the session's lock here any more
+            self.running.pop(sid, None)
+            self._locks.pop(sid, None)
+
     def busy(self, session_id: str) -> bool:
         return self.running.get(session_id, 0) > 0
 
     async def _run(self, run: TurnRun, sid: str, text: str, channel: str | None,
                    context: Any) -> None:
         store: Any = self.runner.store
-        base: int | None = None
         published = False
+        lock = self._locks.setdefault(sid, asyncio.Lock())
         try:
-            async for event in self.runner.stream(sid, text, channel, context):
-                if base is None:
-                    # The turn holds the session: every earlier turn's events are stored.
-                    base = await store.event_count(sid)
-                d = event.to_dict()
-                d["seq"] = base + len(run.events)
-                run.events.append(d)
-                self.hub.publish(sid, d)
-                published = True
-                if event.is_terminal:
-                    run.result = event.result
-                run.changed.set()
-        except BaseException as exc:
+            async with lock:
+                base = await store.event_count(sid)
+                published = await self._stream(run, sid, text, channel, context, base)
+                if published:
+                    stored = await store.event_count(sid)
+                    if stored != base + len(run.events):
+                        log.warning("another process stored events of %r during this "
+                                    "turn; closing its live streams so they replay", sid)
+                        for sub in list(self.hub.subscribers.get(sid, ())):
+                            self.hub.unsubscribe(sub)
+        except BaseException as exc:  # handed to whoever awaits the turn
             run.error = exc
             if not isinstance(exc, Exception):
                 raise
         finally:
-            n = self.running.get(sid, 1) - 1
-            if n:
-                self.running[sid] = n
-            else:
-                self.running.pop(sid, None)
-            if published:
+            self._done(sid)
+            if run.events:
                 self.hub.turn_stored(sid)
             run.done = True
             run.changed.set()
         if run.result is None and run.error is None:
             run.error = RuntimeError("the turn ended without a result")
+
+    async def _stream(self, run: TurnRun, sid: str, text: str, channel: str | None,
+                      context: Any, base: int) -> bool:
+        published = False
+        async for event in self.runner.stream(sid, text, channel, context):
+            d = event.to_dict()
+            d["seq"] = base + len(run.events)
+            run.events.append(d)
+            self.hub.publish(sid, d)
+            published = True
+            if event.is_terminal:
+                run.result = event.result
+            run.changed.set()
+        return published
 
     async def close(self) -> None:
         """Let running turns finish (they are persisted either way)."""
