@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo chat test lint docs docs-serve bench bench-smoke bench-peers bench-traffic bench-tokens clean
+.PHONY: demo chat web web-screenshots chromium test lint docs docs-serve bench bench-smoke bench-peers bench-traffic bench-tokens clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -21,12 +21,30 @@ demo: $(STAMP)
 chat: $(STAMP)
 	$(BIN)/handoffs chat
 
+# The web page with the support team on the offline model: http://localhost:8000/ to chat,
+# http://localhost:8000/operator (key: demo) to answer as the human operator.
+web: $(STAMP)
+	HANDOFFS_OPERATOR_KEY=$${HANDOFFS_OPERATOR_KEY:-demo} $(BIN)/handoffs serve --demo --store memory://
+
+# The browser tests (tests/web) use Debian's Chromium, never a downloaded browser: installed
+# here when missing and we may install packages (root); otherwise those tests skip and say
+# why (under CI=true they fail). The emoji font draws the agents' icons.
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get update -qq && apt-get install -y -qq chromium fonts-noto-color-emoji; \
+	else echo "make: no /usr/bin/chromium and not root: the browser tests will skip"; fi
+
+# The README's pictures of the page (docs/img/web_*.png), taken by a browser test.
+web-screenshots: $(STAMP) chromium
+	HANDOFFS_WEB_SCREENSHOTS=docs/img $(BIN)/pytest tests/web -k screenshots
+
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/mypy --strict src
 
 # pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
-test: lint
+test: lint chromium
 	$(BIN)/pytest
 
 # The documentation site in site/ (mkdocs build --strict; a few seconds).

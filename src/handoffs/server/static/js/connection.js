@@ -1,0 +1,84 @@
+// A session's live event stream (SSE) that survives dropped connections.
+//
+// Every event carries `seq`, its number in the session's event log. The connection keeps
+// the last number it delivered and reconnects with `?after=` that number, so the server
+// replays exactly what was missed; an event at or below it is dropped, so none shows twice.
+
+import { url } from "./api.js";
+
+const EVENT_TYPES = [
+  "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
+  "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
+  "agent_returned", "guardrail_tripped", "human_waiting", "plan_step_started",
+  "plan_step_completed", "run_completed", "run_failed",
+];
+
+export class Connection {
+  /**
+   * @param {string} sessionId
+   * @param {string} token the session's token or the operator key
+   * @param {(event: object) => void} onEvent called once per event, in order
+   * @param {(state: "connecting"|"live"|"reconnecting"|"closed") => void} onState
+   */
+  constructor(sessionId, token, onEvent, onState = () => {}) {
+    this.sessionId = sessionId;
+    this.token = token;
+    this.onEvent = onEvent;
+    this.onState = onState;
+    this.last = -1;
+    this.source = null;
+    this.retry = 0;
+    this.timer = null;
+    this.stopped = false;
+    this.reconnects = 0;
+  }
+
+  open() {
+    this.stopped = false;
+    this.onState(this.reconnects ? "reconnecting" : "connecting");
+    const src = new EventSource(url(`v1/sessions/${encodeURIComponent(this.sessionId)}/events`,
+      { access_token: this.token, after: this.last }));
+    this.source = src;
+    const deliver = (e) => this.deliver(e);
+    for (const type of EVENT_TYPES) src.addEventListener(type, deliver);
+    src.onmessage = deliver;
+    src.onopen = () => {
+      this.retry = 0;
+      this.onState("live");
+    };
+    src.onerror = () => {
+      // The browser would retry on its own, but with its own timing and none after a
+      // refused request: reconnect ourselves, from the last event we showed.
+      src.close();
+      if (this.source !== src || this.stopped) return;
+      this.source = null;
+      this.reconnects += 1;
+      this.onState("reconnecting");
+      const delay = Math.min(5000, 250 * 2 ** this.retry++);
+      this.timer = setTimeout(() => this.open(), delay);
+    };
+  }
+
+  deliver(e) {
+    let event;
+    try {
+      event = JSON.parse(e.data);
+    } catch {
+      return;
+    }
+    const seq = typeof event.seq === "number" ? event.seq : Number(e.lastEventId);
+    if (Number.isFinite(seq)) {
+      if (seq <= this.last) return;
+      this.last = seq;
+    }
+    this.onEvent(event);
+  }
+
+  close() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.source?.close();
+    this.source = null;
+    this.onState("closed");
+  }
+}

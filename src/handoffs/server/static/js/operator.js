@@ -1,0 +1,137 @@
+// The operator console: the queue of sessions waiting for a human (newest first, kept
+// live), one session's conversation and why it was escalated, and the human's answer,
+// optionally handing the conversation back to an AI agent along the human's routes.
+
+import { call } from "./api.js";
+import { Chat } from "./chat.js";
+import { Connection } from "./connection.js";
+import { TeamInfo, badge, clock, el, preview } from "./team.js";
+
+const $ = (sel) => document.querySelector(sel);
+const KEY = "handoffs.operatorKey";
+const POLL_MS = 1500;
+
+const op = { key: null, team: null, open: null, connection: null, chat: null, active: null, timer: null };
+window.handoffsOperator = op;
+
+function setConnection(state) {
+  const node = $("#connection");
+  node.dataset.state = state;
+  node.textContent = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "offline" }[state];
+}
+
+async function refreshQueue() {
+  const data = await call("GET", "v1/sessions", { token: op.key, params: { status: "waiting_for_human" } });
+  const sessions = [...data.sessions].sort((a, b) => b.updated_at - a.updated_at);
+  $("#queue-count").textContent = `(${sessions.length})`;
+  $("#queue-empty").hidden = sessions.length > 0;
+  $("#queue").replaceChildren(...sessions.map((s) => el("li", {
+    class: s.id === op.open ? "current" : "", "data-session": s.id,
+  }, el("button", { type: "button", onclick: () => openSession(s.id), "aria-current": s.id === op.open ? "true" : null },
+    el("span", { class: "sid" }, s.id), " ",
+    s.active_agent ? badge(op.team, s.active_agent, "small") : null,
+    el("span", { class: "muted" }, ` turn ${s.turn} · ${s.messages} messages · since ${clock(s.updated_at)}`)))));
+}
+
+function schedule() {
+  clearTimeout(op.timer);
+  op.timer = setTimeout(async () => {
+    try {
+      await refreshQueue();
+    } catch {
+      // The next poll tries again; the connection badge shows trouble with the stream.
+    }
+    schedule();
+  }, POLL_MS);
+}
+
+function setActive(name) {
+  op.active = name;
+  const human = op.team.agent(name).human;
+  $("#reply").hidden = !human;
+  $("#open-title").replaceChildren(`Session ${op.open} · speaking: `, badge(op.team, name));
+  const back = op.team.routes.filter((r) => r.source === name && !op.team.agent(r.target).human);
+  $("#handback").replaceChildren(el("option", { value: "" }, "stay with the customer"),
+    ...back.map((r) => el("option", { value: r.target }, `hand back to ${op.team.label(r.target)}`)));
+}
+
+function showContext(transcript) {
+  const records = transcript.handoffs || [];
+  const escalation = [...records].reverse().find((r) => r.accepted !== false && op.team.agent(r.target).human);
+  if (!escalation) {
+    $("#context").replaceChildren();
+    return;
+  }
+  $("#context").replaceChildren(el("h3", {}, "Why a person is needed"),
+    el("dl", {},
+      el("dt", {}, "from"), el("dd", {}, badge(op.team, escalation.source, "small"), " → ", badge(op.team, escalation.target, "small")),
+      el("dt", {}, "kind"), el("dd", {}, escalation.reason),
+      el("dt", {}, "reason"), el("dd", { class: "why" }, escalation.explanation || "–"),
+      el("dt", {}, "payload"), el("dd", {}, el("code", {}, preview(escalation.payload, 400) || "none"))));
+}
+
+async function openSession(id) {
+  op.connection?.close();
+  op.open = id;
+  const transcript = await call("GET", `v1/sessions/${encodeURIComponent(id)}/transcript`, { token: op.key });
+  showContext(transcript);
+  op.chat = new Chat($("#messages"), op.team, {
+    userLabel: "Customer", onStatus: (t) => { $("#status").textContent = t; },
+  });
+  op.chat.clear();
+  setActive(transcript.active_agent);
+  op.connection = new Connection(id, op.key, (e) => {
+    op.chat.handle(e);
+    if (e.type === "agent_changed") setActive(e.agent);
+  }, setConnection);
+  op.connection.open();
+  await refreshQueue();
+  $("#text").focus();
+}
+
+async function reply(text, handoffTo) {
+  $("#reply-error").textContent = "";
+  $("#send").disabled = true;
+  try {
+    const result = await call("POST", `v1/sessions/${encodeURIComponent(op.open)}/human`, {
+      token: op.key, body: { text, handoff_to: handoffTo || null },
+    });
+    if (result.active_agent) setActive(result.active_agent.name);
+    $("#text").value = "";
+    await refreshQueue();
+  } catch (err) {
+    $("#reply-error").textContent = `Not sent (${err.code}): ${err.message}`;
+  } finally {
+    $("#send").disabled = false;
+  }
+}
+
+async function login(key) {
+  op.key = key;
+  await refreshQueue(); // throws for a wrong key
+  sessionStorage.setItem(KEY, key);
+  $("#login").hidden = true;
+  $("#console").hidden = false;
+  schedule();
+}
+
+async function main() {
+  op.team = new TeamInfo(await call("GET", "v1/team"));
+  $("#login").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    try {
+      await login($("#key").value);
+    } catch (err) {
+      $("#login .error").textContent = `${err.code}: ${err.message}`;
+    }
+  });
+  $("#reply").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const text = $("#text").value.trim();
+    if (text) reply(text, $("#handback").value);
+  });
+  const saved = sessionStorage.getItem(KEY);
+  if (saved) await login(saved).catch(() => sessionStorage.removeItem(KEY));
+}
+
+main();

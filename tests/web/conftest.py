@@ -1,0 +1,199 @@
+"""Browser tests: Debian's Chromium, driven by Playwright for Python, against a real
+`handoffs serve` process (through a TCP proxy that a test can cut, to drop connections).
+
+No browser is ever downloaded: the tests use the system Chromium (`HANDOFFS_CHROMIUM`,
+default /usr/bin/chromium). Without it, or without the playwright package, they skip and
+say why; under `CI=true` that is a failure instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+OPERATOR_KEY = "web-test-operator-key"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update"]
+
+
+def chromium_path() -> str | None:
+    path = os.environ.get("HANDOFFS_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    return path if os.path.exists(path) else None
+
+
+def _missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[dev]')"
+    if chromium_path() is None:
+        return ("no Chromium at /usr/bin/chromium (HANDOFFS_CHROMIUM to point elsewhere); "
+                "`make test` installs Debian's chromium package when run as root")
+    return None
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    reason = _missing()
+    if reason is None:
+        return
+    here = Path(__file__).parent
+    web = [i for i in items if Path(str(i.fspath)).is_relative_to(here)]
+    if os.environ.get("CI") == "true":
+        for item in web:
+            item.add_marker(pytest.mark.usefixtures("_browser_required"))
+        return
+    for item in web:
+        item.add_marker(pytest.mark.skip(reason=f"browser tests skipped: {reason}"))
+
+
+@pytest.fixture
+def _browser_required() -> None:
+    pytest.fail(f"CI=true and the browser tests cannot run: {_missing()}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class Proxy:
+    """A TCP proxy in a thread; `cut()` drops every open connection (the server and the
+    page both see a dead connection), and new ones are accepted as before."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target = target_port
+        self.port = free_port()
+        self.sockets: set[socket.socket] = set()
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", self.port))
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.sockets.update((client, upstream))
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                self._close(s)
+
+    def _close(self, s: socket.socket) -> None:
+        with self.lock:
+            self.sockets.discard(s)
+        with contextlib.suppress(OSError):
+            s.shutdown(socket.SHUT_RDWR)
+        s.close()
+
+    def cut(self) -> int:
+        """Drop every open connection; how many sockets were open."""
+        with self.lock:
+            open_now = list(self.sockets)
+        for s in open_now:
+            self._close(s)
+        return len(open_now)
+
+    def close(self) -> None:
+        self.listener.close()
+        self.cut()
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[str]:
+    """A real `handoffs serve` process with the test team; its base URL."""
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+               HANDOFFS_OPERATOR_KEY=OPERATOR_KEY)
+    env.pop("HANDOFFS_MODEL", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "handoffs.cli", "serve", "tests.web.team:make_runner",
+         "--store", "memory://", "--port", str(port), "--log-level", "warning"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/healthz", timeout=1):
+                break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                out = proc.stdout.read().decode() if proc.stdout else ""
+                pytest.fail(f"handoffs serve did not start:\n{out}")
+            time.sleep(0.1)
+    yield base
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="session")
+def proxy(server: str) -> Iterator[Proxy]:
+    p = Proxy(int(server.rsplit(":", 1)[1]))
+    yield p
+    p.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def context(browser: Any) -> Iterator[Any]:
+    """A fresh browser profile (its own storage, so its own session)."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    ctx.set_default_timeout(15_000)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def errors() -> list[str]:
+    """The page errors a test saw (each test asserts there were none)."""
+    return []
+
+
+def open_page(context: Any, url: str, errors: list[str]) -> Any:
+    page = context.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    return page

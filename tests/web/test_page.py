@@ -1,0 +1,232 @@
+"""The web page in a real browser, against a real `handoffs serve`."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from .conftest import OPERATOR_KEY, Proxy, open_page
+
+CHARGED_TWICE = "I was charged twice for A-1001"
+
+
+def chat(context: Any, base: str, errors: list[str]) -> Any:
+    page = open_page(context, base + "/", errors)
+    page.wait_for_selector("#connection[data-state=live]")
+    return page
+
+
+def say(page: Any, text: str) -> None:
+    page.fill("#text", text)
+    page.press("#text", "Enter")
+
+
+def turn_done(page: Any, turn: int) -> None:
+    page.wait_for_selector(f".turn[data-turn='{turn}'] .timing")
+
+
+def test_a_turn_with_a_handoff_shows_both_agents_and_the_handoff(
+        context: Any, server: str, errors: list[str]) -> None:
+    page = chat(context, server, errors)
+    say(page, CHARGED_TWICE)
+    # The answer streams: a message is shown growing before it is whole.
+    page.wait_for_selector(".msg.agent.streaming")
+    turn_done(page, 1)
+
+    handoff = page.locator(".messages > .step.handoff[data-source=triage][data-target=billing]")
+    assert handoff.count() == 1
+    assert "Billing question" in handoff.inner_text()
+    assert page.locator(".msg.user").inner_text().endswith(CHARGED_TWICE)
+    # The delegate's answer is folded under billing's step, not in the main line.
+    delegation = page.locator(".step.delegation")
+    assert "Policy desk" in delegation.locator("summary").inner_text()
+    assert delegation.locator(".fold .msg[data-agent=policy]").count() == 1
+    answer = page.locator(".messages > .msg.agent[data-agent=refunds]")
+    assert "Refund of $129.00" in answer.inner_text()
+    assert "Refunds" in answer.locator(".badge").inner_text()
+    assert page.locator("#active-agent [data-agent=refunds]").count() == 1
+    # The timeline: records with their kind, explanation and payload; tools; timings.
+    timeline = page.locator("#timeline")
+    assert timeline.locator(".entry.handoff").count() == 2
+    assert timeline.locator(".entry.delegation").count() == 1
+    page.wait_for_selector("#timeline .entry.handoff .payload")
+    assert '"order_id":"A-1001"' in timeline.locator(".entry.handoff .payload").inner_text()
+    assert timeline.locator(".entry.tool").count() == 2
+    assert timeline.locator(".timing tbody tr").count() >= 3
+    assert not errors
+
+
+def test_the_graph_highlights_the_active_agent_and_the_path_taken(
+        context: Any, server: str, errors: list[str]) -> None:
+    page = chat(context, server, errors)
+    assert page.locator(".graph .node.active").get_attribute("data-agent") == "triage"
+    say(page, CHARGED_TWICE)
+    turn_done(page, 1)
+    active = page.locator(".graph .node.active")
+    assert active.get_attribute("data-agent") == "refunds"
+    assert active.get_attribute("aria-current") == "true"
+    assert "active" in (active.text_content() or "")  # named, not only coloured
+    taken = page.locator(".graph .route.taken")
+    assert {(taken.nth(i).get_attribute("data-source"), taken.nth(i).get_attribute("data-target"))
+            for i in range(taken.count())} == {("triage", "billing"), ("billing", "policy"),
+                                               ("billing", "refunds")}
+    assert not errors
+
+
+def test_the_picker_switches_agents(context: Any, server: str, errors: list[str]) -> None:
+    page = chat(context, server, errors)
+    page.select_option("#agent-select", "technical")
+    page.click("#picker button")
+    page.wait_for_selector("#active-agent [data-agent=technical]")
+    assert page.locator(".graph .node.active").get_attribute("data-agent") == "technical"
+    assert page.locator(".step.handoff.picked[data-target=technical]").count() == 1
+    say(page, "My dock keeps disconnecting")
+    turn_done(page, 1)
+    assert page.locator(".messages > .msg.agent").last.get_attribute("data-agent") == "technical"
+    assert not errors
+
+
+def test_a_refused_pick_shows_its_sentence(context: Any, server: str, errors: list[str]) -> None:
+    page = chat(context, server, errors)
+    page.select_option("#agent-select", "phone")
+    page.click("#picker button")
+    error = page.locator("#picker .error")
+    error.wait_for()
+    assert "channel_unsupported" in error.inner_text()
+    assert "does not serve the 'web' channel" in error.inner_text()
+    assert page.locator("#active-agent [data-agent=triage]").count() == 1
+    assert "channel_unsupported" in page.locator("#timeline .entry.refused").inner_text()
+    assert not errors
+
+
+def escalate(page: Any) -> str:
+    """Bring the user's session to the human operator; its id."""
+    page.select_option("#agent-select", "technical")
+    page.click("#picker button")
+    page.wait_for_selector("#active-agent [data-agent=technical]")
+    say(page, "Can a person look at my account?")
+    page.wait_for_selector(".step.waiting")
+    turn_done(page, 1)
+    sid: str = page.locator("#session-id").inner_text()
+    return sid
+
+
+def test_the_operator_answers_and_hands_back_and_the_user_sees_it_live(
+        browser: Any, context: Any, server: str, errors: list[str]) -> None:
+    user = chat(context, server, errors)
+    sid = escalate(user)
+    assert user.locator("#active-agent [data-agent=operator]").count() == 1
+
+    operator_ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        console = open_page(operator_ctx, server + "/operator", errors)
+        console.fill("#key", OPERATOR_KEY)
+        console.press("#key", "Enter")
+        console.click(f"#queue li[data-session='{sid}'] button")
+        console.wait_for_selector("#connection[data-state=live]")
+        context_box = console.locator("#context")
+        assert "escalation" in context_box.inner_text()
+        assert "Tech support" in context_box.inner_text()
+        console.wait_for_selector("#messages .msg.user")
+        assert "Can a person look at my account?" in console.locator("#messages").inner_text()
+
+        console.fill("#text", "Hi, I'm Sam. I reset the dock's pairing on your account.")
+        console.select_option("#handback", "technical")
+        console.click("#send")
+        # The user's page shows the human's message and the hand-back, live.
+        human = user.locator(".msg.human[data-agent=operator]")
+        human.wait_for()
+        assert "I'm Sam" in human.inner_text()
+        assert human.locator(".tag").inner_text().lower() == "human"
+        user.wait_for_selector("#active-agent [data-agent=technical]")
+        user.wait_for_selector(".step.handoff[data-source=operator][data-target=technical]")
+        # The session left the queue.
+        console.wait_for_selector(f"#queue li[data-session='{sid}']", state="detached")
+    finally:
+        operator_ctx.close()
+    assert not errors
+
+
+def test_a_dropped_connection_mid_turn_shows_every_event_once(
+        context: Any, server: str, proxy: Proxy, errors: list[str]) -> None:
+    page = chat(context, f"http://127.0.0.1:{proxy.port}", errors)
+    say(page, CHARGED_TWICE)
+    page.wait_for_selector(".messages > .step.handoff")
+    assert proxy.cut() > 0
+    page.wait_for_function("window.handoffsPage.connection.reconnects >= 1")
+    turn_done(page, 1)
+    seqs = page.evaluate("window.handoffsPage.events.map(e => e.seq)")
+    assert seqs == list(range(len(seqs)))  # each once, in order, none missing
+    types = page.evaluate("window.handoffsPage.events.map(e => e.type)")
+    assert types[0] == "run_started" and types[-1] == "run_completed"
+    assert page.locator(".msg.user").count() == 1
+    assert page.locator(".messages > .step.handoff").count() == 2
+    assert page.locator(".msg.agent[data-agent=refunds]").count() == 1
+    assert page.locator(".msg.agent.streaming").count() == 0
+    assert not errors
+
+
+def test_a_reload_resumes_the_session(context: Any, server: str, errors: list[str]) -> None:
+    page = chat(context, server, errors)
+    say(page, CHARGED_TWICE)
+    turn_done(page, 1)
+    sid = page.locator("#session-id").inner_text()
+    page.reload()
+    page.wait_for_selector("#connection[data-state=live]")
+    turn_done(page, 1)
+    assert page.locator("#session-id").inner_text() == sid
+    assert page.locator(".msg.agent[data-agent=refunds]").count() == 1
+    assert page.locator("#active-agent [data-agent=refunds]").count() == 1
+    page.click("#new-session")
+    page.wait_for_function(f"document.querySelector('#session-id').textContent !== '{sid}'")
+    assert page.locator(".msg").count() == 0
+    assert not errors
+
+
+def test_the_page_fits_a_phone(browser: Any, server: str, errors: list[str]) -> None:
+    ctx = browser.new_context(viewport={"width": 390, "height": 800}, is_mobile=True)
+    try:
+        page = chat(ctx, server, errors)
+        say(page, CHARGED_TWICE)
+        turn_done(page, 1)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390
+        assert page.locator("#send").is_visible()
+    finally:
+        ctx.close()
+    assert not errors
+
+
+def test_screenshots(browser: Any, server: str, errors: list[str], tmp_path: Path) -> None:
+    """The README's pictures: `make web-screenshots` writes them to docs/img/."""
+    out = Path(os.environ.get("HANDOFFS_WEB_SCREENSHOTS") or tmp_path)
+    ctx = browser.new_context(viewport={"width": 1280, "height": 860})
+    op_ctx = browser.new_context(viewport={"width": 1280, "height": 760})
+    try:
+        page = chat(ctx, server, errors)
+        say(page, CHARGED_TWICE)
+        turn_done(page, 1)
+        page.screenshot(path=str(out / "web_chat.png"))
+        page.locator(".side").screenshot(path=str(out / "web_timeline.png"))
+        sid = page.locator("#session-id").inner_text()
+        page.select_option("#agent-select", "technical")
+        page.click("#picker button")
+        page.wait_for_selector("#active-agent [data-agent=technical]")
+        say(page, "Can a person look at my account?")
+        turn_done(page, 2)
+        console = open_page(op_ctx, server + "/operator", errors)
+        console.fill("#key", OPERATOR_KEY)
+        console.press("#key", "Enter")
+        console.click(f"#queue li[data-session='{sid}'] button")
+        console.wait_for_selector("#messages .step.waiting")
+        console.fill("#text", "Hi, I'm Sam from support. I reset the dock's pairing.")
+        console.select_option("#handback", "technical")
+        console.screenshot(path=str(out / "web_operator.png"))
+    finally:
+        ctx.close()
+        op_ctx.close()
+    for name in ("web_chat.png", "web_timeline.png", "web_operator.png"):
+        assert re.match(rb"\x89PNG", (out / name).read_bytes()[:4])
+    assert not errors
