@@ -15,7 +15,7 @@ from ..errors import HandoffsError
 from . import checks, rows, stats
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
-from .text import column, encodable, objects_encodable
+from .text import column, encodable, json_encodable, objects_encodable
 
 log = logging.getLogger("handoffs.stores.memory")
 
@@ -339,14 +339,14 @@ def _make_valid(state: SessionState, kept: _Committed | None, first_message: int
 
 def _header_encodable(state: SessionState, kept: _Committed | None) -> bool:
     if kept is None:
-        return (encodable(state.shared) and encodable(state.metadata)
-                and encodable([state.active_agent, state.channel, state.status]))
+        return json_encodable([state.shared, state.metadata, state.active_agent,
+                               state.channel, state.status])
     shared = state.shared
     if shared != kept.shared:  # the runtime replaces values; only new ones need a look
         old = kept.shared
-        if not all(encodable(k) and encodable(v) for k, v in shared.items()
-                   if k not in old or old[k] != v):
+        if not json_encodable([(k, v) for k, v in shared.items()
+                                if k not in old or old[k] != v]):
             return False
-    return ((state.metadata == kept.metadata or encodable(state.metadata))
+    return ((state.metadata == kept.metadata or json_encodable(state.metadata))
             and (state.active_agent == kept.active_agent or encodable(state.active_agent))
             and (state.channel == kept.channel or encodable(state.channel)))

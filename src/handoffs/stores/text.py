@@ -19,6 +19,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from enum import Enum
+from json.encoder import c_make_encoder as _make_encoder  # type: ignore[attr-defined]
+from json.encoder import encode_basestring as _basestring
 from operator import attrgetter
 from typing import Any
 
@@ -60,6 +62,27 @@ def _encodes(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError
+
+
+# One C encoder: a nested value is checked in one call, not walked in Python.
+_dump: Any = None if _make_encoder is None else _make_encoder(
+    None, _refuse, _basestring, None, ":", ",", False, False, True)
+
+
+def json_encodable(value: Any) -> bool:
+    """`encodable` for JSON-like values (dicts, lists of str, numbers, None), through the
+    C JSON encoder; anything else it cannot take is walked by `encodable`."""
+    if _dump is None:
+        return encodable(value)
+    try:
+        text = "".join(_dump(value, 0))
+    except (TypeError, ValueError, RecursionError):
+        return encodable(value)
+    return text.isascii() or _encodes(text)
 
 
 def encodable(value: Any) -> bool:
@@ -140,4 +163,4 @@ def objects_encodable(objects: Sequence[Any]) -> bool:
     joined = "".join(filter(None, texts))
     if not joined.isascii() and not _encodes(joined):
         return False
-    return all(encodable(v) for v in nested)
+    return all(json_encodable(v) for v in nested)
