@@ -23,7 +23,6 @@ index of those columns; the memory store keeps the same rows in Python.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -227,6 +226,8 @@ def aggregate(rows: Iterable[Row], since: float | None = None,
         else:
             code = rejection or "refused"
             d["refused"][code] = d["refused"].get(code, 0) + 1
+    import statistics  # here, not at import: `import handoffs` stays light
+
     for key, values in took.items():
         tally.routes[key]["median"] = statistics.median(values)
     return tally.stats(since, until)
