@@ -8,9 +8,13 @@ Anything else (None, 123, bytes) is refused with `invalid_argument` rather than 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import HandoffsError
+
+if TYPE_CHECKING:
+    from .base import SessionSummary
 
 MAX_ID_LENGTH = 256
 """The longest session id a store accepts, in characters."""
@@ -62,3 +66,29 @@ def listing(limit: Any, offset: Any, status: Any) -> None:
         raise HandoffsError(
             f"list_sessions: unknown status {status!r}; use one of "
             f"{', '.join(STATUSES)} (or None for all).", code="invalid_argument")
+
+
+async def filtered_page(fetch: Callable[[int, int], Awaitable[list[SessionSummary]]],
+                        status: str, limit: int, offset: int, page: int = 100
+                        ) -> list[SessionSummary]:
+    """`limit` summaries in `status` after skipping `offset` of them, read `page` rows at
+    a time through `fetch(page, at)` (most recent first): for statuses a row alone does
+    not tell (`running` or `interrupted` depends on the session's lock)."""
+    out: list[SessionSummary] = []
+    skip = offset
+    at = 0
+    while len(out) < limit:
+        found = await fetch(page, at)
+        for summary in found:
+            if summary.status != status:
+                continue
+            if skip:
+                skip -= 1
+                continue
+            out.append(summary)
+            if len(out) == limit:
+                break
+        if len(found) < page:
+            break
+        at += page
+    return out

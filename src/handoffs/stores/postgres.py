@@ -284,25 +284,11 @@ class PostgresStore:
                     found = await pool.fetch(sql.LIST_STATUS, limit, offset, status)
                 return [await self._summary(pool, r) for r in found]
             # Running or interrupted depends on the session's lock, not only on its row.
-            out: list[SessionSummary] = []
-            skip = offset
-            at = 0
-            while len(out) < limit:
-                found = await pool.fetch(sql.LIST_LIVE, _PAGE, at)
-                for r in found:
-                    summary = await self._summary(pool, r)
-                    if summary.status != status:
-                        continue
-                    if skip:
-                        skip -= 1
-                        continue
-                    out.append(summary)
-                    if len(out) == limit:
-                        break
-                if len(found) < _PAGE:
-                    break
-                at += _PAGE
-            return out
+            async def fetch(n: int, at: int) -> list[SessionSummary]:
+                return [await self._summary(pool, r)
+                        for r in await pool.fetch(sql.LIST_LIVE, n, at)]
+
+            return await checks.filtered_page(fetch, status, limit, offset, _PAGE)
         except self._errors as exc:
             raise self._failed(exc) from exc
 

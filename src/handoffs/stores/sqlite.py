@@ -236,25 +236,10 @@ class SQLiteStore:
             found = await self._rows(limit, offset, status)
             return [self._summary(r) for r in found]
         # Running or interrupted depends on the session's lock, not only on its row.
-        out: list[SessionSummary] = []
-        skip = offset
-        at = 0
-        while len(out) < limit:
-            found = await self._rows(_PAGE, at, "live")
-            for r in found:
-                summary = self._summary(r)
-                if summary.status != status:
-                    continue
-                if skip:
-                    skip -= 1
-                    continue
-                out.append(summary)
-                if len(out) == limit:
-                    break
-            if len(found) < _PAGE:
-                break
-            at += _PAGE
-        return out
+        async def fetch(n: int, at: int) -> list[SessionSummary]:
+            return [self._summary(r) for r in await self._rows(n, at, "live")]
+
+        return await checks.filtered_page(fetch, status, limit, offset, _PAGE)
 
     async def _rows(self, limit: int, offset: int, status: str | None) -> list[Any]:
         if limit <= SMALL:
