@@ -145,3 +145,16 @@ async def test_cancel_ends_a_stream_with_its_failed_event() -> None:
             await asyncio.sleep(0)
             assert runner.cancel("s")
     assert types[-1] == "run_failed" and event.data["code"] == "cancelled"
+
+
+async def test_cancel_from_another_thread_stops_the_turn() -> None:
+    model = Gated()
+    runner = Runner(Team([Agent("solo")]), model=model)
+    running = asyncio.create_task(runner.run("s", "long question"))
+    while not model.seen:
+        await asyncio.sleep(0)
+
+    stopped = await asyncio.to_thread(runner.cancel, "s")  # e.g. a signal or UI thread
+    result = await running
+
+    assert stopped and result.error is not None and result.error.code == "cancelled"

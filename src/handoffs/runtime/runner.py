@@ -165,10 +165,20 @@ class Runner:
         its `run_failed` event. Only turns of this process are seen.
         """
         t = self._running.get(session_id)
-        if t is None or t.owner is None or t.owner is asyncio.current_task() or t.stopping:
+        owner = t.owner if t is not None else None
+        if t is None or owner is None or t.stopping or owner.done():
             return False
+        loop = owner.get_loop()
+        try:
+            if owner is asyncio.current_task(loop):  # the turn cannot stop itself
+                return False
+        except RuntimeError:  # called from outside the loop's thread
+            pass
         t.stopping = True
-        t.owner.cancel()
+        if loop.is_running() and _in_other_thread(loop):
+            loop.call_soon_threadsafe(owner.cancel)
+        else:
+            owner.cancel()
         return True
 
     async def wait_for_turns(self) -> None:
@@ -309,6 +319,13 @@ class Runner:
         from .transfer import transfer_session
 
         return await transfer_session(self, session_id, to_agent, context, new_session_id)
+
+
+def _in_other_thread(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is not loop
+    except RuntimeError:
+        return True
 
 
 def _no_running_loop(what: str) -> None:
