@@ -34,7 +34,6 @@ from . import postgres_sql as sql
 from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, finish, lock_key, poll
-from .migrations import POSTGRES, SCHEMA_VERSION, check_version
 from .stats import HandoffStats
 
 log = logging.getLogger("handoffs.stores.postgres")
@@ -111,7 +110,7 @@ class PostgresStore:
         try:
             conn = await asyncpg.connect(self.dsn)
             try:
-                await self._migrate(conn)
+                await sql.migrate(conn, self.schema)
             finally:
                 await conn.close()
             return await asyncpg.create_pool(self.dsn, min_size=self.min_size,
@@ -127,28 +126,6 @@ class PostgresStore:
         except Exception as exc:
             raise HandoffsError(f"Cannot reach PostgreSQL at {self!r}: {exc}",
                                 code="store_unavailable") from exc
-
-    async def _migrate(self, conn: Any, target: int = SCHEMA_VERSION) -> int:
-        """Bring the schema to version `target`; returns the version found."""
-        where = f"The PostgreSQL schema {self.schema or 'public'!r}"
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock($1)", sql.MIGRATION_LOCK)
-            if self.schema:
-                await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
-                await conn.execute(f'SET LOCAL search_path TO "{self.schema}"')
-            found = 0
-            if await conn.fetchval("SELECT to_regclass('handoffs_schema') IS NOT NULL"):
-                found = await conn.fetchval("SELECT version FROM handoffs_schema WHERE id = 1")
-                found = int(found or 0)
-            check_version(found, where)
-            for step in POSTGRES[found:target]:
-                for statement in step:
-                    await conn.execute(statement)
-            if target > found:
-                await conn.execute(
-                    "INSERT INTO handoffs_schema (id, version) VALUES (1, $1) ON CONFLICT (id)"
-                    " DO UPDATE SET version = excluded.version", target)
-        return int(found)
 
     async def _locker(self) -> Any:
         """The connection that holds this store's advisory locks (reopened if lost)."""
@@ -224,7 +201,7 @@ class PostgresStore:
 
     async def load(self, session_id: str) -> SessionState | None:
         """The stored session, or None. Outside a turn, a turn that died shows as
-        status `interrupted`; the next `run` answers its message first.
+        status `interrupted` (the next `run` answers its message with the new one).
 
         The state this store last committed is returned as it is (no rows read) while the
         database still holds that version (see `stores.cache`)."""
@@ -238,13 +215,15 @@ class PostgresStore:
                     return cached
                 self._cache.forget(session_id)
             row = await pool.fetchrow(sql.LOAD, session_id)
-            if row is None:
-                return None
-            state = rows.decode(row[0], rows.wrap(row[1]), rows.wrap(row[2]))
-            if await self._interrupted(pool, session_id, state.status):
-                state.status = "interrupted"
+            return None if row is None else await self._decoded(pool, session_id, row)
         except self._errors as exc:
             raise self._failed(exc) from exc
+
+    async def _decoded(self, pool: Any, session_id: str, row: Any) -> SessionState:
+        """A state from its header and rows; `interrupted` if its turn died."""
+        state = rows.decode(row[0], rows.wrap(row[1]), rows.wrap(row[2]))
+        if await self._interrupted(pool, session_id, state.status):
+            state.status = "interrupted"
         return state
 
     async def event_count(self, session_id: str) -> int:
@@ -363,9 +342,7 @@ class PostgresStore:
             row = await pool.fetchrow(sql.EXPORT, session_id)
             if row is None:
                 return None
-            state = rows.decode(row[0], rows.wrap(row[1]), rows.wrap(row[2]))
-            if await self._interrupted(pool, session_id, state.status):
-                state.status = "interrupted"
+            state = await self._decoded(pool, session_id, row)
         except self._errors as exc:
             raise self._failed(exc) from exc
         return rows.export_dict(state, json.loads(rows.wrap(row[3])))

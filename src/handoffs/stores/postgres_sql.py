@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import HandoffsError, StoreError
 from . import rows
+from .migrations import POSTGRES, SCHEMA_VERSION, check_version
 
 MIGRATION_LOCK = 0x68616E646F6666  # "handoff": serialises migrations across processes
 
@@ -193,3 +194,27 @@ def params(w: rows.Write) -> tuple[Any, ...]:
 def _columns(rows_: list[Any]) -> list[list[Any]]:
     """The records' stats columns as one array each (`stores.stats.COLUMNS`)."""
     return [[r[i] for r in rows_] for i in range(9)]
+
+
+async def migrate(conn: Any, schema: str | None, target: int = SCHEMA_VERSION) -> int:
+    """Bring the schema to version `target` (under an advisory lock, so processes that
+    open the store at once migrate it once); returns the version found."""
+    where = f"The PostgreSQL schema {schema or 'public'!r}"
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+        if schema:
+            await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+            await conn.execute(f'SET LOCAL search_path TO "{schema}"')
+        found = 0
+        if await conn.fetchval("SELECT to_regclass('handoffs_schema') IS NOT NULL"):
+            found = await conn.fetchval("SELECT version FROM handoffs_schema WHERE id = 1")
+            found = int(found or 0)
+        check_version(found, where)
+        for step in POSTGRES[found:target]:
+            for statement in step:
+                await conn.execute(statement)
+        if target > found:
+            await conn.execute(
+                "INSERT INTO handoffs_schema (id, version) VALUES (1, $1) ON CONFLICT (id)"
+                " DO UPDATE SET version = excluded.version", target)
+    return int(found)
