@@ -111,12 +111,6 @@ class Observer:
         attributes[sc.CONVERSATION_ID] = self.sid
         return self.tracer.start_span(name, parent, kind, attributes)
 
-    def record(self, record_id: str) -> HandoffRecord | None:
-        for r in reversed(self.t.records):
-            if r.id == record_id:
-                return r
-        return None
-
     def content(self, value: Any) -> str:
         return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
                                                                default=str)
@@ -317,7 +311,7 @@ class Observer:
 
     def handoff_rejected(self, e: Event) -> Any:
         d = e.data
-        record = self.record(d["record_id"])
+        record = self.t.state.record(d["record_id"])
         span = self._handoff_span(record, e)
         code = d["code"]
         kind = str(record.reason) if record is not None else "llm"
@@ -334,7 +328,7 @@ class Observer:
     def agent_handoff(self, e: Event) -> Any:
         d = e.data
         rid = d["record_id"]
-        record = self.record(rid)
+        record = self.t.state.record(rid)
         span = self._handoff_span(record, e)
         kind = str(d["reason"])
         returns = bool(d["returns"])
@@ -360,7 +354,7 @@ class Observer:
         rid = d["record_id"]
         error = None
         if not d.get("ok", True):
-            record = self.record(rid)
+            record = self.t.state.record(rid)
             error = "error"
             if record is not None:
                 error = str(record.extra.get("error", {}).get("code", "error"))
