@@ -6,7 +6,7 @@ escalates. The runner validates each request against a policy, records it, and k
 the session's active agent, so the next message goes to whoever took over.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .core.agent import Agent, HumanAgent
 from .core.context import HandoffContext, RunContext
@@ -27,6 +27,7 @@ from .core.session import SessionState
 from .core.team import Team
 from .core.tools import HandoffTo, Tool, ToolSpec, tool
 from .errors import HandoffsError, ModelError, RunFailed, ScriptExhausted, TeamError
+from .lazy import lazy_names
 
 if TYPE_CHECKING:
     from .models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
@@ -71,15 +72,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'handoffs' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 def __dir__() -> list[str]:

@@ -5,8 +5,9 @@ Provider adapters import their SDKs lazily, inside the adapter module, so that
 first use.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names
 from .base import Model, ModelRequest, ModelResponse, TextDelta, Usage
 from .registry import get_model, register_provider
 
@@ -14,13 +15,7 @@ if TYPE_CHECKING:
     from .retry import RetryPolicy
 
 
-def __getattr__(name: str) -> Any:
-    if name != "RetryPolicy":
-        raise AttributeError(f"module 'handoffs.models' has no attribute {name!r}")
-    from .retry import RetryPolicy
-
-    globals()[name] = RetryPolicy
-    return RetryPolicy
+__getattr__ = lazy_names(__name__, {"RetryPolicy": "retry"}, globals())
 
 
 __all__ = ["Model", "ModelRequest", "ModelResponse", "RetryPolicy", "TextDelta", "Usage",

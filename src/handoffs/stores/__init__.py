@@ -5,8 +5,9 @@ drivers only when first named (`from handoffs.stores import PostgresStore` does 
 import asyncpg: the first connection does).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names
 from .base import SessionStore, SessionSummary, open_store
 from .memory import MemoryStore
 
@@ -17,15 +18,7 @@ if TYPE_CHECKING:
 _LAZY = {"SQLiteStore": "sqlite", "PostgresStore": "postgres"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'handoffs.stores' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = ["MemoryStore", "PostgresStore", "SQLiteStore", "SessionStore", "SessionSummary",

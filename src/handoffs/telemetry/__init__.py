@@ -7,8 +7,9 @@ provider pays nothing. See docs/observability.md.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names
 from .config import Telemetry
 
 if TYPE_CHECKING:
@@ -23,13 +24,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_names(__name__, _LAZY, globals())
 
 
 __all__ = ["PROMETHEUS_CONTENT_TYPE", "Telemetry", "export_otlp", "prometheus_reader",
