@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from ..core.agent import Agent
-from ..core.events import Event
+from ..core.events import TERMINAL_EVENTS, Event
 from ..core.handoff import HandoffRecord
 from ..core.plan import PlanStep
 from ..core.session import SessionState
@@ -24,6 +23,7 @@ from ..errors import HandoffsError
 from ..models.base import Model
 from ..stores.base import SessionStore, open_store
 from ..telemetry.config import Telemetry, resolve
+from .feed import Feed
 from .result import RunResult
 from .state import Turn
 from .turn import run_turn
@@ -212,40 +212,39 @@ class Runner:
         started, runs to its end and is persisted even if the consumer stops reading (a
         client that disconnects finds the answer in the session).
         """
-        # The events wait in a deque; the reader sleeps on one future only when it has
-        # read them all (an asyncio.Queue cost a fifth of a zero-latency turn).
-        buffer: deque[Event] = deque()
-        waiter: list[asyncio.Future[None]] = []
-
-        def wake(_: object = None) -> None:
-            if waiter and not waiter[0].done():
-                waiter[0].set_result(None)
-
-        def sink(event: Event) -> None:
-            buffer.append(event)
-            if waiter:
-                wake()
-
+        # The turn runs in its own task and appends its events to the feed's list; the
+        # reader sleeps on one future only when it has read them all (an asyncio.Queue
+        # and a callback per event cost half a zero-latency turn).
+        feed = Feed()
+        events = feed.events
         loop = asyncio.get_running_loop()
-        task = loop.create_task(run_turn(self, session_id, text, channel, context, sink))
-        task.add_done_callback(wake)
+        task = loop.create_task(self._fed_turn(feed, session_id, text, channel, context))
         self._detached.add(task)  # runs to its end even if the reader goes away
-        task.add_done_callback(self._detached.discard)
+        read = 0
         while True:
-            while buffer:
-                event = buffer.popleft()
+            while read < len(events):
+                event = events[read]
+                read += 1
                 yield event
-                if event.is_terminal:
+                if event.type in TERMINAL_EVENTS:
                     await task  # the turn is persisted when its stream ends
                     return
             if task.done():
                 await task  # raised before its terminal event
                 return
-            waiter.append(loop.create_future())
-            try:
-                await waiter[0]
-            finally:
-                waiter.clear()
+            await feed.sleep(loop)
+
+    async def _fed_turn(self, feed: Feed, session_id: str, text: str, channel: str | None,
+                        context: Any) -> RunResult:
+        """`stream`'s task: the turn, then forget the task and wake the reader (also when
+        the turn raised before its terminal event)."""
+        try:
+            return await run_turn(self, session_id, text, channel, context, None, feed)
+        finally:
+            task = asyncio.current_task()
+            if task is not None:
+                self._detached.discard(task)
+            feed.wake()
 
     async def run_plan(
         self,

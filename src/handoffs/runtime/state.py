@@ -25,6 +25,7 @@ from .result import RunError, RunResult, RunStatus
 
 if TYPE_CHECKING:
     from ..telemetry.observer import Observer
+    from .feed import Feed
     from .runner import Runner
 
 
@@ -117,18 +118,22 @@ class Leg:
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "built", "context", "forced", "max_steps", "models", "obs", "owner",
-                 "raw", "records", "recovered", "runner", "sink", "state", "steps", "stopping",
-                 "streaming", "team", "usage", "usage_by_agent", "user_index")
+    __slots__ = ("accepted", "built", "context", "feed", "forced", "max_steps", "models", "obs",
+                 "owner", "raw", "records", "recovered", "runner", "sink", "state", "steps",
+                 "stopping", "streaming", "team", "usage", "usage_by_agent", "user_index")
 
     def __init__(self, runner: Runner, state: SessionState, context: Any,
-                 sink: Callable[[Event], None] | None) -> None:
+                 sink: Callable[[Event], None] | None, feed: Feed | None = None) -> None:
         self.runner = runner
         self.team: Team = runner.team
         self.models: dict[str, Model | None] = runner._models
         self.max_steps = runner.max_steps
         self.state = state
         self.context = context
+        self.feed = feed
+        """`runner.stream`'s reader: events go to its list; it is woken when it sleeps."""
+        if feed is not None:
+            sink = feed.events.append
         self.sink = sink
         self.streaming = sink is not None
         self.raw: list[Event | tuple[str, float, dict[str, Any], Any]] = []
@@ -161,6 +166,9 @@ class Turn:
         e = Event(type_, state.id, state.turn, time.time(), data, result)
         self.raw.append(e)
         sink(e)
+        feed = self.feed
+        if feed is not None and feed.waiter is not None:
+            feed.wake()
 
     @property
     def events(self) -> list[Event]:

@@ -30,6 +30,7 @@ from .result import RunResult, RunStatus
 from .state import Fail, Turn, failed, finish
 
 if TYPE_CHECKING:
+    from .feed import Feed
     from .runner import Runner
 
 log = logging.getLogger(__name__)
@@ -40,8 +41,10 @@ CAUGHT_UP = ("The previous message was interrupted before it was answered; the n
 
 
 async def run_turn(runner: Runner, session_id: str, text: str, channel: str | None,
-                   context: Any, sink: Callable[[Event], None] | None) -> RunResult:
-    """Run one user turn on the session under its lock, persisted at both ends."""
+                   context: Any, sink: Callable[[Event], None] | None,
+                   feed: Feed | None = None) -> RunResult:
+    """Run one user turn on the session under its lock, persisted at both ends; its
+    events go to `sink` as they happen, or to `feed` (what `runner.stream` reads)."""
     check_text(runner, text)
     store = runner.store
     async with store.lock(session_id):
@@ -53,7 +56,7 @@ async def run_turn(runner: Runner, session_id: str, text: str, channel: str | No
         since = state.checkpoint()
         if pending is not None and state.messages[pending].text == text:
             # The same message again after an interrupted turn: answer it, once.
-            t = Turn(runner, state, context, sink)
+            t = Turn(runner, state, context, sink, feed)
             t.user_index = pending
             state.messages.append(Note(RESUMED, name))
             return await _answer(t, name, text, since)
@@ -62,7 +65,7 @@ async def run_turn(runner: Runner, session_id: str, text: str, channel: str | No
         if pending is not None:
             checked = f"{state.messages[pending].text}\n\n{text}"
             state.messages.append(Note(CAUGHT_UP, name))
-        t = Turn(runner, state, context, sink)
+        t = Turn(runner, state, context, sink, feed)
         t.user_index = len(state.messages)
         state.messages.append(UserMessage(text, name))
         state.status = "running"

@@ -1,0 +1,70 @@
+"""`runner.stream`: events arrive while the turn waits, a reader that leaves does not stop
+the turn, and a turn that raises before its terminal event raises in the reader."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from handoffs import Agent, Runner, Team
+from handoffs.models import ModelRequest, ModelResponse, TextDelta
+
+
+class Gated:
+    """Streams "Hel", then waits for the test, then "lo" and the response."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        await self.release.wait()
+        return ModelResponse("Hello")
+
+    async def stream(self, request: ModelRequest) -> Any:
+        yield TextDelta("Hel")
+        await self.release.wait()
+        yield TextDelta("lo")
+        yield ModelResponse("Hello")
+
+
+async def test_events_arrive_while_the_model_is_still_working() -> None:
+    model = Gated()
+    runner = Runner(Team([Agent("solo")]), model=model)
+    seen: list[str] = []
+    async for e in runner.stream("s", "hi"):
+        seen.append(e.type if e.type != "text_delta" else f"delta:{e['text']}")
+        if e.type == "text_delta" and e["text"] == "Hel":
+            # The model is blocked: this event came before the turn could finish.
+            assert not model.release.is_set()
+            model.release.set()
+    assert seen == ["run_started", "agent_started", "delta:Hel", "delta:lo", "message",
+                    "run_completed"]
+
+
+async def test_a_reader_that_stops_leaves_the_turn_to_finish_and_be_stored() -> None:
+    model = Gated()
+    runner = Runner(Team([Agent("solo")]), model=model)
+    async for e in runner.stream("s", "hi"):
+        if e.type == "agent_started":
+            break  # the client went away
+    model.release.set()
+    await asyncio.wait_for(runner.wait_for_turns(), 5)
+    assert not runner._detached  # the finished task is not kept
+    state = await runner.get_session("s")
+    assert state is not None and state.status == "idle"
+    assert [m.text for m in state.messages] == ["hi", "Hello"]
+
+
+async def test_a_turn_that_raises_before_its_last_event_raises_in_the_reader() -> None:
+    runner = Runner(Team([Agent("solo")]), model=Gated())
+
+    async def broken_commit(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("disk on fire")
+
+    runner.store.commit = broken_commit  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        async for _ in runner.stream("s", "hi"):
+            pass
+    assert not runner._detached
