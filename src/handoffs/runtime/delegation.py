@@ -22,7 +22,6 @@ from .handoffs import call_hook, log_accepted, refuse, result_for
 from .prompt import checked_filter, ctx_of, window
 from .requests import HandoffAsk
 from .state import Answer, Fail, Leg, Outcome, Turn, append, turn_text
-from .summary import summary_for
 
 Activate = Callable[[Turn, Leg], Awaitable[Outcome]]
 
@@ -57,6 +56,8 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
             await call_hook(route, ctx_of(t, sub), payload)
         step = "summary"
         if route.handoff.history == "summary":
+            from .summary import summary_for  # only routes with history="summary"
+
             sub.summary = record.summary = await summary_for(t, leg, route)
     except Exception as exc:
         code = "handoff_hook_failed" if step != "summary" else "summary_failed"

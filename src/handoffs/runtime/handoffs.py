@@ -30,7 +30,6 @@ from .ids import new_id
 from .prompt import ctx_of, enabled
 from .requests import HandoffAsk, payload_json
 from .state import Fail, Leg, Transfer, Turn, turn_text
-from .summary import summary_for
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +117,8 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
                                  exc)
     if route is not None and route.handoff.history == "summary":
         try:  # made once, from what the source saw, before the view moves on
+            from .summary import summary_for  # only routes with history="summary"
+
             record.summary = await summary_for(t, leg, route, said)
         except Exception as exc:
             return _failed_after(t, leg, ask, record, results, marks, "summary_failed",

@@ -15,7 +15,6 @@ cannot be the lock. Two layers do the job:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
 import struct
@@ -128,6 +127,8 @@ async def finish(work: Coroutine[Any, Any, T]) -> T:
 
 def lock_key(session_id: str, namespace: str = "") -> int:
     """A stable signed 63-bit key for a session id (PostgreSQL advisory locks take int8)."""
+    import hashlib  # PostgreSQL only: not on every store's import
+
     digest = hashlib.blake2b(f"{namespace}\0{session_id}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big", signed=True) >> 1
 

@@ -7,15 +7,18 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
-from . import checks, rows, stats
+from . import checks, facts, rows
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
 from .text import column, encodable, json_encodable, objects_encodable
+
+if TYPE_CHECKING:
+    from .stats import HandoffStats
 
 log = logging.getLogger("handoffs.stores.memory")
 
@@ -129,7 +132,7 @@ class MemoryStore:
         self._committed: dict[str, _Committed] = {}
         self._holders: dict[str, asyncio.Task[Any] | None] = {}
         self._locks = KeyedLocks()
-        self._stats: dict[str, list[tuple[int, int, stats.Facts]]] = {}
+        self._stats: dict[str, list[tuple[int, int, facts.Facts]]] = {}
         """Per session, per commit with records: which records (from, to) and the facts
         of their turn; the stats rows are made from them when asked for."""
 
@@ -206,7 +209,7 @@ class MemoryStore:
         if len(recs) > first_record:  # only the turn's last event is read, as a rule
             delegated = any(recs[i].returns for i in range(first_record, len(recs)))
             self._stats.setdefault(sid, []).append(
-                (first_record, len(recs), stats.turn_facts(events, delegated)))
+                (first_record, len(recs), facts.turn_facts(events, delegated)))
         self._keep(state)
         if events:
             self._log(sid, events)
@@ -275,16 +278,18 @@ class MemoryStore:
         return state.snapshot()
 
     async def handoff_stats(self, since: float | None = None,
-                            until: float | None = None) -> stats.HandoffStats:
+                            until: float | None = None) -> HandoffStats:
         """Per route: requests, accepted, refusals by code, the share whose turn failed
         or went to a human, the median time the target took (see `stores.stats`), over
         the committed records of `[since, until)` (Unix times; None: unbounded)."""
-        found: list[stats.Row] = []
+        from .stats import aggregate  # the report, only when asked for
+
+        found: list[facts.Row] = []
         for sid, commits in self._stats.items():
             records = self._sessions[sid].handoffs
             for first, end, known in commits:
-                found.extend(stats.rows_of(records[first:end], known))
-        return stats.aggregate(found, since, until)
+                found.extend(facts.rows_of(records[first:end], known))
+        return aggregate(found, since, until)
 
     def _restore(self, sid: str) -> None:
         """Undo whatever changed in the session since its last commit, in place."""

@@ -23,7 +23,7 @@ from ..core.messages import message_from_dict
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
 from .checks import session_id
-from .stats import Facts, Row, facts, rows_of
+from .facts import Facts, Row, facts, rows_of
 from .text import column, valid
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
