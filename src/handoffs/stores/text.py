@@ -155,7 +155,10 @@ def objects_encodable(objects: Sequence[Any]) -> bool:
             v = getattr(o, name)
             if not v or isinstance(v, Enum):  # None, empty, a constant of this library
                 continue
-            if type(v) is tuple:
+            tv = type(v)
+            if tv is str:  # a Literal-typed field (a handoff mark), or text in an Any
+                texts.append(v)
+            elif tv is tuple:
                 for x in v:
                     (queue if getattr(type(x), "__slots__", None) else nested).append(x)
             else:
