@@ -90,7 +90,7 @@ async def test_the_check_can_be_turned_off_or_widened() -> None:
 async def test_a_small_model_stuck_on_one_call_still_ends_its_turn() -> None:
     # The report: refunds called lookup_order with the same arguments 18 times.
     stuck = [call("lookup_order", order_id="A-1")] * 18
-    model = ScriptedModel(stuck + [reply("Your refund for A-1 went out on May 2.")])
+    model = ScriptedModel([*stuck, reply("Your refund for A-1 went out on May 2.")])
 
     result = await Runner(team(), model=model, max_steps=20).run("s1", "refund A-1?")
 

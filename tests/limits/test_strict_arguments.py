@@ -58,7 +58,7 @@ async def test_dates_and_enums_are_read_from_their_json_strings() -> None:
 
     await Runner(Team([Agent("host", tools=[book])]), model=model).run("s", "2 please")
 
-    assert BOOKED == [(2, datetime.date(2025, 6, 1), "aisle")]
+    assert [(2, datetime.date(2025, 6, 1), "aisle")] == BOOKED
     assert results(model) == [("booked 2 on 2025-06-01 (aisle)", False)]
 
 
