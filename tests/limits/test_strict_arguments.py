@@ -133,3 +133,18 @@ async def test_a_payload_sent_as_json_text_is_still_validated_strictly() -> None
     result = await Runner(refunds_team(), model=model).run("s", "refund")
 
     assert result.handoffs[0].accepted and result.output == "Refunded."
+
+
+@tool
+def remember(note: str) -> str:
+    """Remember a note."""
+    return f"kept {note}"
+
+
+async def test_a_lone_surrogate_in_the_arguments_is_replaced_not_refused() -> None:
+    model = ScriptedModel([raw_call("remember", '{"note": "a\\ud800b"}'),
+                           raw_call("remember", '{"note": "c\ud800d"}'), reply("ok")])
+
+    await Runner(Team([Agent("keeper", tools=[remember])]), model=model).run("s", "note")
+
+    assert results(model) == [("kept a\ufffdb", False), ("kept c\ufffdd", False)]

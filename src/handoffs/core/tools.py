@@ -84,15 +84,13 @@ class Tool:
         model = self.args_model
         if model is None:
             return arguments if isinstance(arguments, dict) else json.loads(arguments or "{}")
-        import pydantic
-
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments,
+                                                                        ensure_ascii=False)
         try:
-            validated = model.model_validate_json(
-                arguments if isinstance(arguments, str) else json.dumps(arguments),
-                strict=True)
+            validated = validate_json(model, text)
         except RecursionError:
             raise _too_deep(self.name) from None
-        except pydantic.ValidationError as exc:
+        except _validation_error() as exc:
             if any("recursion limit" in e["msg"] for e in exc.errors()):
                 raise _too_deep(self.name) from None  # the JSON reader's own limit
             raise
@@ -145,6 +143,35 @@ def is_context_type(hint: Any) -> bool:
     """Whether an annotation is `RunContext` or `RunContext[SomeType]`."""
     return hint is RunContext or typing.get_origin(hint) is RunContext
 
+
+def validate_json(model: type[pydantic.BaseModel], text: str) -> pydantic.BaseModel:
+    """`model` from a model's JSON text, in pydantic's strict mode. A lone UTF-16
+    surrogate cannot be read as JSON text: it is replaced (U+FFFD), as the stores
+    replace it, instead of refusing the call."""
+    try:
+        return model.model_validate_json(text, strict=True)
+    except _validation_error() as exc:
+        kinds = {e["type"] for e in exc.errors()}
+        if "json_invalid" in kinds and "\\u" in text:  # maybe an escaped lone surrogate
+            try:
+                text = json.dumps(json.loads(text), ensure_ascii=False)
+            except (ValueError, RecursionError):
+                raise exc from None
+        elif "string_unicode" not in kinds:
+            raise
+        fixed = _LONE_SURROGATE.sub("\ufffd", text)
+        if fixed == text:
+            raise
+        return model.model_validate_json(fixed, strict=True)
+
+
+def _validation_error() -> type[pydantic.ValidationError]:
+    import pydantic
+
+    return pydantic.ValidationError
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _ARG_LINE = re.compile(r"^\s*(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
 

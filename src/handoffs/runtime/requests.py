@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.handoff import HandoffReason
 from ..core.messages import ToolCall
 from ..core.team import Route
-from ..core.tools import HandoffTo
+from ..core.tools import HandoffTo, validate_json
 
 if TYPE_CHECKING:
     import pydantic
@@ -90,7 +90,7 @@ HANDOFF_ARGS = frozenset(("reason", "task", "payload"))
 def _strict_payload(model: type[pydantic.BaseModel], raw: Any) -> tuple[Any, str | None]:
     """A model's payload (a JSON object, or its text) validated strictly as JSON."""
     try:
-        text = raw if isinstance(raw, str) else json.dumps(raw)
+        text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
         data = json.loads(text) if isinstance(raw, str) else raw
     except ValueError:
         return None, "payload: must be a JSON object."
@@ -106,7 +106,7 @@ def _strict_payload(model: type[pydantic.BaseModel], raw: Any) -> tuple[Any, str
             return None, (f"payload: unknown key(s) {', '.join(sorted(unknown))}; the "
                           f"schema has {', '.join(sorted(fields)) or 'no keys'}.")
     try:
-        return model.model_validate_json(text, strict=True), None
+        return validate_json(model, text), None
     except validation_error() as exc:
         if any("recursion limit" in e["msg"] for e in exc.errors()):
             return None, "payload: nested too deeply to validate."
