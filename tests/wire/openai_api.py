@@ -62,6 +62,9 @@ def check_chat_request(body: Any) -> str | None:
             if params is not None and (not isinstance(params, dict)
                                        or params.get("type") != "object"):
                 return f"Invalid schema for function '{fn['name']}': schema must be an object."
+            if fn.get("strict") is True and _not_strict(params):
+                return (f"Invalid schema for function '{fn['name']}': In context=(), "
+                        f"{_not_strict(params)}")
             names.append(fn["name"])
     choice = body.get("tool_choice")
     if choice is not None:
@@ -77,6 +80,29 @@ def check_chat_request(body: Any) -> str | None:
                   and choice["function"].get("name") in names):
             return "Invalid 'tool_choice': the named function is not among the tools."
     return _check_messages(body.get("messages"))
+
+
+def _not_strict(schema: Any) -> str | None:
+    """Why strict mode refuses `schema` (objects closed, every property required)."""
+    if not isinstance(schema, dict):
+        return None
+    if schema.get("type") == "object":
+        if schema.get("additionalProperties") is not False:
+            return "'additionalProperties' is required to be supplied and to be false."
+        props = schema.get("properties", {})
+        missing = set(props) - set(schema.get("required", ()))
+        if missing:
+            return ("'required' is required to be supplied and to be an array including "
+                    f"every key in properties. Missing '{sorted(missing)[0]}'.")
+        for sub in props.values():
+            why = _not_strict(sub)
+            if why:
+                return why
+    for sub in schema.get("$defs", {}).values():
+        why = _not_strict(sub)
+        if why:
+            return why
+    return None
 
 
 def _check_messages(messages: Any) -> str | None:

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic
+
+if TYPE_CHECKING:  # a default (PEP 696) for type checkers; at runtime a plain TypeVar
+    from typing_extensions import TypeVar
+
+    T = TypeVar("T", default=Any)
+else:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -31,11 +40,14 @@ class HandoffContext:
 
 
 @dataclass(slots=True)
-class RunContext:
-    """Passed to instructions callables, tools and guardrails during a run.
+class RunContext(Generic[T]):
+    """Passed to instructions callables, tools, guardrails and hooks during a run.
 
     `shared` is the session's shared memory: what a tool writes there is persisted
-    with the session and visible to every agent of the team.
+    with the session and visible to every agent of the team. `context` is what the caller
+    passed to `runner.run(..., context=...)`; annotate `ctx: RunContext[Deps]` to have a
+    type checker check what your code reads from it (a bare `RunContext` is
+    `RunContext[Any]`).
     """
 
     session_id: str
@@ -47,7 +59,7 @@ class RunContext:
     shared: dict[str, Any]
     """The session's shared memory (JSON values only): written by tools, persisted with
     the session, read by every agent of the team."""
-    context: Any = None
+    context: T = None  # type: ignore[assignment]  # None when the caller passed nothing
     """Whatever the caller passed as `runner.run(..., context=...)`; never persisted."""
     handoff: HandoffContext | None = None
     """How this agent got the conversation, or None for the entry agent."""

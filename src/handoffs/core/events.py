@@ -11,7 +11,7 @@ and the fields of its type:
 | text_delta          | agent, text (a piece of a streamed answer)                         |
 | message             | agent, text (an agent's whole text)                                |
 | tool_called         | agent, tool, call_id, arguments                                    |
-| tool_result         | agent, tool, call_id, text, is_error                               |
+| tool_result         | agent, tool, call_id, text, is_error (code: on a repeated call)    |
 | handoff_requested   | agent, target, tool, call_id, reason                               |
 | handoff_rejected    | agent, target, code, message, record_id                            |
 | agent_handoff       | source, target, reason, explanation, record_id, returns            |
@@ -21,6 +21,7 @@ and the fields of its type:
 | human_waiting       | agent, display_name                                                |
 | plan_step_started   | step, agent, task                                                  |
 | plan_step_completed | step, agent, text, status                                          |
+| max_steps_reached   | agent, steps, output (Runner(on_max_steps=...) made the output)    |
 | run_completed       | status, agent, output, result                                      |
 | run_failed          | status, agent, code, message, result                               |
 """
@@ -34,7 +35,7 @@ EVENT_TYPES = (
     "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
     "agent_returned", "guardrail_tripped", "human_waiting", "plan_step_started",
-    "plan_step_completed", "run_completed", "run_failed",
+    "plan_step_completed", "max_steps_reached", "run_completed", "run_failed",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))
 

@@ -61,12 +61,13 @@ class Handoff:
     """None: `transfer_to_<target>` (see `default_tool_name`). A name given here must
     already be valid for every provider (`^[a-zA-Z0-9_-]{1,64}$`); `Team` refuses it
     otherwise."""
-    history: HistoryMode = "full"
+    history: HistoryMode | None = None
     """What the target's model sees of the conversation so far: `full` (every message,
     tool traffic included), `conversation` (user and assistant text only), `last_user`
     (only the latest user message), `none` (only the handoff note), `summary` (a summary
     made once at handoff time), or a callable over the transcript. Messages produced after
-    the handoff are always shown in full."""
+    the handoff are always shown in full. None (default): the runner's default
+    (`Runner(history=...)`), which is `full` unless the runner sets one."""
     transfer_system_message: bool = False
     """True: the source's instructions are added to the target's system text."""
     payload: type[pydantic.BaseModel] | None = None
@@ -91,7 +92,7 @@ class Handoff:
 
     def __post_init__(self) -> None:
         h = self.history
-        if not callable(h) and h not in HISTORY_MODES:
+        if h is not None and not callable(h) and h not in HISTORY_MODES:
             raise HandoffsError(
                 f"Handoff history must be one of {', '.join(HISTORY_MODES)} or a callable "
                 f"over the transcript, not {h!r}.",

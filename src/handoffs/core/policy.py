@@ -65,8 +65,20 @@ class HandoffPolicy:
     that are not delegations), so a conversation may go triage -> billing again in a
     later turn. `"session"`: the session's last `loop_window` accepted one-way handoffs,
     whatever the turns."""
+    repeated_tool_calls: int | None = 2
+    """How many identical ordinary tool calls (same agent, tool and arguments, compared
+    as canonical JSON) one turn answers: the first runs, the next ones are answered from
+    its result with a sentence saying so, and past this many they are refused with
+    `repeated_tool_call` (an error result; the turn goes on). None: never checked."""
 
     def __post_init__(self) -> None:
+        r = self.repeated_tool_calls
+        if r is not None and (isinstance(r, bool) or not isinstance(r, int) or r < 1):
+            from ..errors import HandoffsError
+
+            raise HandoffsError(
+                f"HandoffPolicy repeated_tool_calls must be at least 1, or None to turn "
+                f"the check off, not {r!r}.", code="invalid_policy")
         if self.loop_scope not in LOOP_SCOPES:
             from ..errors import HandoffsError
 

@@ -286,11 +286,14 @@ def _route_spec(h: Handoff, target: Agent, tool_name: str) -> ToolSpec:
         # Nested models put their definitions under $defs with refs to the document root,
         # so the definitions move to the root of the tool's schema.
         defs = schema.pop("$defs", None)
+        if h.payload.model_config.get("extra") != "allow":
+            schema.setdefault("additionalProperties", False)  # the runner refuses extras
         props["payload"] = schema
         required.append("payload")
     else:
         defs = None
-    params: dict[str, Any] = {"type": "object", "properties": props}
+    params: dict[str, Any] = {"type": "object", "properties": props,
+                              "additionalProperties": False}
     if defs:
         params["$defs"] = defs
     if required:

@@ -73,15 +73,27 @@ class Tool:
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters)
 
-    def parse(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Validate `arguments`; raises `pydantic.ValidationError` when they do not fit,
-        including when they are nested too deeply to validate (never `RecursionError`)."""
-        if self.args_model is None:
-            return arguments
+    def parse(self, arguments: dict[str, Any] | str) -> dict[str, Any]:
+        """Validate the model's arguments (its JSON text, or that text read as a dict).
+
+        Validation is pydantic's strict mode on JSON input: `"25"` is not an `int` unless
+        the type says so, while dates, enums and the like are read from their JSON
+        strings; keys the schema does not name are refused. Raises
+        `pydantic.ValidationError` when they do not fit, including when they are nested
+        too deeply to validate (never `RecursionError`)."""
+        model = self.args_model
+        if model is None:
+            return arguments if isinstance(arguments, dict) else json.loads(arguments or "{}")
+        text = arguments if isinstance(arguments, str) else json.dumps(arguments,
+                                                                        ensure_ascii=False)
         try:
-            validated = self.args_model.model_validate(arguments)
+            validated = validate_json(model, text)
         except RecursionError:
             raise _too_deep(self.name) from None
+        except _validation_error() as exc:
+            if any("recursion limit" in e["msg"] for e in exc.errors()):
+                raise _too_deep(self.name) from None  # the JSON reader's own limit
+            raise
         return {name: getattr(validated, name) for name in type(validated).model_fields}
 
     async def invoke(self, ctx: RunContext, arguments: dict[str, Any]) -> Any:
@@ -100,7 +112,8 @@ CONTEXT_NAMES = ("ctx", "context")
 def context_problem(t: Tool) -> str | None:
     """What is wrong with how `t`'s function asks for the run context, or None.
 
-    The context is injected into the first parameter when it is annotated `RunContext`.
+    The context is injected into the first parameter when it is annotated `RunContext`
+    (or `RunContext[T]`).
     A parameter named `ctx` or `context` with no annotation (or `Any`) is not injected: it
     becomes an argument the model must invent. `RunContext` anywhere but first is not
     injected either. Called once per tool when a `Team` is built.
@@ -112,8 +125,8 @@ def context_problem(t: Tool) -> str | None:
         return None
     for i, p in enumerate(params):
         hint = hints.get(p.name, p.annotation)
-        if hint is RunContext or RunContext in typing.get_args(hint):
-            if i == 0 and hint is RunContext and t.takes_context:
+        if is_context_type(hint) or any(map(is_context_type, typing.get_args(hint))):
+            if i == 0 and is_context_type(hint) and t.takes_context:
                 continue
             return (f"its parameter {p.name!r} is annotated {hint!r}, but the run context "
                     "is only passed to a first parameter annotated exactly `RunContext`. "
@@ -125,6 +138,40 @@ def context_problem(t: Tool) -> str | None:
                     "rename it.")
     return None
 
+
+def is_context_type(hint: Any) -> bool:
+    """Whether an annotation is `RunContext` or `RunContext[SomeType]`."""
+    return hint is RunContext or typing.get_origin(hint) is RunContext
+
+
+def validate_json(model: type[pydantic.BaseModel], text: str) -> pydantic.BaseModel:
+    """`model` from a model's JSON text, in pydantic's strict mode. A lone UTF-16
+    surrogate cannot be read as JSON text: it is replaced (U+FFFD), as the stores
+    replace it, instead of refusing the call."""
+    try:
+        return model.model_validate_json(text, strict=True)
+    except _validation_error() as exc:
+        kinds = {e["type"] for e in exc.errors()}
+        if "json_invalid" in kinds and "\\u" in text:  # maybe an escaped lone surrogate
+            try:
+                text = json.dumps(json.loads(text), ensure_ascii=False)
+            except (ValueError, RecursionError):
+                raise exc from None
+        elif "string_unicode" not in kinds:
+            raise
+        fixed = _LONE_SURROGATE.sub("\ufffd", text)
+        if fixed == text:
+            raise
+        return model.model_validate_json(fixed, strict=True)
+
+
+def _validation_error() -> type[pydantic.ValidationError]:
+    import pydantic
+
+    return pydantic.ValidationError
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _ARG_LINE = re.compile(r"^\s*(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
 
@@ -179,7 +226,7 @@ def _build_tool(
         ) from exc
     summary, arg_docs = _parse_docstring(fn.__doc__)
     params = list(sig.parameters.values())
-    takes_context = bool(params) and hints.get(params[0].name) is RunContext
+    takes_context = bool(params) and is_context_type(hints.get(params[0].name))
     if takes_context:
         params = params[1:]
     fields: dict[str, Any] = {}
@@ -197,13 +244,14 @@ def _build_tool(
     # a function's name is made valid here (`café` -> `cafe`).
     tool_name = name if name is not None else safe_tool_name(fn.__name__)
     args_model = pydantic.create_model(
-        f"{tool_name}_args", __config__=pydantic.ConfigDict(extra="ignore"), **fields
+        f"{tool_name}_args", __config__=pydantic.ConfigDict(extra="forbid"), **fields
     )
     schema = args_model.model_json_schema()
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     schema.setdefault("properties", {})
+    schema["additionalProperties"] = False  # extra keys are refused (extra="forbid")
     return Tool(
         name=tool_name,
         description=description or summary or tool_name.replace("_", " "),

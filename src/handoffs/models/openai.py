@@ -23,6 +23,8 @@ from .base import ModelRequest, ModelResponse, TextDelta, Usage
 from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay
 from .retry import RetryPolicy
 from .sdk import SDKModel, import_sdk
+from .strict import strict_compatible
+from .text_calls import may_be_call, read_calls
 from .tool_choice import resolve_tool_choice
 
 OLLAMA_BASE_URL = "http://localhost:11434/v1"
@@ -30,6 +32,8 @@ MAX_ID_LENGTH = 40
 """OpenAI rejects tool-call ids longer than this (ids from other APIs often are)."""
 MAX_DESCRIPTION_LENGTH = 1024
 """OpenAI rejects longer tool descriptions; ours are cut to fit."""
+LOCAL_MAX_TOKENS = 1024
+"""The default output limit of requests to local servers (see `OpenAIModel`)."""
 
 
 class OpenAIModel(SDKModel):
@@ -52,6 +56,8 @@ class OpenAIModel(SDKModel):
         settings: Mapping[str, Any] | None = None,
         provider: str = "openai",
         stream_usage: bool = True,
+        text_tool_calls: bool = False,
+        local_max_tokens: int | None = LOCAL_MAX_TOKENS,
     ) -> None:
         """`model` is the provider's model name.
 
@@ -62,6 +68,15 @@ class OpenAIModel(SDKModel):
         `RetryPolicy` (`retry` wins when given). `settings`: request fields sent every time
         (temperature, max_tokens, ...); a request's own settings override them.
         `stream_usage`: False for servers that reject `stream_options`.
+
+        For small local models (Ollama, llama.cpp, vLLM): `text_tool_calls=True` reads a
+        response whose whole content is a JSON tool call of an offered tool
+        (`{"name": ..., "arguments": {...}}`, also in a ```json fence, or a list of them)
+        as that call; streamed text that may be such a call is held back until it is
+        known. `local_max_tokens`: the `max_tokens` sent to a local server (`ollama:`, or
+        a `base_url` that is not api.openai.com) unless the settings or the agent's
+        `model_settings` set `max_tokens` / `max_completion_tokens`, so a tool choice the
+        server does not enforce cannot generate until the context is full; None: none.
         """
         self._sdk = import_sdk("openai", "OpenAI")
         self.provider = provider
@@ -69,6 +84,11 @@ class OpenAIModel(SDKModel):
         key = api_key or os.environ.get("OPENAI_API_KEY")
         self._api_key = key or ("unused" if self.base_url else None)
         self.stream_usage = stream_usage
+        self.text_tool_calls = text_tool_calls
+        local = provider == "ollama" or (self.base_url is not None
+                                         and "api.openai.com" not in self.base_url)
+        self.max_tokens = local_max_tokens if local else None
+        """The default `max_tokens` of every request (None: none is sent by default)."""
         super().__init__(model, client=client, timeout=timeout, max_retries=max_retries,
                          retry=retry, settings=settings,
                          make_client=lambda: self._sdk.AsyncOpenAI(
@@ -86,7 +106,8 @@ class OpenAIModel(SDKModel):
             body["tools"] = [
                 {"type": "function", "function": {
                     "name": t.name, "description": t.description[:MAX_DESCRIPTION_LENGTH],
-                    "parameters": t.parameters}}
+                    "parameters": t.parameters}
+                    | ({"strict": True} if strict_compatible(t.parameters) else {})}
                 for t in request.tools]
         choice = resolve_tool_choice(request.tool_choice, request.tools)
         if choice is not None:
@@ -95,7 +116,20 @@ class OpenAIModel(SDKModel):
                                    else {"type": "function", "function": {"name": name}})
         body.update(self.settings)
         body.update(request.settings)
+        limit = self.max_tokens
+        if limit is not None and "max_tokens" not in body and "max_completion_tokens" not in body:
+            body["max_tokens"] = limit
         return body
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        response = await super().complete(request)
+        if self.text_tool_calls:
+            return read_calls(response, request.tools)
+        return response
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        pieces = super().stream(request)
+        return held_back(pieces, request) if self.text_tool_calls else pieces
 
     async def _create(self, body: dict[str, Any]) -> Any:
         return await self._client().chat.completions.create(**body)
@@ -163,6 +197,30 @@ class OpenAIModel(SDKModel):
             tuple(ToolCall(cid or _new_call_id(), name, "".join(parts))
                   for _, (cid, name, parts) in sorted(calls.items())),
             usage or Usage(0, 0, 1), model)
+
+
+async def held_back(pieces: AsyncIterator[TextDelta | ModelResponse], request: ModelRequest
+                    ) -> AsyncIterator[TextDelta | ModelResponse]:
+    """A stream whose text is held back while it may still be a text tool call."""
+    held: list[TextDelta] = []
+    text = ""
+    async for piece in pieces:
+        if isinstance(piece, TextDelta):
+            if held or not text:
+                text += piece.text
+                if may_be_call(text):
+                    held.append(piece)
+                    continue
+                for h in held:
+                    yield h
+                held.clear()
+            yield piece
+            continue
+        response = read_calls(piece, request.tools)
+        if not response.tool_calls or piece.tool_calls:
+            for h in held:
+                yield h
+        yield response
 
 
 def chat_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:

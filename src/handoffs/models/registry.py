@@ -22,8 +22,14 @@ def get_model(spec: str, **options: Any) -> Model:
     Known providers: `openai:<model>` (honours OPENAI_BASE_URL for compatible servers),
     `anthropic:<model>`, `ollama:<model>` (OpenAI protocol at localhost:11434), and any
     registered with `register_provider`. `options` go to the adapter's constructor (for
-    example `timeout`, `max_retries`, `base_url`, `settings`).
+    example `timeout`, `max_retries`, `base_url`, `settings`); they may also follow the
+    name as a query, so a plain string can carry them (`HANDOFFS_MODEL`, the CLI):
+    `ollama:qwen2.5:0.5b?text_tool_calls=true&local_max_tokens=512` (`true`/`false`,
+    numbers and `none` are read as such).
     """
+    spec, _, query = spec.partition("?")
+    if query:
+        options = {**_query_options(spec, query), **options}
     provider, sep, name = spec.partition(":")
     if not sep or not name:
         raise HandoffsError(
@@ -39,7 +45,35 @@ def get_model(spec: str, **options: Any) -> Model:
         known = ", ".join(sorted({"openai", "anthropic", "ollama", *_PROVIDERS}))
         raise HandoffsError(f"Unknown model provider {provider!r} in {spec!r}; known: {known}.",
                             code="invalid_model")
-    return builtin(name, **options)
+    try:
+        return builtin(name, **options)
+    except TypeError as exc:  # an option the adapter does not take
+        raise HandoffsError(f"Model {spec!r}: {exc}.", code="invalid_model") from exc
+
+
+def _query_options(spec: str, query: str) -> dict[str, Any]:
+    from urllib.parse import parse_qsl
+
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
+    except ValueError as exc:
+        raise HandoffsError(f"Model {spec!r}: the options after '?' must look like "
+                            "key=value&key=value.", code="invalid_model") from exc
+    return {key: _value(value) for key, value in pairs}
+
+
+def _value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def _builtin(provider: str) -> Callable[..., Model] | None:

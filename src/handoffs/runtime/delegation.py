@@ -21,7 +21,7 @@ from . import guardrails
 from .handoffs import call_hook, log_accepted, refuse, result_for
 from .prompt import checked_filter, ctx_of, window
 from .requests import HandoffAsk
-from .state import Answer, Fail, Leg, Outcome, Turn, append, turn_text
+from .state import Answer, Fail, Leg, Outcome, Turn, append, history_of, turn_text
 
 Activate = Callable[[Turn, Leg], Awaitable[Outcome]]
 
@@ -55,7 +55,7 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
         if route.handoff.on_handoff is not None:
             await call_hook(route, ctx_of(t, sub), payload)
         step = "summary"
-        if route.handoff.history == "summary":
+        if history_of(route, t) == "summary":
             from .summary import summary_for  # only routes with history="summary"
 
             sub.summary = record.summary = await summary_for(t, leg, route)
@@ -108,7 +108,7 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
 def _base(t: Turn, leg: Leg, route: Route) -> Window:
     """What a delegate sees of the conversation before its own work."""
     current = window(t, leg)
-    mode = route.handoff.history
+    mode = history_of(route, t)
     if mode == "full":
         return current
     msgs = list(current)

@@ -29,7 +29,7 @@ from ..log import fields
 from .ids import new_id
 from .prompt import ctx_of, enabled
 from .requests import HandoffAsk, payload_json
-from .state import Fail, Leg, Transfer, Turn, turn_text
+from .state import Fail, Leg, Transfer, Turn, history_of, turn_text
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
                                  f"The on_handoff hook of the route to {ask.target!r} failed "
                                  f"({type(exc).__name__}: {exc}); the handoff was not made.",
                                  exc)
-    if route is not None and route.handoff.history == "summary":
+    if route is not None and history_of(route, t) == "summary":
         try:  # made once, from what the source saw, before the view moves on
             from .summary import summary_for  # only routes with history="summary"
 
@@ -233,8 +233,7 @@ def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
     state = t.state
     previous = state.active_agent
     pivot = len(state.messages)
-    h = route.handoff if route is not None else None
-    mode = h.history if h is not None else "full"
+    mode = history_of(route, t) if route is not None else "full"
     if callable(mode):
         spec = ViewSpec("custom", 0, pivot, record.id)
     elif mode == "full":

@@ -29,7 +29,7 @@ from ..core.team import Route
 from ..core.tools import Tool
 from ..errors import HandoffsError, ModelError
 from ..models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
-from . import delegation, guardrails, handoffs
+from . import delegation, guardrails, handoffs, limits
 from .ids import new_id
 from .prompt import ctx_of, request_for
 from .requests import HandoffAsk, validation_error
@@ -71,6 +71,8 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True) -> RunR
                 return result(t, outcome.text, outcome.agent, RunStatus.COMPLETED)
             outcome = tripped
         if isinstance(outcome, Fail):
+            if outcome.code == "max_steps" and t.runner.on_max_steps is not None:
+                return await limits.max_steps_output(t, leg, outcome)
             recovery = recover(t, leg, outcome)
             if recovery is None:
                 return failed(t, outcome)
@@ -124,6 +126,7 @@ def recover(t: Turn, leg: Leg, fail: Fail) -> Transfer | None:
     if not target.enabled:
         return None
     t.recovered = True
+    limits.grace_for_fallback(t)
     record = HandoffRecord(
         id=new_id(), source=leg.agent.name, target=fallback,
         reason=HandoffReason.ERROR_RECOVERY,
@@ -139,7 +142,10 @@ def recover(t: Turn, leg: Leg, fail: Fail) -> Transfer | None:
 
 
 def activate(t: Turn, leg: Leg) -> Awaitable[Outcome]:
-    """Let the leg's agent work until it answers, hands off or fails, within its timeout."""
+    """Let the leg's agent work until it answers, hands off or fails, within its timeout
+    (and, on the main line, within the turn's time limit)."""
+    if t.deadline is not None and leg.main:
+        return limits.within_deadline(t, leg, _steps)
     if leg.agent.timeout is None:
         return _steps(t, leg)  # no wrapper coroutine on the common path
     return _timed_steps(t, leg)

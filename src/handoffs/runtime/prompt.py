@@ -18,7 +18,7 @@ from ..core.messages import Message
 from ..core.team import AgentPlan
 from ..errors import HandoffsError
 from ..models.base import NO_SETTINGS, ModelRequest
-from .state import Leg, Turn
+from .state import Leg, Turn, history_of
 
 
 async def request_for(t: Turn, leg: Leg) -> ModelRequest:
@@ -56,7 +56,7 @@ def window(t: Turn, leg: Leg) -> Window:
     state = t.state
     spec = state.view
     route = leg.route  # the route that opened the view, if it still exists
-    history = route.handoff.history if route is not None else None
+    history = history_of(route, t) if route is not None else None
     custom = None
     if spec.mode == "custom" and callable(history) and route is not None:
         custom = checked_filter(history, f"{route.source} -> {route.target.name}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.handoff import HandoffReason
 from ..core.messages import ToolCall
 from ..core.team import Route
-from ..core.tools import HandoffTo
+from ..core.tools import HandoffTo, validate_json
 
 if TYPE_CHECKING:
     import pydantic
@@ -38,7 +38,11 @@ class HandoffAsk:
             self.explanation = reason_text if isinstance(reason_text, str) else str(reason_text)
 
     def payload_of(self) -> tuple[Any, str | None]:
-        """The validated payload (or None) and the validation problem (or None)."""
+        """The validated payload (or None) and the validation problem (or None).
+
+        A model's payload is validated in pydantic's strict mode on JSON input (`"25"`
+        is not an `int`; dates and enums are read from their JSON strings) and keys the
+        schema does not name are refused; a programmatic one (`HandoffTo`) as Python."""
         model = self.route.handoff.payload if self.route is not None else None
         raw: Any
         if self.programmatic is not None:
@@ -49,6 +53,12 @@ class HandoffAsk:
             if self.problem is not None:
                 return None, self.problem
             args = self.args
+            if not HANDOFF_ARGS.issuperset(args):
+                unknown = ", ".join(sorted(set(args) - HANDOFF_ARGS))
+                returns = self.route is not None and self.route.handoff.returns
+                takes = ("task, " if returns else "") + "reason" + (
+                    ", payload" if model is not None else "")
+                return None, f"unknown argument(s) {unknown}; the handoff tool takes {takes}."
             reason = args.get("reason")
             if reason is not None and not isinstance(reason, str):
                 return None, "reason: must be a string."
@@ -57,6 +67,7 @@ class HandoffAsk:
             raw = args.get("payload")
             if raw is None:
                 return None, "payload: required, an object of the payload schema."
+            return _strict_payload(model, raw)
         if isinstance(raw, str):
             try:
                 raw = json.loads(raw)
@@ -71,6 +82,37 @@ class HandoffAsk:
         except RecursionError:
             return None, "payload: nested too deeply to validate."
 
+
+HANDOFF_ARGS = frozenset(("reason", "task", "payload"))
+"""The arguments a handoff tool takes (`task` for delegations, `payload` with a schema)."""
+
+
+def _strict_payload(model: type[pydantic.BaseModel], raw: Any) -> tuple[Any, str | None]:
+    """A model's payload (a JSON object, or its text) validated strictly as JSON."""
+    try:
+        text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+        data = json.loads(text) if isinstance(raw, str) else raw
+    except ValueError:
+        return None, "payload: must be a JSON object."
+    except RecursionError:
+        return None, "payload: nested too deeply to read."
+    if type(data) is not dict:
+        return None, "payload: must be a JSON object of the payload schema."
+    if model.model_config.get("extra") in (None, "ignore"):
+        fields = model.model_fields
+        known = {*fields, *(f.alias for f in fields.values() if f.alias)}
+        unknown = [k for k in data if k not in known]
+        if unknown:
+            return None, (f"payload: unknown key(s) {', '.join(sorted(unknown))}; the "
+                          f"schema has {', '.join(sorted(fields)) or 'no keys'}.")
+    try:
+        return validate_json(model, text), None
+    except validation_error() as exc:
+        if any("recursion limit" in e["msg"] for e in exc.errors()):
+            return None, "payload: nested too deeply to validate."
+        return None, error_text(exc) + "."
+    except RecursionError:
+        return None, "payload: nested too deeply to validate."
 
 
 _DECODER = json.JSONDecoder()

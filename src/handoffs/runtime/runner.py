@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from ..core.agent import Agent
+from ..core.context import RunContext
 from ..core.events import TERMINAL_EVENTS, Event
-from ..core.handoff import HandoffRecord
+from ..core.handoff import HISTORY_MODES, HandoffRecord, HistoryMode
 from ..core.plan import PlanStep
 from ..core.session import SessionState
 from ..core.team import Team
@@ -60,6 +61,18 @@ class Runner:
     anything is stored). `telemetry`: None (default) traces and measures turns when the
     application configured OpenTelemetry providers, and costs nothing when it did not;
     a `Telemetry(...)` names providers or opts in to content; False turns it off.
+
+    Turn-wide limits and defaults:
+    `turn_timeout`: seconds a whole turn may take (None: no limit; `run(timeout=...)`
+    overrides it per turn). The limit is enforced around every activation of the main
+    line, so the turn stops within it; it then fails with code `timeout` and, like any
+    failed agent, goes once to the team's `fallback`, which gets what is left of the
+    limit but at least a grace of a quarter of it (a turn ends within 1.25 x the limit).
+    `history`: the history view of routes that do not set `Handoff.history` (None: `full`).
+    `on_max_steps`: called (sync or async) with the `RunContext` when a turn reaches
+    `max_steps`; its text is the turn's output and the turn is COMPLETED (the
+    `max_steps_reached` event says so). A handler that raises fails the turn with
+    `max_steps`, the exception kept.
     """
 
     def __init__(
@@ -70,6 +83,9 @@ class Runner:
         max_steps: int = 20,
         max_message_chars: int = 1_000_000,
         telemetry: Telemetry | bool | None = None,
+        turn_timeout: float | None = None,
+        history: HistoryMode | None = None,
+        on_max_steps: Callable[[RunContext[Any]], Any] | None = None,
     ) -> None:
         if not isinstance(team, Team):
             raise HandoffsError("Runner needs a Team; wrap your agents: Team([...]).",
@@ -79,8 +95,22 @@ class Runner:
         if max_message_chars < 1:
             raise HandoffsError("max_message_chars must be at least 1.",
                                 code="invalid_argument")
+        check_timeout(turn_timeout, "turn_timeout")
+        if history is not None and not callable(history) and history not in HISTORY_MODES:
+            raise HandoffsError(
+                f"Runner history must be one of {', '.join(HISTORY_MODES)} or a callable "
+                f"over the transcript, not {history!r}.", code="invalid_argument")
+        if on_max_steps is not None and not callable(on_max_steps):
+            raise HandoffsError("on_max_steps must be a function of the RunContext that "
+                                "returns the turn's output.", code="invalid_argument")
         self.team = team
         self.model = model
+        self.turn_timeout = turn_timeout
+        """Seconds a whole turn may take by default (None: no limit)."""
+        self.history: HistoryMode = history if history is not None else "full"
+        """The history view of routes that set none (`Handoff(history=None)`)."""
+        self.on_max_steps = on_max_steps
+        """Makes the output of a turn that reached `max_steps` (None: the turn fails)."""
         self.store: SessionStore = open_store(store)
         self.max_steps = max_steps
         self.max_message_chars = max_message_chars
@@ -135,14 +165,19 @@ class Runner:
         text: str,
         channel: str | None = None,
         context: Any = None,
+        timeout: float | None = None,
     ) -> RunResult:
         """Run one user turn on the session and return its result.
 
         The active agent of the session receives the message; if a handoff happens the
         target answers in the same turn (unless the route says `next_turn`), and the
-        session remembers it as the active agent for the next message.
+        session remembers it as the active agent for the next message. `context` reaches
+        tools, instructions, guardrails and hooks as `ctx.context` (type it with
+        `RunContext[YourType]`); `timeout` bounds this turn (seconds, counted from this
+        call; None: the runner's `turn_timeout`).
         """
-        return await run_turn(self, session_id, text, channel, context, None)
+        check_timeout(timeout, "timeout")
+        return await run_turn(self, session_id, text, channel, context, None, timeout)
 
     async def resume(self, session_id: str, context: Any = None) -> RunResult | None:
         """Answer the message of a turn that a crash or a cancel interrupted.
@@ -193,10 +228,11 @@ class Runner:
         text: str,
         channel: str | None = None,
         context: Any = None,
+        timeout: float | None = None,
     ) -> RunResult:
         """`run` for code without an event loop."""
         _no_running_loop("run_sync")
-        return asyncio.run(self.run(session_id, text, channel, context))
+        return asyncio.run(self.run(session_id, text, channel, context, timeout))
 
     async def stream(
         self,
@@ -204,21 +240,25 @@ class Runner:
         text: str,
         channel: str | None = None,
         context: Any = None,
+        timeout: float | None = None,
     ) -> AsyncIterator[Event]:
         """Run one user turn and yield its events as they happen.
 
         Text arrives as `text_delta` events when the model streams; the last event is
         `run_completed` or `run_failed`, whose `.result` is the `RunResult`. A turn, once
         started, runs to its end and is persisted even if the consumer stops reading (a
-        client that disconnects finds the answer in the session).
+        client that disconnects finds the answer in the session). `context` and
+        `timeout` are `run`'s.
         """
+        check_timeout(timeout, "timeout")
         # The turn runs in its own task and appends its events to the feed's list; the
         # reader sleeps on one future only when it has read them all (an asyncio.Queue
         # and a callback per event cost half a zero-latency turn).
         feed = Feed()
         events = feed.events
         loop = asyncio.get_running_loop()
-        task = loop.create_task(self._fed_turn(feed, session_id, text, channel, context))
+        task = loop.create_task(self._fed_turn(feed, session_id, text, channel, context,
+                                               timeout))
         self._detached.add(task)  # runs to its end even if the reader goes away
         read = 0
         while True:
@@ -235,11 +275,12 @@ class Runner:
             await feed.sleep(loop)
 
     async def _fed_turn(self, feed: Feed, session_id: str, text: str, channel: str | None,
-                        context: Any) -> RunResult:
+                        context: Any, timeout: float | None) -> RunResult:
         """`stream`'s task: the turn, then forget the task and wake the reader (also when
         the turn raised before its terminal event)."""
         try:
-            return await run_turn(self, session_id, text, channel, context, None, feed)
+            return await run_turn(self, session_id, text, channel, context, None, timeout,
+                                  feed)
         finally:
             task = asyncio.current_task()
             if task is not None:
@@ -318,6 +359,14 @@ class Runner:
         from .transfer import transfer_session
 
         return await transfer_session(self, session_id, to_agent, context, new_session_id)
+
+
+def check_timeout(value: float | None, name: str) -> None:
+    """A time limit must be a positive number of seconds (or None: no limit)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                              or not value > 0):
+        raise HandoffsError(f"{name} must be a positive number of seconds or None, not "
+                            f"{value!r}.", code="invalid_argument")
 
 
 def _in_other_thread(loop: asyncio.AbstractEventLoop) -> bool:

@@ -118,9 +118,10 @@ class Leg:
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "built", "context", "feed", "forced", "max_steps", "models", "obs",
-                 "owner", "raw", "records", "recovered", "runner", "sink", "state", "steps",
-                 "stopping", "streaming", "team", "usage", "usage_by_agent", "user_index")
+    __slots__ = ("accepted", "built", "context", "deadline", "feed", "forced", "grace",
+                 "max_steps", "models", "obs", "owner", "raw", "records", "recovered", "repeats",
+                 "runner", "sink", "state", "steps", "stopping", "streaming", "team", "usage",
+                 "usage_by_agent", "user_index")
 
     def __init__(self, runner: Runner, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None, feed: Feed | None = None) -> None:
@@ -152,6 +153,13 @@ class Turn:
         """Agents that made the call their forcing `tool_choice` asked for, this turn."""
         self.user_index = -1
         """Where this turn's user message is in the transcript (-1: look it up)."""
+        self.deadline: float | None = None
+        """The event-loop time the turn must end by (None: no turn-wide limit)."""
+        self.grace = 0.0
+        """Seconds the fallback gets at least when it takes over a timed turn."""
+        self.repeats: dict[tuple[str, str], list[list[Any]]] | None = None
+        """Ordinary tool calls of this turn by (agent, tool): each one's arguments (later
+        their canonical JSON), first result and count (`HandoffPolicy.repeated_tool_calls`)."""
         self.obs: Observer | None = None
         """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
         which then sits in front of `sink` and wraps `models`."""
@@ -205,6 +213,12 @@ def append(t: Turn, leg: Leg, message: Message) -> None:
         r = render_full(message)
         if r is not None:
             leg.rendered.append(r)
+
+
+def history_of(route: Route, t: Turn) -> Any:
+    """The history view of `route`: its own, else the runner's default (`full`)."""
+    h = route.handoff.history
+    return h if h is not None else t.runner.history
 
 
 def turn_text(t: Turn) -> str:

@@ -14,6 +14,7 @@ from ..core.context import RunContext
 from ..core.messages import ToolCall
 from ..core.tools import HandoffTo, Tool, render_result
 from ..log import fields
+from .repeats import REPEATED_TOOL_CALL, remember, repeated
 from .requests import error_text, parse_arguments, validation_error
 from .state import Turn
 
@@ -36,10 +37,21 @@ async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) 
     """One call: parse and validate its arguments, invoke the tool, render its result."""
     t.emit("tool_called", {"agent": agent, "tool": c.name, "call_id": c.id,
                            "arguments": c.arguments})
-    args, problem = parse_arguments(c.arguments)
+    raw, problem = parse_arguments(c.arguments)
+    limit = t.team.policy.repeated_tool_calls
+    if problem is None and limit is not None:
+        again = repeated(t, agent, c, raw, limit)
+        if again is not None:
+            data = {"agent": agent, "tool": c.name, "call_id": c.id, "text": again[0],
+                    "is_error": again[1]}
+            if again[1]:
+                data["code"] = REPEATED_TOOL_CALL
+            t.emit("tool_result", data)
+            return again[0], again[1], None
+    args = raw
     if problem is None:
         try:
-            args = tl.parse(args)
+            args = tl.parse(c.arguments if raw else raw)
         except validation_error() as exc:
             problem = (f"The arguments of {c.name!r} do not match its schema: "
                        f"{error_text(exc)}. Call it again with corrected arguments.")
@@ -62,6 +74,8 @@ async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) 
     if isinstance(value, HandoffTo):
         return "", False, value
     text = render_result(value)
+    if limit is not None:
+        remember(t, agent, c, raw, text)
     t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
                            "text": text, "is_error": False})
     return text, False, None

@@ -42,10 +42,15 @@ CAUGHT_UP = ("The previous message was interrupted before it was answered; the n
 
 async def run_turn(runner: Runner, session_id: str, text: str, channel: str | None,
                    context: Any, sink: Callable[[Event], None] | None,
-                   feed: Feed | None = None) -> RunResult:
+                   timeout: float | None = None, feed: Feed | None = None) -> RunResult:
     """Run one user turn on the session under its lock, persisted at both ends; its
-    events go to `sink` as they happen, or to `feed` (what `runner.stream` reads)."""
+    events go to `sink` as they happen, or to `feed` (what `runner.stream` reads).
+
+    `timeout` (else the runner's `turn_timeout`) bounds the turn from this call on."""
     check_text(runner, text)
+    limit = timeout if timeout is not None else runner.turn_timeout
+    deadline = (None if limit is None
+                else (asyncio.get_running_loop().time() + limit, limit / 4))
     store = runner.store
     async with store.lock(session_id):
         state = await load(runner, session_id)
@@ -59,7 +64,7 @@ async def run_turn(runner: Runner, session_id: str, text: str, channel: str | No
             t = Turn(runner, state, context, sink, feed)
             t.user_index = pending
             state.messages.append(Note(RESUMED, name))
-            return await _answer(t, name, text, since)
+            return await _answer(t, name, text, since, deadline)
         state.turn += 1
         checked = text
         if pending is not None:
@@ -71,7 +76,7 @@ async def run_turn(runner: Runner, session_id: str, text: str, channel: str | No
         state.status = "running"
         # Durable before any model call: a crash from here on loses no input.
         await store.commit(state, since)
-        return await _answer(t, name, checked, state.checkpoint())
+        return await _answer(t, name, checked, state.checkpoint(), deadline)
 
 
 async def resume(runner: Runner, session_id: str, context: Any,
@@ -89,12 +94,19 @@ async def resume(runner: Runner, session_id: str, context: Any,
         t = Turn(runner, state, context, sink)
         t.user_index = pending
         state.messages.append(Note(RESUMED, name))
-        return await _answer(t, name, state.messages[pending].text, since)
+        limit = runner.turn_timeout
+        return await _answer(t, name, state.messages[pending].text, since, None if limit is None
+                             else (asyncio.get_running_loop().time() + limit, limit / 4))
 
 
-async def _answer(t: Turn, name: str, text: str, since: Checkpoint) -> RunResult:
-    """Run the main line for the turn's message and persist everything it did."""
+async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
+                  deadline: tuple[float, float] | None = None) -> RunResult:
+    """Run the main line for the turn's message and persist everything it did.
+
+    `deadline`: the loop time the turn must end by, and the grace its fallback gets."""
     state = t.state
+    if deadline is not None:
+        t.deadline, t.grace = deadline
     observe(t)
     t.emit("run_started", {"agent": name, "text": text})
     if log.isEnabledFor(logging.INFO):
