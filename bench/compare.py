@@ -635,7 +635,9 @@ side of the cost: what each framework sends to the model for the same conversati
   slack, so it is noisier).
 - (d) median of {a["import_reps"]} fresh interpreter(s) importing what the scenario needs to
   build and run a team (ours: `handoffs.runtime.runner`; bare `import handoffs` is in the
-  handoffs-only table).
+  handoffs-only table), from compiled bytecode for everyone: one untimed import first with
+  bytecode writing on, as an installed package has its `.pyc` files (this machine sets
+  `PYTHONDONTWRITEBYTECODE=1`, which once made our editable `src/` compile on every import).
 - (e) persisted turn (H=1, new session per rep): ours on `SqliteStore` (`store="sqlite:///…"`,
   temp file) and on `PostgresStore` when a server answers at `{PG_DSN_ENV}` (default
   `postgresql://127.0.0.1:5432/test`, scratch schema dropped afterwards); LangGraph's swarm
