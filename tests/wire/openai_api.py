@@ -66,6 +66,19 @@ def check_chat_request(body: Any) -> str | None:
                 return (f"Invalid schema for function '{fn['name']}': In context=(), "
                         f"{_not_strict(params)}")
             names.append(fn["name"])
+    fmt = body.get("response_format")
+    if fmt is not None:
+        spec = fmt.get("json_schema") if isinstance(fmt, dict) else None
+        if not isinstance(fmt, dict) or fmt.get("type") not in ("text", "json_object",
+                                                                 "json_schema"):
+            return "Invalid value for 'response_format.type'."
+        if fmt["type"] == "json_schema":
+            if not isinstance(spec, dict) or not NAME.match(str(spec.get("name", ""))):
+                return "Invalid 'response_format.json_schema.name': string does not match " \
+                       "pattern."
+            if spec.get("strict") is True and _not_strict(spec.get("schema")):
+                return (f"Invalid schema for response_format '{spec['name']}': In "
+                        f"context=(), {_not_strict(spec.get('schema'))}")
     choice = body.get("tool_choice")
     if choice is not None:
         if tools is None:

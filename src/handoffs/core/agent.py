@@ -64,6 +64,11 @@ class Agent:
     model_settings: Mapping[str, Any] | None = None
     """Provider settings for this agent's requests (temperature, max_tokens, ...), passed
     through as `ModelRequest.settings`; they override the model adapter's own."""
+    output_type: Any = None
+    """A pydantic model class: the agent answers with such an object (the provider's
+    JSON-schema mode, or a `final_output` tool), validated by the runner; invalid answers
+    go back to the model. `RunResult.output_data` holds the instance, `output` its JSON.
+    None: the agent answers in text."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():

@@ -10,6 +10,7 @@ from ..errors import TeamError
 from .agent import Agent
 from .handoff import Handoff
 from .names import TOOL_NAME_RULE, is_valid_tool_name
+from .output import FINAL_OUTPUT_TOOL, OutputSpec, output_spec
 from .policy import HandoffPolicy
 from .tools import Tool, ToolSpec, context_problem
 
@@ -46,6 +47,8 @@ class AgentPlan:
     """Tool specs offered to the model when no route is conditionally enabled."""
     static: bool
     """True when no route's `enabled` is a callable, so `specs` is always the answer."""
+    output: OutputSpec | None = None
+    """The agent's output type as providers are told it (None: the agent answers in text)."""
 
 
 class Team:
@@ -160,7 +163,15 @@ class Team:
         specs = tuple(t.spec for t in tools.values()) + tuple(
             r.spec for r in routes.values() if r.handoff.enabled is True and r.target.enabled
         )
-        return AgentPlan(agent, tools, routes, by_target, specs, static)
+        output = None
+        if agent.output_type is not None:
+            output = output_spec(agent.output_type, agent.name)
+            if FINAL_OUTPUT_TOOL in tools or FINAL_OUTPUT_TOOL in routes:
+                raise TeamError(
+                    f"Agent {agent.name!r} has an output_type and a tool named "
+                    f"{FINAL_OUTPUT_TOOL!r}, the name some providers get the answer through; "
+                    "rename the tool.")
+        return AgentPlan(agent, tools, routes, by_target, specs, static, output)
 
     # -- lookups used by the runner and the policy -------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.messages import Message, ToolCall
 from ..core.names import tool_name
+from ..core.output import FINAL_OUTPUT_TOOL
 from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
 from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay
@@ -86,9 +87,26 @@ class AnthropicModel(SDKModel):
             kind, name = choice
             body["tool_choice"] = ({"type": "tool", "name": name} if name is not None
                                    else {"type": "any" if kind == "required" else kind})
+        output = request.output
+        if output is not None:  # no JSON-schema mode: the answer is a call of a final tool
+            body.setdefault("tools", []).append({
+                "name": FINAL_OUTPUT_TOOL, "input_schema": output.schema,
+                "description": f"Give your final answer: a {output.name} object."})
+            if choice is None or choice[0] == "auto":
+                body["tool_choice"] = {"type": "any"}  # a tool, or the final answer
         body.update(self.settings)
         body.update(request.settings)
         return body
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        response = await super().complete(request)
+        return final_output(response) if request.output is not None else response
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        async for piece in super().stream(request):
+            if isinstance(piece, ModelResponse) and request.output is not None:
+                piece = final_output(piece)
+            yield piece
 
     async def _create(self, body: dict[str, Any]) -> Any:
         return await self._client().messages.create(**body)
@@ -224,3 +242,12 @@ def _usage(raw: Any) -> Usage:
 def anthropic_model(name: str, **options: Any) -> AnthropicModel:
     """`get_model("anthropic:<name>")`."""
     return AnthropicModel(name, **options)
+
+
+def final_output(response: ModelResponse) -> ModelResponse:
+    """A response that called the final-output tool, as the text answer it carries (the
+    runner validates it against the agent's output type)."""
+    for c in response.tool_calls:
+        if c.name == FINAL_OUTPUT_TOOL:
+            return ModelResponse(c.arguments, (), response.usage, response.model)
+    return response

@@ -12,6 +12,7 @@ from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.messages import Message, ToolCall
+from ..core.output import OutputSpec
 from ..core.tools import ToolSpec
 
 
@@ -28,6 +29,9 @@ class ModelRequest:
     """`auto`, `required`, `none`, a tool name, or None (the provider's default)."""
     settings: Mapping[str, Any] = field(default_factory=dict)
     """Provider settings passed through (temperature, max_tokens, ...)."""
+    output: OutputSpec | None = None
+    """The object the answer must be (`Agent.output_type`): adapters ask for it in their
+    provider's form; None: a text answer."""
 
 
 NO_SETTINGS: Mapping[str, Any] = MappingProxyType({})

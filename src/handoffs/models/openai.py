@@ -114,6 +114,10 @@ class OpenAIModel(SDKModel):
             kind, name = choice
             body["tool_choice"] = (kind if name is None
                                    else {"type": "function", "function": {"name": name}})
+        output = request.output
+        if output is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": output.name, "schema": output.schema, "strict": output.strict}}
         body.update(self.settings)
         body.update(request.settings)
         limit = self.max_tokens

@@ -24,6 +24,7 @@ from ..core.messages import (
     ToolResult,
     UserMessage,
 )
+from ..core.output import OUTPUT_ATTEMPTS, output_feedback, output_json, parse_output
 from ..core.session import SessionState
 from ..core.team import Route
 from ..core.tools import Tool
@@ -68,7 +69,8 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True) -> RunR
             tripped = (await guardrails.check(t, leg, "output", outcome.text)
                        if leg.agent.output_guardrails else None)
             if tripped is None:
-                return result(t, outcome.text, outcome.agent, RunStatus.COMPLETED)
+                return result(t, outcome.text, outcome.agent, RunStatus.COMPLETED,
+                              data=outcome.data)
             outcome = tripped
         if isinstance(outcome, Fail):
             if outcome.code == "max_steps" and t.runner.on_max_steps is not None:
@@ -162,6 +164,7 @@ async def _timed_steps(t: Turn, leg: Leg) -> Outcome:
 
 
 async def _steps(t: Turn, leg: Leg) -> Outcome:
+    invalid = 0  # answers that were not the agent's output type, this activation
     while True:
         agent = leg.agent
         name = agent.name
@@ -206,7 +209,18 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
                 continue
             append(t, leg, AssistantMessage(text, name))
             t.emit("message", {"agent": name, "text": text})
-            return Answer(text, name)
+            if leg.plan.output is None:
+                return Answer(text, name)
+            data, problems = parse_output(leg.plan.output, text)
+            if problems is None:
+                return Answer(output_json(data), name, data)
+            invalid += 1
+            if invalid >= OUTPUT_ATTEMPTS:
+                return Fail("invalid_output", f"{name} gave no valid {leg.plan.output.name} "
+                            f"in {invalid} answers; the last: {problems}", name)
+            append(t, leg, Note(output_feedback(leg.plan.output, problems), name,
+                                to_model=True))
+            continue
         if text:
             t.emit("message", {"agent": name, "text": text})
         if agent.reset_tool_choice and agent.tool_choice not in (None, "auto", "none"):

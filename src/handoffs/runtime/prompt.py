@@ -34,7 +34,7 @@ async def request_for(t: Turn, leg: Leg) -> ModelRequest:
     return ModelRequest(
         agent.name, system, window(t, leg),
         plan.specs if plan.static else specs(plan, ctx_of(t, leg)),
-        choice, agent.model_settings or NO_SETTINGS,
+        choice, agent.model_settings or NO_SETTINGS, plan.output,
     )
 
 

@@ -69,6 +69,9 @@ class RunResult:
     """Tokens per agent name."""
     steps: dict[str, str] = field(default_factory=dict)
     """For `run_plan`: each step's answer by step name."""
+    output_data: Any = None
+    """The validated object when the answering agent has an `output_type` (`output` is
+    its JSON); None otherwise."""
     _events: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -109,4 +112,6 @@ class RunResult:
             "usage": self.usage.to_dict(),
             "usage_by_agent": {k: v.to_dict() for k, v in self.usage_by_agent.items()},
             "steps": dict(self.steps),
+            "output_data": (None if self.output_data is None
+                            else self.output_data.model_dump(mode="json")),
         }

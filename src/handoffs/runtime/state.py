@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 class Answer:
     text: str
     agent: str
+    data: Any = None
+    """The validated object of an agent with an `output_type` (`text` is its JSON)."""
 
 
 @dataclass(slots=True)
@@ -230,10 +232,10 @@ def turn_text(t: Turn) -> str:
 
 
 def result(t: Turn, output: str, agent: str, status: RunStatus,
-           error: RunError | None = None) -> RunResult:
+           error: RunError | None = None, data: Any = None) -> RunResult:
     """The turn's result so far (records and usage are the turn's own lists)."""
     return RunResult(t.state.id, output, agent, status, t.state.turn, t.records, error,
-                     t.usage, t.usage_by_agent)
+                     t.usage, t.usage_by_agent, output_data=data)
 
 
 def failed(t: Turn, fail: Fail) -> RunResult:
