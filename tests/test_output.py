@@ -9,7 +9,7 @@ import pytest
 
 from handoffs import Agent, Handoff, Runner, RunStatus, Team, TeamError, tool
 from handoffs.core.messages import Note
-from handoffs.testing import ScriptedModel, call, reply, transfer
+from handoffs.testing import ScriptedModel, reply, transfer
 
 
 class Invoice(pydantic.BaseModel):
