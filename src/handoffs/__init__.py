@@ -30,6 +30,7 @@ from .errors import HandoffsError, ModelError, RunFailed, ScriptExhausted, TeamE
 from .lazy import lazy_names
 
 if TYPE_CHECKING:
+    from .mcp.servers import MCPServer
     from .models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
     from .models.registry import get_model, register_provider
     from .models.retry import RetryPolicy
@@ -69,6 +70,7 @@ _LAZY = {
     "ScriptedModel": "testing",
     "Rule": "rules",
     "RuleModel": "rules",
+    "MCPServer": "mcp.servers",
 }
 
 
@@ -94,6 +96,7 @@ __all__ = [
     "HandoffTo",
     "HandoffsError",
     "HumanAgent",
+    "MCPServer",
     "MemoryStore",
     "Message",
     "Model",

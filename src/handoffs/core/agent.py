@@ -64,6 +64,9 @@ class Agent:
     model_settings: Mapping[str, Any] | None = None
     """Provider settings for this agent's requests (temperature, max_tokens, ...), passed
     through as `ModelRequest.settings`; they override the model adapter's own."""
+    mcp: Sequence[Any] = ()
+    """`MCPServer.stdio(...)` / `MCPServer.http(...)`: servers whose tools this agent may
+    call, listed when the agent first needs them (connections shared by the runner)."""
     output_type: Any = None
     """A pydantic model class: the agent answers with such an object (the provider's
     JSON-schema mode, or a `final_output` tool), validated by the runner; invalid answers
@@ -75,12 +78,20 @@ class Agent:
             raise HandoffsError("An agent needs a non-empty name.", code="invalid_team")
         # Accept any sequence from the caller but store tuples: agents are frozen values.
         for attr in ("tools", "handoffs", "capabilities", "input_guardrails",
-                     "output_guardrails"):
+                     "output_guardrails", "mcp"):
             value = getattr(self, attr)
             if not isinstance(value, tuple):
                 object.__setattr__(self, attr, tuple(value))
         if self.channels is not None and not isinstance(self.channels, tuple):
             object.__setattr__(self, "channels", tuple(self.channels))
+        if self.mcp:
+            from ..mcp.servers import MCPServer
+
+            for s in self.mcp:
+                if not isinstance(s, MCPServer):
+                    raise HandoffsError(
+                        f"Agent {self.name!r}: mcp takes MCPServer.stdio(...) or "
+                        f"MCPServer.http(...) values, got {s!r}.", code="invalid_team")
         for t in self.tools:
             if not isinstance(t, Tool):
                 raise HandoffsError(

@@ -259,6 +259,8 @@ async def _respond(t: Turn, leg: Leg, response: ModelResponse) -> Outcome | None
             asks.append(HandoffAsk(i, c, route.target.name, route, _LLM))
         elif c.name in plan.tools:
             ordinary.append((i, c, plan.tools[c.name]))
+        elif plan.agent.mcp and (remote := t.runner.mcp.tool(name, c.name)) is not None:
+            ordinary.append((i, c, remote))
         elif c.name.startswith("transfer_to_"):
             target = handoffs.target_of(t, c.name)
             asks.append(HandoffAsk(i, c, target, plan.routes_by_target.get(target), _LLM))

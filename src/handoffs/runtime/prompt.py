@@ -31,9 +31,15 @@ async def request_for(t: Turn, leg: Leg) -> ModelRequest:
     choice = agent.tool_choice
     if choice is not None and agent.name in t.forced:
         choice = "auto"  # the forced call was made this turn (Agent.reset_tool_choice)
+    tools = plan.specs if plan.static else specs(plan, ctx_of(t, leg))
+    if agent.mcp:
+        offered, down = await t.runner.mcp.offer(
+            agent, (*plan.tools, *plan.routes), (t.state.id, t.state.turn))
+        tools = (*tools, *offered)
+        if down:
+            system = f"{system}\n\n{down}" if system else down
     return ModelRequest(
-        agent.name, system, window(t, leg),
-        plan.specs if plan.static else specs(plan, ctx_of(t, leg)),
+        agent.name, system, window(t, leg), tools,
         choice, agent.model_settings or NO_SETTINGS, plan.output,
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.agent import Agent
 from ..core.context import RunContext
@@ -28,6 +28,9 @@ from .feed import Feed
 from .result import RunResult
 from .state import Turn
 from .turn import run_turn
+
+if TYPE_CHECKING:
+    from ..mcp.hub import Hub
 
 
 class _Models(dict[str, Model | None]):
@@ -123,6 +126,7 @@ class Runner:
         self._running: dict[str, Turn] = {}
         """The turns this runner is running now, by session id (for `cancel`)."""
         self._detached: set[asyncio.Future[RunResult]] = set()
+        self._mcp: Hub | None = None
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
 
     def model_for(self, name: str) -> Model | None:
@@ -215,6 +219,29 @@ class Runner:
         else:
             owner.cancel()
         return True
+
+    @property
+    def mcp(self) -> Hub:
+        """The runner's MCP connections (`Agent(mcp=[...])`), made on first use."""
+        if self._mcp is None:
+            from ..mcp.hub import Hub
+
+            self._mcp = Hub()
+        return self._mcp
+
+    async def aclose(self) -> None:
+        """Let streamed turns finish, then close the MCP connections, each from the task
+        that opened it. `async with Runner(...) as runner:` calls it on the way out. The
+        store is the caller's to close (`await runner.store.close()`)."""
+        await self.wait_for_turns()
+        if self._mcp is not None:
+            await self._mcp.aclose()
+
+    async def __aenter__(self) -> Runner:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def wait_for_turns(self) -> None:
         """Wait until the turns this runner started through `stream` have ended and been

@@ -114,6 +114,7 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
             yield
         finally:
             await service.stop()
+            await runner.aclose()  # streamed turns end, MCP connections close
             if close_store:
                 await runner.store.close()
 
