@@ -19,6 +19,8 @@ and the fields of its type:
 | agent_returned      | source, target, record_id, text (the delegate's answer), ok        |
 | guardrail_tripped   | agent, guardrail, stage (input/output), message                    |
 | human_waiting       | agent, display_name                                                |
+| approval_requested  | agent, tool, call_id, arguments (a call waits for a person)        |
+| approval_decided    | agent, tool, call_id, approved, reason                             |
 | plan_step_started   | step, agent, task                                                  |
 | plan_step_completed | step, agent, text, status                                          |
 | max_steps_reached   | agent, steps, output (Runner(on_max_steps=...) made the output)    |
@@ -34,8 +36,9 @@ from typing import Any
 EVENT_TYPES = (
     "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
-    "agent_returned", "guardrail_tripped", "human_waiting", "plan_step_started",
-    "plan_step_completed", "max_steps_reached", "run_completed", "run_failed",
+    "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
+    "approval_decided", "plan_step_started", "plan_step_completed", "max_steps_reached",
+    "run_completed", "run_failed",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))
 

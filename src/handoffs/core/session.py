@@ -76,11 +76,15 @@ class SessionState:
     view: ViewSpec = field(default_factory=ViewSpec)
     """The active agent's view of the transcript."""
     status: str = "idle"
-    """`idle`, `running` (a turn is in progress or was interrupted), `waiting_for_human`."""
+    """`idle`, `running` (a turn is in progress or was interrupted), `waiting_for_human`,
+    `waiting_for_approval`."""
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
     metadata: dict[str, Any] = field(default_factory=dict)
     """Free-form data about the session (links to transferred sessions, labels)."""
+    pending: dict[str, Any] | None = None
+    """While a turn waits for approval (status `waiting_for_approval`): the agent, the
+    model's response (text and calls) and the decisions so far (`runtime.approval`)."""
     cache: Any = field(default=None, repr=False, compare=False)
     """Derived, never serialised: the transcript views (see `core.history`)."""
 
@@ -94,6 +98,7 @@ class SessionState:
             json.loads(json.dumps(self.shared)), self.channel, self.version, self.turn,
             ViewSpec.from_dict(self.view.to_dict()), self.status, self.created_at,
             self.updated_at, dict(self.metadata),
+            None if self.pending is None else json.loads(json.dumps(self.pending)),
         )
 
     def header(self) -> dict[str, Any]:
@@ -104,7 +109,7 @@ class SessionState:
             "turn": self.turn, "view": self.view.to_dict(), "status": self.status,
             "created_at": self.created_at, "updated_at": self.updated_at,
             "metadata": self.metadata,
-        }
+        } | ({} if self.pending is None else {"pending": self.pending})
 
     def to_dict(self) -> dict[str, Any]:
         d = self.header()
@@ -138,6 +143,7 @@ class SessionState:
             created_at=d.get("created_at", 0.0),
             updated_at=d.get("updated_at", 0.0),
             metadata=dict(d.get("metadata", {})),
+            pending=d.get("pending"),
         )
 
     @classmethod

@@ -49,6 +49,8 @@ class AgentPlan:
     """True when no route's `enabled` is a callable, so `specs` is always the answer."""
     output: OutputSpec | None = None
     """The agent's output type as providers are told it (None: the agent answers in text)."""
+    approvals: bool = False
+    """True when one of its tools may need a person's approval (`Tool.needs_approval`)."""
 
 
 class Team:
@@ -171,7 +173,8 @@ class Team:
                     f"Agent {agent.name!r} has an output_type and a tool named "
                     f"{FINAL_OUTPUT_TOOL!r}, the name some providers get the answer through; "
                     "rename the tool.")
-        return AgentPlan(agent, tools, routes, by_target, specs, static, output)
+        approvals = any(t.needs_approval is not False for t in tools.values())
+        return AgentPlan(agent, tools, routes, by_target, specs, static, output, approvals)
 
     # -- lookups used by the runner and the policy -------------------------------------
 

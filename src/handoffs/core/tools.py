@@ -6,6 +6,7 @@ model's arguments against it and reports problems back to the model as feedback.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import re
@@ -66,6 +67,10 @@ class Tool:
     """What an exception in the tool does: `feedback` (default) gives the error text back
     to the model as the call's result; `raise` fails the run; `escalate` hands off to the
     team's fallback agent (error recovery)."""
+    needs_approval: bool | Callable[..., Any] = False
+    """True: a call waits for a person's decision (`runner.approve` / `runner.reject`)
+    before it runs; a callable `(ctx, arguments) -> bool` (sync or async) decides per
+    call. The turn pauses with status `waiting_for_approval`, durably."""
     args_model: type[pydantic.BaseModel] | None = field(default=None, repr=False)
     """Validates and converts arguments; None means arguments are passed unvalidated."""
 
@@ -270,6 +275,7 @@ def tool(fn: Callable[..., Any], /) -> Tool: ...
 def tool(
     *, name: str | None = None, description: str | None = None,
     on_error: ToolErrorMode = "feedback",
+    needs_approval: bool | Callable[..., Any] = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -278,6 +284,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     on_error: ToolErrorMode = "feedback",
+    needs_approval: bool | Callable[..., Any] = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a sync or async function into a `Tool`.
 
@@ -285,6 +292,8 @@ def tool(
     first paragraph, and each argument's description from its `Args:` section. A first
     parameter annotated `RunContext` receives the run's context and is not shown to the
     model. The function may return `HandoffTo(...)` to hand off programmatically.
+    `needs_approval=True` (or a function of the context and the arguments) makes a call
+    wait for a person (`runner.approve` / `runner.reject`) before it runs.
 
         @tool
         def lookup_order(order_id: str) -> dict:
@@ -303,7 +312,10 @@ def tool(
         return _build_tool(fn, name, description, on_error)
 
     def decorate(f: Callable[..., Any]) -> Tool:
-        return _build_tool(f, name, description, on_error)
+        built = _build_tool(f, name, description, on_error)
+        if needs_approval is not False:
+            built = dataclasses.replace(built, needs_approval=needs_approval)
+        return built
 
     return decorate
 

@@ -21,7 +21,7 @@ from . import guardrails
 from .handoffs import call_hook, log_accepted, refuse, result_for
 from .prompt import checked_filter, ctx_of, window
 from .requests import HandoffAsk
-from .state import Answer, Fail, Leg, Outcome, Turn, append, history_of, turn_text
+from .state import Answer, Fail, Leg, Outcome, Pause, Turn, append, history_of, turn_text
 
 Activate = Callable[[Turn, Leg], Awaitable[Outcome]]
 
@@ -98,6 +98,7 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
         record.extra["error"] = {"code": outcome.code, "message": outcome.message,
                                  "agent": outcome.agent}
     else:  # a transfer out of a delegation to a human or a cold route
+        assert not isinstance(outcome, Pause)  # only the main line waits for approval
         text = f"{outcome.target.name} took the request over."
     record.extra["answer"] = text
     t.emit("agent_returned", {"source": sub.agent.name, "target": record.source,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..core.handoff import HandoffReason, HandoffRecord
@@ -30,12 +30,24 @@ from ..core.team import Route
 from ..core.tools import Tool
 from ..errors import HandoffsError, ModelError
 from ..models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
-from . import delegation, guardrails, handoffs, limits
+from . import approval, delegation, guardrails, handoffs, limits
 from .ids import new_id
 from .prompt import ctx_of, request_for
 from .requests import HandoffAsk, validation_error
 from .result import RunResult, RunStatus
-from .state import Answer, Fail, Leg, Outcome, Transfer, Turn, append, failed, result, turn_text
+from .state import (
+    Answer,
+    Fail,
+    Leg,
+    Outcome,
+    Pause,
+    Transfer,
+    Turn,
+    append,
+    failed,
+    result,
+    turn_text,
+)
 from .tools import run_tools
 
 _LLM = HandoffReason.LLM
@@ -46,8 +58,12 @@ EMPTY_RESPONSE_FEEDBACK = (
 )
 
 
-async def drive(t: Turn, name: str, text: str, check_input: bool = True) -> RunResult:
-    """Run the main line from the active agent until someone answers (or it fails)."""
+async def drive(t: Turn, name: str, text: str, check_input: bool = True,
+                first: Callable[[Leg], Awaitable[Outcome]] | None = None) -> RunResult:
+    """Run the main line from the active agent until someone answers (or it fails).
+
+    `first`: what the agent does before its next model call (continuing a response
+    after an approval); None: it starts with a model call."""
     state = t.state
     team = t.team
     agent = team[name]
@@ -60,11 +76,15 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True) -> RunR
         leg.handed(*came)
     t.emit("agent_started", {"agent": name, "display_name": agent.label})
     outcome: Outcome | None = None
-    if check_input and agent.input_guardrails:
+    if first is not None:
+        outcome = await first(leg)
+    elif check_input and agent.input_guardrails:
         outcome = await guardrails.check(t, leg, "input", text)
     while True:
         if outcome is None:
             outcome = await activate(t, leg)
+        if isinstance(outcome, Pause):
+            return result(t, "", outcome.agent, RunStatus.WAITING_FOR_APPROVAL)
         if isinstance(outcome, Answer):
             tripped = (await guardrails.check(t, leg, "output", outcome.text)
                        if leg.agent.output_guardrails else None)
@@ -243,8 +263,21 @@ async def _streamed(t: Turn, model: Model, request: ModelRequest) -> ModelRespon
     return response
 
 
-async def _respond(t: Turn, leg: Leg, response: ModelResponse) -> Outcome | None:
-    """Run ordinary tools, then decide handoffs; append the response and its results."""
+async def continue_response(t: Turn, leg: Leg, response: ModelResponse,
+                            decided: dict[str, Any]) -> Outcome:
+    """A response that waited for approval, now decided: run it, then go on working."""
+    outcome = await _respond(t, leg, response, decided)
+    if outcome is None:
+        outcome = await activate(t, leg)
+    return outcome
+
+
+async def _respond(t: Turn, leg: Leg, response: ModelResponse,
+                   decided: dict[str, Any] | None = None) -> Outcome | None:
+    """Run ordinary tools, then decide handoffs; append the response and its results.
+
+    Calls whose tool needs approval stop the response on the main line (`approval`);
+    `decided` holds a person's decisions when it continues."""
     plan = leg.plan
     name = plan.agent.name
     calls = response.tool_calls
@@ -271,6 +304,20 @@ async def _respond(t: Turn, leg: Leg, response: ModelResponse) -> Outcome | None
             t.emit("tool_result", {"agent": name, "tool": c.name, "call_id": c.id,
                                    "text": text, "is_error": True})
     escalate: Fail | None = None
+    if ordinary and plan.approvals:
+        waiting = await approval.needing(ctx_of(t, leg), ordinary)
+        if decided is not None:
+            waiting = [w for w in waiting if w[1].id not in decided]
+            for i, c, _ in ordinary:
+                d = decided.get(c.id)
+                if d is not None and not d["approved"]:
+                    results[i] = _refused(t, name, c, approval.rejected_text(c.name,
+                                                                              d["reason"]))
+        if waiting and leg.main:
+            return approval.pause(t, leg, response, waiting)
+        for i, c, _ in waiting:  # inside a delegation: not run
+            results[i] = _refused(t, name, c, approval.IN_DELEGATION.format(tool=c.name))
+        ordinary = [o for o in ordinary if results[o[0]] is None]
     if ordinary:
         outs = await run_tools(t, ctx_of(t, leg), name, ordinary)
         for (i, c, tl), (text, is_error, handoff_to) in zip(ordinary, outs, strict=True):
@@ -315,3 +362,10 @@ def _last_text_of(messages: Sequence[Message], agent: str) -> str:
         if isinstance(m, AssistantMessage) and m.agent == agent:
             return m.text
     return ""
+
+
+def _refused(t: Turn, agent: str, c: ToolCall, text: str) -> ToolResult:
+    """The result of a call that was not run (a person rejected it, or it cannot wait)."""
+    t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id, "text": text,
+                           "is_error": True})
+    return ToolResult(c.id, c.name, text, agent, is_error=True)

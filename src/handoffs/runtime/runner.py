@@ -195,6 +195,25 @@ class Runner:
 
         return await resume(self, session_id, context, None)
 
+    async def approve(self, session_id: str, call_id: str, context: Any = None) -> RunResult:
+        """Approve a tool call that waits for a person (`@tool(needs_approval=...)`).
+
+        When it was the last undecided call of its response, the same turn goes on (the
+        call runs, the agent continues) and its result is returned; otherwise the result
+        is still `waiting_for_approval`. Refused with `no_pending_approval` when the call
+        does not wait (already decided, or unknown)."""
+        from .approval import decide
+
+        return await decide(self, session_id, call_id, True, "", context)
+
+    async def reject(self, session_id: str, call_id: str, reason: str = "",
+                     context: Any = None) -> RunResult:
+        """Reject a waiting tool call: it does not run, and the agent reads that a person
+        did not approve it (with `reason`) as the call's result. Otherwise as `approve`."""
+        from .approval import decide
+
+        return await decide(self, session_id, call_id, False, reason, context)
+
     def cancel(self, session_id: str) -> bool:
         """Stop the turn this runner is running on the session, if any (True if there was).
 

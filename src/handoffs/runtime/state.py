@@ -56,7 +56,15 @@ class Fail:
     """The exception behind the failure, kept for `RunError.exception` and the log."""
 
 
-Outcome = Answer | Transfer | Fail
+@dataclass(slots=True)
+class Pause:
+    """The agent's response has calls that wait for a person's decision (stored in
+    `SessionState.pending`); the turn ends `waiting_for_approval`."""
+
+    agent: str
+
+
+Outcome = Answer | Transfer | Fail | Pause
 
 
 class Leg:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core.events import Event
@@ -27,7 +27,7 @@ from ..log import fields
 from ..telemetry.config import observe
 from .loop import drive
 from .result import RunResult, RunStatus
-from .state import Fail, Turn, failed, finish
+from .state import Fail, Leg, Outcome, Turn, failed, finish
 
 if TYPE_CHECKING:
     from .feed import Feed
@@ -56,6 +56,12 @@ async def run_turn(runner: Runner, session_id: str, text: str, channel: str | No
         state = await load(runner, session_id)
         if channel is not None:
             state.channel = channel
+        if state.pending is not None:
+            waiting = ", ".join(state.pending.get("waiting", ()))
+            raise HandoffsError(
+                f"Session {session_id!r} waits for a person to approve or reject a tool "
+                f"call ({waiting}); decide with runner.approve / runner.reject first.",
+                code="waiting_for_approval")
         name = _active(runner, state)
         pending = pending_index(state)
         since = state.checkpoint()
@@ -100,10 +106,13 @@ async def resume(runner: Runner, session_id: str, context: Any,
 
 
 async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
-                  deadline: tuple[float, float] | None = None) -> RunResult:
+                  deadline: tuple[float, float] | None = None,
+                  first: Callable[[Leg], Awaitable[Outcome]] | None = None) -> RunResult:
     """Run the main line for the turn's message and persist everything it did.
 
-    `deadline`: the loop time the turn must end by, and the grace its fallback gets."""
+    `deadline`: the loop time the turn must end by, and the grace its fallback gets.
+    `first`: what the agent does first instead of a model call (a turn continued after
+    an approval)."""
     state = t.state
     if deadline is not None:
         t.deadline, t.grace = deadline
@@ -116,7 +125,7 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
     running[state.id] = t
     t.owner = asyncio.current_task()
     try:
-        res = await drive(t, name, text)
+        res = await drive(t, name, text, first is None, first)
     except asyncio.CancelledError:
         if not t.stopping or t.owner is None:  # a cancel from elsewhere: the turn is
             if t.obs is not None:               # interrupted, as by a crash
@@ -131,8 +140,7 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
                              exception=exc))
     finally:
         running.pop(state.id, None)
-    state.status = ("waiting_for_human" if res.status is RunStatus.WAITING_FOR_HUMAN
-                    else "idle")
+    state.status = _STATUS.get(res.status, "idle")
     finish(t, res)
     err = res.error
     if err is not None:
@@ -144,6 +152,14 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
                  res.agent, extra=fields(state.id, state.turn, res.agent))
     await t.runner.store.commit(state, since, t.lazy_events)
     return res
+
+
+answer = _answer
+"""`_answer` for the other modules of the runtime (approval continues a turn with it)."""
+
+_STATUS = {RunStatus.WAITING_FOR_HUMAN: "waiting_for_human",
+           RunStatus.WAITING_FOR_APPROVAL: "waiting_for_approval"}
+"""The session status a turn's result leaves (else `idle`)."""
 
 
 def check_text(runner: Runner, text: Any) -> None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 MAX_ID_LENGTH = 256
 """The longest session id a store accepts, in characters."""
 
-STATUSES = ("idle", "running", "waiting_for_human", "interrupted")
+STATUSES = ("idle", "running", "waiting_for_human", "waiting_for_approval", "interrupted")
 """The statuses `list_sessions(status=...)` filters on. `interrupted` is `running` with
 no turn holding the session's lock: its turn died mid-way."""
 

@@ -18,7 +18,7 @@ Row = tuple[str, str, str, bool, str | None, float, int, str | None, float | Non
 COLUMNS = ("source", "target", "kind", "accepted", "rejection", "at", "turn", "outcome",
            "took")
 
-_WAITING = ("handed_off", "waiting_for_human")
+_WAITING = ("handed_off", "waiting_for_human", "waiting_for_approval")
 
 
 def window(since: float | None, until: float | None) -> tuple[float, float]:

@@ -33,8 +33,8 @@ class _Committed:
     runtime changes (it assigns keys); a value a tool changes in place inside them
     (`ctx.shared["cart"].append(...)`) is not undone if its turn then fails."""
 
-    __slots__ = ("active_agent", "channel", "created_at", "messages", "metadata", "records",
-                 "shared", "status", "turn", "updated_at", "version", "view")
+    __slots__ = ("active_agent", "channel", "created_at", "messages", "metadata", "pending",
+                 "records", "shared", "status", "turn", "updated_at", "version", "view")
 
     def __init__(self, state: SessionState) -> None:
         self.messages = len(state.messages)
@@ -50,6 +50,7 @@ class _Committed:
         self.view = (v.mode, v.start, v.pivot, v.record_id)
         self.shared = dict(state.shared)
         self.metadata = dict(state.metadata)
+        self.pending = state.pending
 
     def changed(self, state: SessionState) -> bool:
         """Whether `state` differs from what was committed (beyond in-place changes
@@ -60,7 +61,8 @@ class _Committed:
                 or state.status != self.status or state.turn != self.turn
                 or state.channel != self.channel or state.updated_at != self.updated_at
                 or (v.mode, v.start, v.pivot, v.record_id) != self.view
-                or state.shared != self.shared or state.metadata != self.metadata)
+                or state.shared != self.shared or state.metadata != self.metadata
+                or state.pending is not self.pending)
 
     def restore(self, state: SessionState) -> None:
         """Set the header fields of `state` back to what was committed."""
@@ -74,6 +76,7 @@ class _Committed:
         state.created_at = self.created_at
         state.updated_at = self.updated_at
         state.metadata = dict(self.metadata)
+        state.pending = self.pending
 
     def summary(self, sid: str, free: bool) -> SessionSummary:
         status = column(self.status) or ""
@@ -344,7 +347,7 @@ def _make_valid(state: SessionState, kept: _Committed | None, first_message: int
 
 def _header_encodable(state: SessionState, kept: _Committed | None) -> bool:
     if kept is None:
-        return json_encodable([state.shared, state.metadata, state.active_agent,
+        return json_encodable([state.shared, state.metadata, state.pending, state.active_agent,
                                state.channel, state.status])
     shared = state.shared
     if shared != kept.shared:  # the runtime replaces values; only new ones need a look
@@ -353,5 +356,6 @@ def _header_encodable(state: SessionState, kept: _Committed | None) -> bool:
                                 if k not in old or old[k] != v]):
             return False
     return ((state.metadata == kept.metadata or json_encodable(state.metadata))
+            and (state.pending is kept.pending or json_encodable(state.pending))
             and (state.active_agent == kept.active_agent or encodable(state.active_agent))
             and (state.channel == kept.channel or encodable(state.channel)))

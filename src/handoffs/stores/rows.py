@@ -187,6 +187,7 @@ def restore_header(state: SessionState, header: str) -> None:
     state.created_at = d.get("created_at", 0.0)
     state.updated_at = d.get("updated_at", 0.0)
     state.metadata = dict(d.get("metadata", {}))
+    state.pending = d.get("pending")
 
 
 def decode(header: str, messages: str, records: str) -> SessionState:

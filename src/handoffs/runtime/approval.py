@@ -1,0 +1,130 @@
+"""Tool calls that wait for a person: `@tool(needs_approval=...)`, `runner.approve`,
+`runner.reject`.
+
+When a response of the main line has a call whose tool needs approval, nothing of that
+response runs yet: the response (text and calls) and the calls that wait are stored in
+`SessionState.pending`, an `approval_requested` event names each, and the turn ends
+`waiting_for_approval` (persisted: another process, after a restart, can decide). Each
+decision is stored as it comes; the last one continues the same turn with the same
+agent: approved calls run, a rejected call's result is the person's reason (an error
+result the model reads), the other calls of the response run as usual, and the agent
+goes on. While a session waits, a new user message is refused (`waiting_for_approval`).
+
+Inside a delegation a call that needs approval is not run: the delegate gets an error
+result saying so (a delegation cannot be suspended across turns yet).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..core.history import last_user_index
+from ..core.messages import ToolCall
+from ..core.tools import Tool
+from ..errors import HandoffsError
+from ..models.base import ModelResponse
+from .result import RunResult, RunStatus
+from .state import Leg, Pause, Turn, finish, result
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+REJECTED = ("A person did not approve this call of {tool!r}{why}. Do not retry it; tell "
+            "the user or take another step.")
+IN_DELEGATION = ("{tool!r} needs a person's approval, which a delegated task cannot wait for; "
+                 "answer your caller without it (the caller may call it itself).")
+
+
+async def needing(ctx: Any, calls: list[tuple[int, ToolCall, Tool]]
+                  ) -> list[tuple[int, ToolCall, Tool]]:
+    """The calls whose tool needs approval for these arguments."""
+    out = []
+    for item in calls:
+        rule = item[2].needs_approval
+        if rule is False:
+            continue
+        if callable(rule):
+            try:
+                args = json.loads(item[1].arguments or "{}")
+            except ValueError:
+                continue  # bad arguments: the call fails as feedback, nothing runs
+            decided = rule(ctx, args)
+            if inspect.isawaitable(decided):
+                decided = await decided
+            if not decided:
+                continue
+        out.append(item)
+    return out
+
+
+def pause(t: Turn, leg: Leg, response: ModelResponse,
+          waiting: list[tuple[int, ToolCall, Tool]]) -> Pause:
+    """Store the response and the calls that wait; say so; end the agent's work."""
+    name = leg.agent.name
+    t.state.pending = {
+        "agent": name, "text": response.text,
+        "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
+                  for c in response.tool_calls],
+        "waiting": [c.id for _, c, _ in waiting], "decisions": {},
+    }
+    for _, c, _ in waiting:
+        t.emit("approval_requested", {"agent": name, "tool": c.name, "call_id": c.id,
+                                      "arguments": c.arguments})
+    return Pause(name)
+
+
+def rejected_text(tool: str, reason: str) -> str:
+    return REJECTED.format(tool=tool, why=f" ({reason})" if reason else "")
+
+
+async def decide(runner: Runner, session_id: str, call_id: str, approved: bool,
+                 reason: str = "", context: Any = None) -> RunResult:
+    """Record a person's decision on a waiting call; the last one continues the turn."""
+    if not isinstance(reason, str):
+        raise HandoffsError("The reason must be a string.", code="invalid_argument")
+    store = runner.store
+    async with store.lock(session_id):
+        state = await store.load(session_id)
+        if state is None:
+            raise HandoffsError(f"No session {session_id!r}.", code="not_found")
+        pending = state.pending
+        earlier = {} if pending is None else pending.get("decisions", {})
+        all_decided = pending is not None and all(c in earlier for c in pending["waiting"])
+        if (pending is None or call_id not in pending.get("waiting", ())
+                or (call_id in earlier and not all_decided)):
+            waiting = ", ".join(pending.get("waiting", ())) if pending else ""
+            raise HandoffsError(
+                f"Session {session_id!r} has no call {call_id!r} waiting for approval"
+                + (f" (waiting: {waiting})." if waiting else "."), code="no_pending_approval")
+        since = state.checkpoint()
+        agent = pending["agent"]
+        decisions = dict(earlier)
+        if not all_decided:  # else: a continuation that died half way is run again
+            decisions[call_id] = {"approved": bool(approved), "reason": reason}
+        state.pending = pending = {**pending, "decisions": decisions}
+        t = Turn(runner, state, context, None)
+        t.user_index = last_user_index(state.messages)
+        tool = next((c["name"] for c in pending["calls"] if c["id"] == call_id), "")
+        t.emit("approval_decided", {"agent": agent, "tool": tool, "call_id": call_id,
+                                    "approved": bool(approved), "reason": reason})
+        if any(c not in decisions for c in pending["waiting"]):
+            res = result(t, "", agent, RunStatus.WAITING_FOR_APPROVAL)
+            finish(t, res)
+            await store.commit(state, since, t.lazy_events)
+            return res
+        state.pending = None
+        response = ModelResponse(pending["text"], tuple(
+            ToolCall(c["id"], c["name"], c["arguments"]) for c in pending["calls"]))
+        from .loop import continue_response
+        from .turn import answer
+
+        async def first(leg: Leg) -> Any:
+            return await continue_response(t, leg, response, decisions)
+
+        if agent not in runner.team:
+            raise HandoffsError(f"The agent {agent!r} that asked is no longer in the team.",
+                                code="not_found")
+        state.active_agent = agent
+        return await answer(t, agent, "", since, first=first)
