@@ -11,8 +11,8 @@ from fastapi.responses import JSONResponse
 from ..stores.checks import STATUSES
 from .errors import ApiError
 from .routes_sessions import service
-from .schemas import HumanReply, SessionExport
-from .views import agent_view
+from .schemas import ApprovalDecision, HumanReply, SessionExport
+from .views import agent_view, approvals_view
 
 router = APIRouter(prefix="/v1", tags=["operator"])
 
@@ -53,6 +53,39 @@ async def human_reply(request: Request, session_id: str, reply: HumanReply) -> J
         raise ApiError("session_not_found", f"There is no session {session_id!r}.")
     async with svc.turns.exclusive(session_id):
         result = await svc.runner.reply_as_human(session_id, reply.text, reply.handoff_to)
+    svc.hub.wake(session_id)
+    d = result.to_dict()
+    d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)
+    return JSONResponse(d)
+
+
+@router.get("/sessions/{session_id}/approvals")
+async def approvals(request: Request, session_id: str) -> dict[str, Any]:
+    """The tool calls of the session that wait for a person's decision."""
+    svc = service(request)
+    svc.require_operator(request)
+    state = await svc.store.load(session_id)
+    if state is None:
+        raise ApiError("session_not_found", f"There is no session {session_id!r}.")
+    return {"session_id": session_id, "status": state.status,
+            "approvals": approvals_view(state)}
+
+
+@router.post("/sessions/{session_id}/approvals/{call_id}")
+async def decide(request: Request, session_id: str, call_id: str,
+                 decision: ApprovalDecision) -> JSONResponse:
+    """Approve (`{"approved": true}`) or reject (`{"approved": false, "reason": ...}`) a
+    waiting call; the last decision of a response continues the turn, whose result this
+    is (409 `no_pending_approval` when the call does not wait)."""
+    svc = service(request)
+    svc.require_operator(request)
+    if await svc.store.load(session_id) is None:
+        raise ApiError("session_not_found", f"There is no session {session_id!r}.")
+    async with svc.turns.exclusive(session_id):
+        if decision.approved:
+            result = await svc.runner.approve(session_id, call_id)
+        else:
+            result = await svc.runner.reject(session_id, call_id, decision.reason)
     svc.hub.wake(session_id)
     d = result.to_dict()
     d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)

@@ -44,6 +44,14 @@ class HumanReply(BaseModel):
     handoff_to: str | None = Field(None, max_length=256)
 
 
+class ApprovalDecision(BaseModel):
+    """A person's decision on a tool call that waits (`runner.approve` / `reject`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    approved: bool = Field(description="True runs the call; false gives the model `reason`.")
+    reason: str = Field("", max_length=2000, description="Why it was rejected.")
+
+
 class SessionExport(BaseModel):
     """`POST /v1/sessions/import`: an export, as `GET /v1/sessions/{id}/export` gave it."""
 

@@ -29,7 +29,22 @@ def session_view(team: Team, state: SessionState) -> dict[str, Any]:
         "messages": len(state.messages), "created_at": state.created_at,
         "updated_at": state.updated_at,
         "metadata": {k: v for k, v in state.metadata.items() if k not in HIDDEN},
+        "approvals": approvals_view(state),
     }
+
+
+def approvals_view(state: SessionState) -> list[dict[str, Any]]:
+    """The tool calls that wait for a person's decision (empty unless the session is
+    `waiting_for_approval`), each with whether it was decided yet."""
+    pending = state.pending
+    if pending is None:
+        return []
+    calls = {c["id"]: c for c in pending.get("calls", ())}
+    decisions = pending.get("decisions", {})
+    return [{"call_id": cid, "agent": pending.get("agent"),
+             "tool": calls.get(cid, {}).get("name"),
+             "arguments": calls.get(cid, {}).get("arguments"),
+             "decision": decisions.get(cid)} for cid in pending.get("waiting", ())]
 
 
 def transcript_view(team: Team, state: SessionState) -> dict[str, Any]:
