@@ -149,6 +149,36 @@ def test_the_operator_answers_and_hands_back_and_the_user_sees_it_live(
     assert not errors
 
 
+def test_the_operator_approves_a_tool_call_and_the_user_sees_the_turn_go_on(
+        browser: Any, context: Any, server: str, errors: list[str]) -> None:
+    user = chat(context, server, errors)
+    user.select_option("#agent-select", "cashier")
+    user.click("#picker button")
+    user.wait_for_selector("#active-agent [data-agent=cashier]")
+    say(user, "A voucher for the late delivery, please.")
+    turn_done(user, 1)
+    sid: str = user.locator("#session-id").inner_text()
+
+    operator_ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        console = open_page(operator_ctx, server + "/operator", errors)
+        console.fill("#key", OPERATOR_KEY)
+        console.press("#key", "Enter")
+        console.click(f"#queue li[data-session='{sid}'] button")
+        waiting = console.locator("#approvals .approval")
+        waiting.wait_for()
+        assert "issue_voucher" in waiting.inner_text() and "20" in waiting.inner_text()
+        waiting.locator("button.approve").click()
+        console.wait_for_selector("#approvals .approval", state="detached")
+        # The same turn went on: the user's page shows the cashier's answer, live.
+        answer = user.locator(".msg[data-agent=cashier]", has_text="voucher of 20 EUR sent")
+        answer.wait_for()
+        console.wait_for_selector(f"#queue li[data-session='{sid}']", state="detached")
+    finally:
+        operator_ctx.close()
+    assert not errors
+
+
 def test_a_dropped_connection_mid_turn_shows_every_event_once(
         context: Any, server: str, proxy: Proxy, errors: list[str]) -> None:
     page = chat(context, f"http://127.0.0.1:{proxy.port}", errors)

@@ -119,9 +119,22 @@ export class Chat {
           el("span", { class: "glyph", "aria-hidden": "true" }, "⏳"),
           `Waiting for ${this.team.label(a)}: a person will answer here.`));
         break;
+      case "approval_requested":
+        this.list.append(el("li", { class: "step waiting approval", "data-seq": e.seq, role: "status" },
+          el("span", { class: "glyph", "aria-hidden": "true" }, "⏳"),
+          `${this.team.label(a)} waits for a person to approve `, el("code", {}, e.tool), "."));
+        break;
+      case "approval_decided":
+        this.list.append(el("li", { class: "step decided", "data-seq": e.seq, role: "status" },
+          el("span", { class: "glyph", "aria-hidden": "true" }, e.approved ? "✔" : "✖"),
+          `A person ${e.approved ? "approved" : "rejected"} `, el("code", {}, e.tool),
+          e.reason ? `: ${e.reason}` : "."));
+        break;
       case "run_completed":
         this.streaming.clear();
-        this.onStatus(e.status === "waiting_for_human"
+        this.onStatus(e.status === "waiting_for_approval"
+          ? `Waiting for a person to approve ${this.team.label(e.agent)}'s request`
+          : e.status === "waiting_for_human"
           ? `Waiting for ${this.team.label(e.agent)}`
           : e.status === "handed_off" ? `${this.team.label(e.agent)} will answer your next message` : "");
         break;

@@ -9,8 +9,9 @@ import { url } from "./api.js";
 const EVENT_TYPES = [
   "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
   "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
-  "agent_returned", "guardrail_tripped", "human_waiting", "plan_step_started",
-  "plan_step_completed", "run_completed", "run_failed",
+  "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
+  "approval_decided", "plan_step_started", "plan_step_completed", "max_steps_reached",
+  "run_completed", "run_failed",
 ];
 
 export class Connection {

@@ -1,6 +1,7 @@
 // The operator console: the queue of sessions waiting for a human (newest first, kept
 // live), one session's conversation and why it was escalated, and the human's answer,
-// optionally handing the conversation back to an AI agent along the human's routes.
+// optionally handing the conversation back to an AI agent along the human's routes; and
+// the tool calls that wait for a person's approval, with Approve / Reject buttons.
 
 import { call } from "./api.js";
 import { Chat } from "./chat.js";
@@ -21,8 +22,9 @@ function setConnection(state) {
 }
 
 async function refreshQueue() {
-  const data = await call("GET", "v1/sessions", { token: op.key, params: { status: "waiting_for_human" } });
-  const sessions = [...data.sessions].sort((a, b) => b.updated_at - a.updated_at);
+  const lists = await Promise.all(["waiting_for_human", "waiting_for_approval"].map((status) =>
+    call("GET", "v1/sessions", { token: op.key, params: { status } })));
+  const sessions = lists.flatMap((d) => d.sessions).sort((a, b) => b.updated_at - a.updated_at);
   $("#queue-count").textContent = `(${sessions.length})`;
   $("#queue-empty").hidden = sessions.length > 0;
   $("#queue").replaceChildren(...sessions.map((s) => el("li", {
@@ -30,7 +32,38 @@ async function refreshQueue() {
   }, el("button", { type: "button", onclick: () => openSession(s.id), "aria-current": s.id === op.open ? "true" : null },
     el("span", { class: "sid" }, s.id), " ",
     s.active_agent ? badge(op.team, s.active_agent, "small") : null,
+    s.status === "waiting_for_approval" ? el("span", { class: "approval-tag" }, " approval") : null,
     el("span", { class: "muted" }, ` turn ${s.turn} · ${s.messages} messages · since ${clock(s.updated_at)}`)))));
+}
+
+async function showApprovals() {
+  const box = $("#approvals");
+  if (!op.open) return box.replaceChildren();
+  const data = await call("GET", `v1/sessions/${encodeURIComponent(op.open)}/approvals`, { token: op.key });
+  const waiting = data.approvals.filter((a) => !a.decision);
+  if (!waiting.length) return box.replaceChildren();
+  box.replaceChildren(el("h3", {}, "Waiting for your approval"), ...waiting.map((a) => {
+    const reason = el("input", { type: "text", class: "reason", placeholder: "reason (if you reject)", "aria-label": `Reason to reject ${a.tool}` });
+    const error = el("p", { class: "error", role: "alert" });
+    const decide = async (approved) => {
+      error.textContent = "";
+      try {
+        await call("POST", `v1/sessions/${encodeURIComponent(op.open)}/approvals/${encodeURIComponent(a.call_id)}`, {
+          token: op.key, body: { approved, reason: approved ? "" : reason.value },
+        });
+        await showApprovals();
+        await refreshQueue();
+      } catch (err) {
+        error.textContent = `Not decided (${err.code}): ${err.message}`;
+      }
+    };
+    return el("div", { class: "approval", "data-call": a.call_id },
+      badge(op.team, a.agent, "small"), " wants to call ", el("code", {}, a.tool),
+      el("pre", { class: "arguments" }, preview(a.arguments, 600)),
+      el("button", { type: "button", class: "approve", onclick: () => decide(true) }, "Approve"), " ",
+      el("button", { type: "button", class: "reject", onclick: () => decide(false) }, "Reject"), " ",
+      reason, error);
+  }));
 }
 
 function schedule() {
@@ -83,8 +116,10 @@ async function openSession(id) {
   op.connection = new Connection(id, op.key, (e) => {
     op.chat.handle(e);
     if (e.type === "agent_changed") setActive(e.agent);
+    if (e.type === "approval_requested" || e.type === "approval_decided") showApprovals().catch(() => {});
   }, setConnection);
   op.connection.open();
+  await showApprovals();
   await refreshQueue();
   $("#text").focus();
 }
