@@ -8,8 +8,15 @@ where the turn waits (a model call, a lock), never once per event.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
-from ..core.events import Event
+from ..core.events import TERMINAL_EVENTS, Event
+from .result import RunResult
+from .turn import run_turn
+
+if TYPE_CHECKING:
+    from .runner import Runner
 
 
 class Feed:
@@ -34,3 +41,44 @@ class Feed:
         """A future the reader awaits until the next event or the turn's end."""
         w = self.waiter = loop.create_future()
         return w
+
+
+async def stream_turn(runner: Runner, session_id: str, text: str, channel: str | None,
+                      context: Any, timeout: float | None) -> AsyncIterator[Event]:
+    """`runner.stream`: the turn runs in its own task and appends its events to a feed;
+    the reader sleeps on one future only when it has read them all (an asyncio.Queue and
+    a callback per event cost half a zero-latency turn). The task goes on to its end, and
+    is stored, even if the reader goes away."""
+    feed = Feed()
+    events = feed.events
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(_fed_turn(runner, feed, session_id, text, channel, context,
+                                      timeout))
+    runner._detached.add(task)
+    read = 0
+    while True:
+        while read < len(events):
+            event = events[read]
+            read += 1
+            yield event
+            if event.type in TERMINAL_EVENTS:
+                await task  # the turn is persisted when its stream ends
+                return
+        if task.done():
+            await task  # raised before its terminal event
+            return
+        await feed.sleep(loop)
+
+
+async def _fed_turn(runner: Runner, feed: Feed, session_id: str, text: str,
+                    channel: str | None, context: Any, timeout: float | None) -> RunResult:
+    """The streamed turn's task: the turn, then forget the task and wake the reader (also
+    when the turn raised before its terminal event)."""
+    try:
+        return await run_turn(runner, session_id, text, channel, context, None, timeout,
+                              feed)
+    finally:
+        task = asyncio.current_task()
+        if task is not None:
+            runner._detached.discard(task)
+        feed.wake()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.agent import Agent
 from ..core.context import RunContext
-from ..core.events import TERMINAL_EVENTS, Event
+from ..core.events import Event
 from ..core.handoff import HISTORY_MODES, HandoffRecord, HistoryMode
 from ..core.plan import PlanStep
 from ..core.session import SessionState
@@ -24,7 +24,7 @@ from ..errors import HandoffsError
 from ..models.base import Model
 from ..stores.base import SessionStore, open_store
 from ..telemetry.config import Telemetry, resolve
-from .feed import Feed
+from .feed import stream_turn
 from .result import RunResult
 from .state import Turn
 from .turn import run_turn
@@ -280,7 +280,7 @@ class Runner:
         _no_running_loop("run_sync")
         return asyncio.run(self.run(session_id, text, channel, context, timeout))
 
-    async def stream(
+    def stream(
         self,
         session_id: str,
         text: str,
@@ -297,41 +297,7 @@ class Runner:
         `timeout` are `run`'s.
         """
         check_timeout(timeout, "timeout")
-        # The turn runs in its own task and appends its events to the feed's list; the
-        # reader sleeps on one future only when it has read them all (an asyncio.Queue
-        # and a callback per event cost half a zero-latency turn).
-        feed = Feed()
-        events = feed.events
-        loop = asyncio.get_running_loop()
-        task = loop.create_task(self._fed_turn(feed, session_id, text, channel, context,
-                                               timeout))
-        self._detached.add(task)  # runs to its end even if the reader goes away
-        read = 0
-        while True:
-            while read < len(events):
-                event = events[read]
-                read += 1
-                yield event
-                if event.type in TERMINAL_EVENTS:
-                    await task  # the turn is persisted when its stream ends
-                    return
-            if task.done():
-                await task  # raised before its terminal event
-                return
-            await feed.sleep(loop)
-
-    async def _fed_turn(self, feed: Feed, session_id: str, text: str, channel: str | None,
-                        context: Any, timeout: float | None) -> RunResult:
-        """`stream`'s task: the turn, then forget the task and wake the reader (also when
-        the turn raised before its terminal event)."""
-        try:
-            return await run_turn(self, session_id, text, channel, context, None, timeout,
-                                  feed)
-        finally:
-            task = asyncio.current_task()
-            if task is not None:
-                self._detached.discard(task)
-            feed.wake()
+        return stream_turn(self, session_id, text, channel, context, timeout)
 
     async def run_plan(
         self,
