@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo chat web web-screenshots chromium test lint docs docs-serve bench bench-smoke bench-peers bench-traffic bench-tokens clean
+.PHONY: demo chat web web-screenshots chromium graphviz test lint docs docs-serve bench bench-smoke bench-peers bench-traffic bench-tokens clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -35,6 +35,14 @@ chromium:
 	  apt-get update -qq && apt-get install -y -qq chromium fonts-noto-color-emoji; \
 	else echo "make: no /usr/bin/chromium and not root: the browser tests will skip"; fi
 
+# `handoffs graph --format svg` draws with Graphviz's `dot`; its test runs when it is there
+# (installed here from Debian when missing and we are root).
+graphviz:
+	@if command -v dot >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get install -y -qq graphviz || { apt-get update -qq && apt-get install -y -qq graphviz; }; \
+	else echo "make: no Graphviz (dot) and not root: the SVG graph test will skip"; fi
+
 # The README's pictures of the page (docs/img/web_*.png), taken by a browser test.
 web-screenshots: $(STAMP) chromium
 	HANDOFFS_WEB_SCREENSHOTS=docs/img $(BIN)/pytest tests/web -k screenshots
@@ -44,7 +52,7 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict src
 
 # pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
-test: lint chromium
+test: lint chromium graphviz
 	$(BIN)/pytest
 
 # The documentation site in site/ (mkdocs build --strict; a few seconds).
