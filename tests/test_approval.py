@@ -181,13 +181,51 @@ async def test_while_waiting_a_new_message_is_refused_and_nothing_is_lost() -> N
     assert (await runner.approve("s", paused.events[-2]["call_id"])).output == "ok"
 
 
-async def test_inside_a_delegation_a_call_that_needs_approval_is_not_run() -> None:
+async def test_inside_a_delegation_the_delegate_waits_and_goes_on_then_its_caller() -> None:
     model = ScriptedModel({
-        "desk": [transfer("billing", task="refund A-1"), reply("Billing could not.")],
-        "billing": [call("refund", order_id="A-1", amount=30), reply("I could not.")]})
+        "desk": [transfer("billing", task="refund A-1"),
+                 reply("Billing has refunded A-1.")],
+        "billing": [call("lookup", order_id="A-1"), call("refund", order_id="A-1", amount=30),
+                    reply("Refunded 30 on A-1.")]})
     team = Team([Agent("desk", handoffs=[Handoff("billing", returns=True)]),
-                 Agent("billing", tools=[refund])])
-    result = await Runner(team, model=model).run("s", "refund")
+                 Agent("billing", tools=[lookup, refund])])
+    runner = Runner(team, model=model)
+
+    paused = await runner.run("s", "refund A-1")
+
+    assert paused.status is RunStatus.WAITING_FOR_APPROVAL and paused.agent == "desk"
+    asked = [e for e in paused.events if e.type == "approval_requested"]
+    assert [(e["agent"], e["tool"]) for e in asked] == [("billing", "refund")]
+    assert done == ["lookup A-1"]  # the delegate's earlier step ran; the refund waits
+    state = await runner.get_session("s")
+    assert state is not None and state.pending is not None
+    assert [m.text for m in state.messages] == ["refund A-1"]  # nothing of desk's response yet
+    assert state.pending["agent"] == "billing" and state.pending["caller"]["agent"] == "desk"
+
+    final = await runner.approve("s", asked[0]["call_id"])
+
+    assert final.status is RunStatus.COMPLETED and final.agent == "desk"
+    assert final.output == "Billing has refunded A-1."
+    assert done == ["lookup A-1", "refund A-1 30.0"]
+    # The delegate saw its own earlier work and the approved result; its caller got the
+    # delegate's answer as the call's result.
+    billing_last = [r for r in model.requests if r.agent == "billing"][-1]
+    assert billing_last.messages[-1].text == "refunded 30.0 on A-1"
+    assert any(m.text == "refund A-1" for m in billing_last.messages)
+    desk_last = model.requests[-1]
+    assert desk_last.agent == "desk" and desk_last.messages[-1].text == "Refunded 30 on A-1."
+    state = await runner.get_session("s")
+    assert state is not None and state.status == "idle"
+    assert state.handoffs[-1].extra["answer"] == "Refunded 30 on A-1."
+
+
+async def test_a_plan_steps_delegate_is_told_it_cannot_wait() -> None:
+    from handoffs import PlanStep
+
+    model = ScriptedModel({"billing": [call("refund", order_id="A-1", amount=30),
+                                       reply("I could not refund.")]})
+    team = Team([Agent("desk"), Agent("billing", tools=[refund])])
+    result = await Runner(team, model=model).run_plan("s", [PlanStep("billing", "refund A-1")])
 
     assert result.status is RunStatus.COMPLETED and done == []
     said = [e for e in result.events if e.type == "tool_result" and e["tool"] == "refund"]

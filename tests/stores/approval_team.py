@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from handoffs import Agent, Runner, Team, tool
+from handoffs import Agent, Handoff, Runner, Team, tool
 from handoffs.testing import ScriptedModel, call, reply, transfer
 
 
@@ -23,25 +23,30 @@ def refund(order_id: str) -> str:
     return f"refunded {order_id}"
 
 
-def team() -> Team:
-    return Team([Agent("triage", handoffs=["billing"]),
-                 Agent("billing", tools=[refund], handoffs=["triage"])])
+def team(delegated: bool = False) -> Team:
+    """triage hands off to billing (one-way), or delegates to it (`delegated`)."""
+    route = Handoff("billing", returns=True) if delegated else "billing"
+    return Team([Agent("triage", handoffs=[route]),
+                 Agent("billing", tools=[refund], handoffs=[] if delegated else ["triage"])])
 
 
-async def pause(url: str) -> None:
-    model = ScriptedModel({"triage": [transfer("billing")],
+async def pause(url: str, delegated: bool) -> None:
+    model = ScriptedModel({"triage": [transfer("billing", task="refund A-1")],
                            "billing": [call("refund", order_id="A-1")]})
-    runner = Runner(team(), model=model, store=url)
+    runner = Runner(team(delegated), model=model, store=url)
     result = await runner.run("s", "refund A-1 please")
     asked = [e for e in result.events if e.type == "approval_requested"]
     print(result.status.value, asked[0]["call_id"], flush=True)
     await runner.store.close()
 
 
-def continued_model() -> ScriptedModel:
+def continued_model(delegated: bool = False) -> ScriptedModel:
+    if delegated:  # the delegate answers its caller, which answers the user
+        return ScriptedModel({"billing": [reply("Done: A-1.")],
+                              "triage": [reply("A-1 is refunded.")]})
     return ScriptedModel([reply("A-1 is refunded.")])
 
 
 if __name__ == "__main__":
-    asyncio.run(pause(sys.argv[1]))
+    asyncio.run(pause(sys.argv[1], sys.argv[2:] == ["delegated"]))
     os._exit(0)  # like a process that is stopped: no clean-up of anything else

@@ -10,8 +10,10 @@ agent: approved calls run, a rejected call's result is the person's reason (an e
 result the model reads), the other calls of the response run as usual, and the agent
 goes on. While a session waits, a new user message is refused (`waiting_for_approval`).
 
-Inside a delegation a call that needs approval is not run: the delegate gets an error
-result saying so (a delegation cannot be suspended across turns yet).
+A delegate of the main line waits the same way: its own response and messages are
+stored with its caller's response (`suspend`), and the decision continues the delegate,
+then the caller (`continuation`). A delegate of a delegate, or of a plan step, cannot wait:
+the call's result says so.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ if TYPE_CHECKING:
 
 REJECTED = ("A person did not approve this call of {tool!r}{why}. Do not retry it; tell "
             "the user or take another step.")
-IN_DELEGATION = ("{tool!r} needs a person's approval, which a delegated task cannot wait for; "
-                 "answer your caller without it (the caller may call it itself).")
+IN_DELEGATION = ("{tool!r} needs a person's approval, which this delegated task cannot wait "
+                 "for; answer your caller without it (the caller may call it itself).")
 
 
 async def needing(ctx: Any, calls: list[tuple[int, ToolCall, Tool]]
@@ -61,18 +63,49 @@ async def needing(ctx: Any, calls: list[tuple[int, ToolCall, Tool]]
 
 def pause(t: Turn, leg: Leg, response: ModelResponse,
           waiting: list[tuple[int, ToolCall, Tool]]) -> Pause:
-    """Store the response and the calls that wait; say so; end the agent's work."""
+    """Keep the response and the calls that wait; say so; end the agent's work. On the
+    main line it is stored now; a delegate's goes to its caller (`suspend`), with the
+    delegate's own messages so far."""
     name = leg.agent.name
-    t.state.pending = {
-        "agent": name, "text": response.text,
-        "calls": [{"id": c.id, "name": c.name, "arguments": c.arguments}
-                  for c in response.tool_calls],
+    frame: dict[str, Any] = {
+        "agent": name, "text": response.text, "calls": _calls(response.tool_calls),
         "waiting": [c.id for _, c, _ in waiting], "decisions": {},
     }
     for _, c, _ in waiting:
         t.emit("approval_requested", {"agent": name, "tool": c.name, "call_id": c.id,
                                       "arguments": c.arguments})
-    return Pause(name)
+    if leg.main:
+        t.state.pending = frame
+        return Pause(name)
+    frame["record"] = leg.line
+    frame["messages"] = [m.to_dict() for m in leg.sub]
+    return Pause(name, frame)
+
+
+def suspend(t: Turn, leg: Leg, response: ModelResponse, results: list[Any],
+            marks: list[Any], index: int, paused: Pause, transfer: Any,
+            escalate: Any, stored: bool = False) -> Pause:
+    """The main line's response waits for its delegate's approval: store both, the
+    calls the response already settled, and the transfer it decided (if any; `stored`:
+    already in its stored form)."""
+    assert paused.frame is not None
+    if transfer is not None and not stored:
+        transfer = [transfer[0], transfer[1].to_dict()]
+    caller = {
+        "agent": leg.agent.name, "text": response.text,
+        "calls": _calls(response.tool_calls),
+        "results": [None if r is None else r.to_dict() for r in results],
+        "marks": list(marks), "delegation": index,
+        "transfer": transfer,
+        "escalate": None if escalate is None else [escalate.code, escalate.message,
+                                                   escalate.agent],
+    }
+    t.state.pending = {**paused.frame, "caller": caller}
+    return Pause(leg.agent.name)
+
+
+def _calls(calls: Any) -> list[dict[str, str]]:
+    return [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
 
 
 def rejected_text(tool: str, reason: str) -> str:
@@ -109,22 +142,27 @@ async def decide(runner: Runner, session_id: str, call_id: str, approved: bool,
         tool = next((c["name"] for c in pending["calls"] if c["id"] == call_id), "")
         t.emit("approval_decided", {"agent": agent, "tool": tool, "call_id": call_id,
                                     "approved": bool(approved), "reason": reason})
+        caller = pending.get("caller")
+        line_agent = agent if caller is None else caller["agent"]
         if any(c not in decisions for c in pending["waiting"]):
-            res = result(t, "", agent, RunStatus.WAITING_FOR_APPROVAL)
+            res = result(t, "", line_agent, RunStatus.WAITING_FOR_APPROVAL)
             finish(t, res)
             await store.commit(state, since, t.lazy_events)
             return res
         state.pending = None
         response = ModelResponse(pending["text"], tuple(
             ToolCall(c["id"], c["name"], c["arguments"]) for c in pending["calls"]))
-        from .loop import continue_response
+        from .continuation import continue_delegation, continue_response
         from .turn import answer
 
         async def first(leg: Leg) -> Any:
+            if caller is not None:
+                return await continue_delegation(t, leg, pending, response, decisions)
             return await continue_response(t, leg, response, decisions)
 
-        if agent not in runner.team:
-            raise HandoffsError(f"The agent {agent!r} that asked is no longer in the team.",
-                                code="not_found")
-        state.active_agent = agent
-        return await answer(t, agent, "", since, first=first)
+        for name in {agent, line_agent}:
+            if name not in runner.team:
+                raise HandoffsError(f"The agent {name!r} of the waiting call is no longer "
+                                    "in the team.", code="not_found")
+        state.active_agent = line_agent
+        return await answer(t, line_agent, "", since, first=first)

@@ -28,19 +28,31 @@ Activate = Callable[[Turn, Leg], Awaitable[Outcome]]
 
 async def run_all(t: Turn, leg: Leg, delegations: list[tuple[HandoffAsk, HandoffRecord, Any]],
                   results: list[ToolResult | None], marks: list[HandoffMark | None],
-                  activate: Activate) -> None:
-    """Run a response's accepted delegations concurrently; each answer is its call's result."""
+                  activate: Activate) -> tuple[HandoffAsk, Pause] | None:
+    """Run a response's accepted delegations concurrently; each answer is its call's
+    result. A delegate that waits for a person's approval is returned with its ask (the
+    others finish first); a second one at the same time is told it cannot wait."""
     answers = await asyncio.gather(*(
         delegate(t, leg, ask.route, record, payload, activate,  # type: ignore[arg-type]
                  record.extra.get("task"))
         for ask, record, payload in delegations))
+    paused: tuple[HandoffAsk, Pause] | None = None
     for (ask, _, _), (text, fail) in zip(delegations, answers, strict=True):
+        if isinstance(fail, Pause):
+            if paused is None:
+                paused = (ask, fail)
+                continue
+            text = (f"{fail.agent} needed a person's approval while another delegation of "
+                    "this response was waiting for one; it was not made.")
         result_for(t, leg, ask, results, marks, text, fail is not None, "delegated")
+    return paused
 
 
 async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, payload: Any,
-                   activate: Activate, task: str | None = None) -> tuple[str, Fail | None]:
-    """Run a delegation to its answer: the text for the caller, and the failure if any.
+                   activate: Activate, task: str | None = None, pausable: bool = True
+                   ) -> tuple[str, Fail | Pause | None]:
+    """Run a delegation to its answer: the text for the caller, and the failure if any
+    (or the `Pause` of a delegate that waits for a person's approval).
 
     `task` (the model's `task` argument, or a plan step's) is the last thing the delegate
     sees, after its history view, as a user message.
@@ -49,6 +61,7 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
     base = _base(t, leg, route)
     sub = Leg(t.team.plan(target.name), main=False, depth=leg.depth + 1, base=base,
               line=record.id)
+    sub.pausable = pausable and leg.main
     sub.handed(record, payload, route)
     step = "on_handoff hook"
     try:  # a hook or summary that fails refuses the delegation: the caller is told
@@ -87,6 +100,29 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
                                f"{route.handoff.timeout:g} s.", target.name)
         else:
             outcome = await coro
+    if isinstance(outcome, Pause):
+        return "", outcome
+    return await finish(t, sub, record, outcome)
+
+
+def resumed_leg(t: Turn, leg: Leg, route: Route, record: HandoffRecord, payload: Any,
+                messages: list[Message]) -> Leg:
+    """The line of a delegation that waited for approval, as it was when it paused (the
+    caller's transcript has not moved since, so its base view is the same)."""
+    sub = Leg(t.team.plan(route.target.name), main=False, depth=leg.depth + 1,
+              base=_base(t, leg, route), line=record.id)
+    sub.pausable = True
+    sub.handed(record, payload, route)
+    for m in messages:
+        append(t, sub, m)
+    return sub
+
+
+async def finish(t: Turn, sub: Leg, record: HandoffRecord,
+                 outcome: Outcome) -> tuple[str, Fail | Pause | None]:
+    """A delegate's outcome as its caller's call result: the text, and the failure."""
+    if isinstance(outcome, Pause):
+        return "", outcome
     if isinstance(outcome, Answer):
         outcome = await guardrails.check(t, sub, "output", outcome.text) or outcome
     fail: Fail | None = None
@@ -98,7 +134,7 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
         record.extra["error"] = {"code": outcome.code, "message": outcome.message,
                                  "agent": outcome.agent}
     else:  # a transfer out of a delegation to a human or a cold route
-        assert not isinstance(outcome, Pause)  # only the main line waits for approval
+        assert not isinstance(outcome, Pause)
         text = f"{outcome.target.name} took the request over."
     record.extra["answer"] = text
     t.emit("agent_returned", {"source": sub.agent.name, "target": record.source,

@@ -245,7 +245,7 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
             t.emit("message", {"agent": name, "text": text})
         if agent.reset_tool_choice and agent.tool_choice not in (None, "auto", "none"):
             t.forced = {*t.forced, name}
-        outcome = await _respond(t, leg, response)
+        outcome = await respond(t, leg, response)
         if outcome is not None:
             return outcome
 
@@ -263,16 +263,7 @@ async def _streamed(t: Turn, model: Model, request: ModelRequest) -> ModelRespon
     return response
 
 
-async def continue_response(t: Turn, leg: Leg, response: ModelResponse,
-                            decided: dict[str, Any]) -> Outcome:
-    """A response that waited for approval, now decided: run it, then go on working."""
-    outcome = await _respond(t, leg, response, decided)
-    if outcome is None:
-        outcome = await activate(t, leg)
-    return outcome
-
-
-async def _respond(t: Turn, leg: Leg, response: ModelResponse,
+async def respond(t: Turn, leg: Leg, response: ModelResponse,
                    decided: dict[str, Any] | None = None) -> Outcome | None:
     """Run ordinary tools, then decide handoffs; append the response and its results.
 
@@ -313,7 +304,7 @@ async def _respond(t: Turn, leg: Leg, response: ModelResponse,
                 if d is not None and not d["approved"]:
                     results[i] = _refused(t, name, c, approval.rejected_text(c.name,
                                                                               d["reason"]))
-        if waiting and leg.main:
+        if waiting and leg.pausable:
             return approval.pause(t, leg, response, waiting)
         for i, c, _ in waiting:  # inside a delegation: not run
             results[i] = _refused(t, name, c, approval.IN_DELEGATION.format(tool=c.name))
@@ -330,17 +321,42 @@ async def _respond(t: Turn, leg: Leg, response: ModelResponse,
             if is_error and tl.on_error == "escalate" and escalate is None:
                 escalate = Fail("tool_error", f"Tool {c.name!r} failed: {text}", name)
         asks.sort(key=lambda a: a.index)
+    if not asks:
+        return _settled(t, leg, response, results, marks, None, escalate)
+    decision = handoffs.decide(t, leg, asks, results, marks)
+    if decision.delegations:
+        paused = await delegation.run_all(t, leg, decision.delegations, results, marks,
+                                          activate)
+        if paused is not None:  # a delegate waits for approval: so does this response
+            ask = decision.transfer_ask
+            planned = (None if ask is None or decision.transfer is None
+                       else (ask.index, decision.transfer.record))
+            return approval.suspend(t, leg, response, results, marks, paused[0].index,
+                                    paused[1], planned, escalate)
+    return await after_delegations(t, leg, response, results, marks, decision, escalate)
+
+
+async def after_delegations(t: Turn, leg: Leg, response: ModelResponse,
+                             results: list[ToolResult | None],
+                             marks: list[HandoffMark | None], decision: handoffs.Decision,
+                             escalate: Fail | None) -> Outcome | None:
+    """The rest of a response once its delegations answered: its transfer, then the
+    response and its results into the line."""
     transfer: Transfer | None = None
-    if asks:
-        decision = handoffs.decide(t, leg, asks, results, marks)
-        if decision.delegations:
-            await delegation.run_all(t, leg, decision.delegations, results, marks, activate)
-        settled = await handoffs.settle_transfer(t, leg, decision, results, marks,
-                                                 response.text)
-        if isinstance(settled, Fail):
-            escalate = escalate or settled
-        else:
-            transfer = settled
+    settled = await handoffs.settle_transfer(t, leg, decision, results, marks, response.text)
+    if isinstance(settled, Fail):
+        escalate = escalate or settled
+    else:
+        transfer = settled
+    return _settled(t, leg, response, results, marks, transfer, escalate)
+
+
+def _settled(t: Turn, leg: Leg, response: ModelResponse, results: list[ToolResult | None],
+             marks: list[HandoffMark | None], transfer: Transfer | None,
+             escalate: Fail | None) -> Outcome | None:
+    """Append the response (calls marked) and its results; what the agent does next."""
+    name = leg.agent.name
+    calls = response.tool_calls
     append(t, leg, AssistantMessage(response.text, name, tuple(
         c if marks[i] is None else ToolCall(c.id, c.name, c.arguments, marks[i])
         for i, c in enumerate(calls)

@@ -18,7 +18,7 @@ from .delegation import delegate
 from .ids import new_id
 from .loop import activate
 from .result import RunResult, RunStatus
-from .state import Fail, Leg, Turn, failed, finish, result
+from .state import Fail, Leg, Pause, Turn, failed, finish, result
 from .turn import load
 
 if TYPE_CHECKING:
@@ -110,4 +110,6 @@ async def _delegation(t: Turn, leg: Leg, name: str, agent: str, task: str,
     record = HandoffRecord(new_id(), leg.agent.name, agent, reason, task, at=time.time(),
                            turn=t.state.turn, returns=True, extra=extra)
     t.add_record(record)
-    return await delegate(t, leg, route, record, None, activate, task)
+    text, fail = await delegate(t, leg, route, record, None, activate, task, pausable=False)
+    assert not isinstance(fail, Pause)  # a plan step's delegate is not pausable
+    return text, fail

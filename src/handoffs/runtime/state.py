@@ -62,6 +62,9 @@ class Pause:
     `SessionState.pending`); the turn ends `waiting_for_approval`."""
 
     agent: str
+    frame: dict[str, Any] | None = None
+    """A delegate's paused work (its response and its own messages), for its caller to
+    store with the caller's response (`approval.suspend`)."""
 
 
 Outcome = Answer | Transfer | Fail | Pause
@@ -75,8 +78,8 @@ class Leg:
     followed by that list.
     """
 
-    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "line", "main", "payload",
-                 "plan", "record", "rendered", "route", "sub", "summary", "system")
+    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "line", "main", "pausable",
+                 "payload", "plan", "record", "rendered", "route", "sub", "summary", "system")
 
     def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
                  base: Window | None = None, line: str | None = None) -> None:
@@ -87,6 +90,9 @@ class Leg:
         self.base = base
         self.line = line
         """The delegation record this line works for (None: the main conversation)."""
+        self.pausable = main
+        """Whether a call that needs approval may pause this line (the main line, and a
+        delegation made by the main line's model; not a plan step nor a nested one)."""
         self.sub: list[Message] = []
         self.rendered: list[Message] = []
         self.record: HandoffRecord | None = None

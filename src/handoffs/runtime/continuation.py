@@ -1,0 +1,85 @@
+"""Continuing a turn that waited for a person's approval (`approval.decide`).
+
+The stored response runs from where it stopped, through the loop's own code: on the main
+line, `continue_response`; when a delegate of the main line was the one waiting,
+`continue_delegation` rebuilds the delegate's line as it was, lets it go on to its answer,
+then runs the rest of the caller's response and lets the caller go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from ..core.handoff import HandoffRecord
+from ..core.messages import HandoffMark, ToolCall, ToolResult, message_from_dict
+from ..models.base import ModelResponse
+from . import approval, delegation, handoffs
+from .loop import activate, after_delegations, respond
+from .requests import HandoffAsk, validation_error
+from .state import Fail, Leg, Outcome, Pause, Transfer, Turn
+
+
+async def continue_response(t: Turn, leg: Leg, response: ModelResponse,
+                            decided: dict[str, Any]) -> Outcome:
+    """A response that waited for approval, now decided: run it, then go on working."""
+    outcome = await respond(t, leg, response, decided)
+    if outcome is None:
+        outcome = await activate(t, leg)
+    return outcome
+
+
+async def continue_delegation(t: Turn, leg: Leg, pending: dict[str, Any],
+                              response: ModelResponse, decided: dict[str, Any]) -> Outcome:
+    """A main-line response whose delegate waited for approval, now decided: the delegate
+    goes on to its answer (its `response` continued), then the rest of the caller's
+    response runs (its transfer, the response into the transcript), and the caller goes on."""
+    caller = pending["caller"]
+    calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in caller["calls"])
+    own = ModelResponse(caller["text"], calls)
+    results: list[ToolResult | None] = [
+        None if r is None else _tool_result(r) for r in caller["results"]]
+    marks: list[HandoffMark | None] = list(caller["marks"])
+    escalate = None if caller["escalate"] is None else Fail(*caller["escalate"])
+    record = t.state.record(pending["record"])
+    if record is None:
+        return Fail("invalid_history", "The delegation that waited for approval is not in "
+                    "the session.", leg.agent.name, recoverable=False)
+    i = caller["delegation"]
+    ask, payload = _asked(t, leg, i, calls[i], record)
+    sub = delegation.resumed_leg(t, leg, ask.route, record, payload,  # type: ignore[arg-type]
+                                 [message_from_dict(m) for m in pending["messages"]])
+    t.emit("agent_started", {"agent": sub.agent.name, "display_name": sub.agent.label})
+    text, fail = await delegation.finish(t, sub, record,
+                                         await continue_response(t, sub, response, decided))
+    if isinstance(fail, Pause):  # the delegate waits for another approval
+        return approval.suspend(t, leg, own, results, marks, i, fail, caller["transfer"],
+                                escalate, stored=True)
+    handoffs.result_for(t, leg, ask, results, marks, text, fail is not None, "delegated")
+    decision = handoffs.Decision()
+    if caller["transfer"] is not None:
+        j, data = caller["transfer"]
+        planned = HandoffRecord.from_dict(data)
+        decision.transfer_ask, target_payload = _asked(t, leg, j, calls[j], planned)
+        decision.transfer = Transfer(decision.transfer_ask.route, planned,
+                                     t.team[planned.target], target_payload)
+    outcome = await after_delegations(t, leg, own, results, marks, decision, escalate)
+    return outcome if outcome is not None else await activate(t, leg)
+
+
+def _tool_result(d: dict[str, Any]) -> ToolResult:
+    m = message_from_dict(d)
+    assert isinstance(m, ToolResult)
+    return m
+
+
+def _asked(t: Turn, leg: Leg, index: int, c: ToolCall,
+           record: HandoffRecord) -> tuple[HandoffAsk, Any]:
+    """The handoff request a stored record answered, and its payload, rebuilt."""
+    route = leg.plan.routes_by_target.get(record.target)
+    ask = HandoffAsk(index, c, record.target, route, record.reason)
+    payload: Any = record.payload
+    if route is not None and route.handoff.payload is not None and payload is not None:
+        with contextlib.suppress(validation_error()):
+            payload = route.handoff.payload.model_validate(payload)
+    return ask, payload
