@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 from handoffs import Agent, HumanAgent, ModelError, Runner, Team, tool
 from handoffs.models.base import ModelRequest, ModelResponse, TextDelta
-from handoffs.testing import ScriptedModel, reply, transfer
+from handoffs.testing import ScriptedModel, call, reply, transfer
 
 
 @tool(name="look up")
@@ -23,6 +23,16 @@ team = Team([
 
 runner = Runner(team, model=ScriptedModel([transfer("maths", reason="calculus"),
                                            reply("The derivative of x^2 is 2x.")]))
+
+@tool(needs_approval=True)
+def refund(order_id: str) -> str:
+    """Refund an order (a person approves each call)."""
+    return f"refunded {order_id}"
+
+
+approvals = Runner(Team([Agent("billing", tools=[refund])]), model=ScriptedModel([
+    call("refund", order_id="A-1"), reply("A-1 is refunded."),
+    call("refund", order_id="A-2"), reply("I could not refund A-2.")]))
 
 failing = Runner(Team([Agent("solo")]),
                  model=ScriptedModel([ModelError("the provider is down")]))

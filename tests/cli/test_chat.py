@@ -108,6 +108,21 @@ def test_ctrl_c_interrupts_the_turn_not_the_session(chat: Any) -> None:
     assert c.exitstatus == 0
 
 
+def test_a_tool_call_waits_for_approve_or_reject_in_the_chat(chat: Any) -> None:
+    c = chat(f"{TEAMS}:approvals", "--session", "a1")
+    c.expect(r"\] you> ")
+    screen = say(c, "refund A-1")
+    assert "⏸ billing wants to call refund" in screen and "/approve" in screen
+    screen = say(c, "hello?")  # the session waits: a new message is refused, not lost
+    assert "waiting_for_approval" in screen
+    screen = say(c, "/approve")
+    assert "✓ approved refund" in screen and "A-1 is refunded." in screen
+    say(c, "refund A-2")
+    screen = say(c, "/reject not today")
+    assert "✗ rejected refund: not today" in screen
+    assert "I could not refund A-2." in screen
+
+
 def test_unknown_commands_point_to_help(chat: Any) -> None:
     c = chat("--store", "memory://")
     c.expect(r"\] you> ")

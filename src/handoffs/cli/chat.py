@@ -23,6 +23,8 @@ HELP = """commands:
   /history         the conversation so far
   /handoffs        every handoff of this session, with its reason
   /session         this session: id, store, active agent, turns
+  /approve [ID]    let a tool call that waits for a person run (default: the first)
+  /reject [ID] [WHY]  refuse it; the agent reads why
   /new             start a new session
   /quit            leave (or Ctrl-D)"""
 
@@ -102,6 +104,24 @@ class Chat:
         self.out.end_stream()
         await self._refresh()
 
+    async def decide(self, approved: bool, arg: str) -> None:
+        """Approve or reject a waiting tool call; show the turn it continues."""
+        state = await self.runner.get_session(self.session_id)
+        waiting = [c for c in (state.pending or {}).get("waiting", ())
+                   if c not in (state.pending or {}).get("decisions", {})] if state else []
+        call_id, _, reason = arg.partition(" ")
+        if call_id not in waiting:  # no id given (or the reason came first): the first
+            reason = arg
+            call_id = waiting[0] if waiting else call_id
+        if approved:
+            result = await self.runner.approve(self.session_id, call_id)
+        else:
+            result = await self.runner.reject(self.session_id, call_id, reason.strip())
+        for event in result.events:
+            self.out.show(event)
+        self.out.end_stream()
+        await self._refresh()
+
     async def stop(self) -> bool:
         """Stop the running turn (`runner.cancel`) and wait until it is stored."""
         stopped = self.runner.cancel(self.session_id)
@@ -130,6 +150,8 @@ class Chat:
             self._print(lines or ["  (no handoffs yet)"])
         elif name == "session":
             await self.session()
+        elif name in ("approve", "reject"):
+            await self.decide(name == "approve", arg)
         elif name == "new":
             self.session_id = new_session_id()
             self.out.line(self.p.dim(f"new session {self.session_id}"))

@@ -153,6 +153,13 @@ class EventPrinter:
         elif t == "human_waiting":
             self.line(p.warn("  … waiting for ") + p.agent(d["agent"]) +
                       p.warn(": a person answers (runner.reply_as_human)"))
+        elif t == "approval_requested":
+            self.line(p.warn("  ⏸ ") + p.agent(d["agent"]) + p.warn(
+                f" wants to call {d['tool']}({d['arguments']}): /approve {d['call_id']} "
+                "or /reject it"))
+        elif t == "approval_decided":
+            self.line(p.dim(f"  {'✓ approved' if d['approved'] else '✗ rejected'} "
+                            f"{d['tool']}" + (f": {d['reason']}" if d["reason"] else "")))
         elif t == "plan_step_started":
             self.line(p.dim(f"  ▸ step {d['step']}: {d['agent']} — {d['task']}"))
         elif t == "run_completed" and d["status"] == "handed_off":
