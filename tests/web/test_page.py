@@ -113,6 +113,15 @@ def escalate(page: Any) -> str:
     return sid
 
 
+def operator_console(context: Any, server: str, errors: list[str], sid: str) -> Any:
+    """The operator console, logged in, with session `sid` opened from the queue."""
+    console = open_page(context, server + "/operator", errors)
+    console.fill("#key", OPERATOR_KEY)
+    console.press("#key", "Enter")
+    console.click(f"#queue li[data-session='{sid}'] button")
+    return console
+
+
 def test_the_operator_answers_and_hands_back_and_the_user_sees_it_live(
         browser: Any, context: Any, server: str, errors: list[str]) -> None:
     user = chat(context, server, errors)
@@ -121,10 +130,7 @@ def test_the_operator_answers_and_hands_back_and_the_user_sees_it_live(
 
     operator_ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
-        console = open_page(operator_ctx, server + "/operator", errors)
-        console.fill("#key", OPERATOR_KEY)
-        console.press("#key", "Enter")
-        console.click(f"#queue li[data-session='{sid}'] button")
+        console = operator_console(operator_ctx, server, errors, sid)
         console.wait_for_selector("#connection[data-state=live]")
         context_box = console.locator("#context")
         assert "escalation" in context_box.inner_text()
@@ -161,10 +167,7 @@ def test_the_operator_approves_a_tool_call_and_the_user_sees_the_turn_go_on(
 
     operator_ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
-        console = open_page(operator_ctx, server + "/operator", errors)
-        console.fill("#key", OPERATOR_KEY)
-        console.press("#key", "Enter")
-        console.click(f"#queue li[data-session='{sid}'] button")
+        console = operator_console(operator_ctx, server, errors, sid)
         waiting = console.locator("#approvals .approval")
         waiting.wait_for()
         assert "issue_voucher" in waiting.inner_text() and "20" in waiting.inner_text()

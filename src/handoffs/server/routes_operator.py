@@ -3,15 +3,18 @@ export and import."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from ..runtime.result import RunResult
 from ..stores.checks import STATUSES
 from .errors import ApiError
 from .routes_sessions import service
 from .schemas import ApprovalDecision, HumanReply, SessionExport
+from .service import Service
 from .views import agent_view, approvals_view
 
 router = APIRouter(prefix="/v1", tags=["operator"])
@@ -49,14 +52,8 @@ async def human_reply(request: Request, session_id: str, reply: HumanReply) -> J
     svc = service(request)
     svc.require_operator(request)
     svc.check_text(reply.text)
-    if await svc.store.load(session_id) is None:
-        raise ApiError("session_not_found", f"There is no session {session_id!r}.")
-    async with svc.turns.exclusive(session_id):
-        result = await svc.runner.reply_as_human(session_id, reply.text, reply.handoff_to)
-    svc.hub.wake(session_id)
-    d = result.to_dict()
-    d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)
-    return JSONResponse(d)
+    return await _operator_turn(svc, session_id, lambda: svc.runner.reply_as_human(
+        session_id, reply.text, reply.handoff_to))
 
 
 @router.get("/sessions/{session_id}/approvals")
@@ -79,13 +76,20 @@ async def decide(request: Request, session_id: str, call_id: str,
     is (409 `no_pending_approval` when the call does not wait)."""
     svc = service(request)
     svc.require_operator(request)
+    runner = svc.runner
+    return await _operator_turn(svc, session_id, lambda: (
+        runner.approve(session_id, call_id) if decision.approved
+        else runner.reject(session_id, call_id, decision.reason)))
+
+
+async def _operator_turn(svc: Service, session_id: str,
+                         act: Callable[[], Awaitable[RunResult]]) -> JSONResponse:
+    """Run an operator's action on an existing session as its one running turn, wake its
+    live streams, and answer with the result and the agent that holds it now."""
     if await svc.store.load(session_id) is None:
         raise ApiError("session_not_found", f"There is no session {session_id!r}.")
     async with svc.turns.exclusive(session_id):
-        if decision.approved:
-            result = await svc.runner.approve(session_id, call_id)
-        else:
-            result = await svc.runner.reject(session_id, call_id, decision.reason)
+        result = await act()
     svc.hub.wake(session_id)
     d = result.to_dict()
     d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)
