@@ -230,3 +230,22 @@ async def test_a_plan_steps_delegate_is_told_it_cannot_wait() -> None:
     assert result.status is RunStatus.COMPLETED and done == []
     said = [e for e in result.events if e.type == "tool_result" and e["tool"] == "refund"]
     assert said and said[0]["is_error"] and "approval" in said[0]["text"]
+
+
+async def test_a_continued_turn_is_bounded_by_the_runners_turn_timeout() -> None:
+    import asyncio
+
+    @tool(needs_approval=True)
+    async def slow(order_id: str) -> str:
+        """Takes too long."""
+        await asyncio.sleep(30)
+        return "late"
+
+    model = ScriptedModel([call("slow", order_id="A-1")])
+    runner = Runner(Team([Agent("billing", tools=[slow])]), model=model, turn_timeout=0.3)
+    paused = await runner.run("s", "go")
+    final = await asyncio.wait_for(runner.approve("s", paused.events[-2]["call_id"]), 5)
+    assert final.status is RunStatus.FAILED and final.error is not None
+    assert final.error.code == "timeout"
+    state = await runner.get_session("s")
+    assert state is not None and state.status == "idle"

@@ -18,6 +18,7 @@ the call's result says so.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from typing import TYPE_CHECKING, Any
@@ -165,4 +166,7 @@ async def decide(runner: Runner, session_id: str, call_id: str, approved: bool,
                 raise HandoffsError(f"The agent {name!r} of the waiting call is no longer "
                                     "in the team.", code="not_found")
         state.active_agent = line_agent
-        return await answer(t, line_agent, "", since, first=first)
+        limit = runner.turn_timeout  # the continued turn is bounded like any other
+        deadline = (None if limit is None
+                    else (asyncio.get_running_loop().time() + limit, limit / 4))
+        return await answer(t, line_agent, "", since, deadline, first=first)

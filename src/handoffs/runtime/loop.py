@@ -77,7 +77,8 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
     t.emit("agent_started", {"agent": name, "display_name": agent.label})
     outcome: Outcome | None = None
     if first is not None:
-        outcome = await first(leg)
+        outcome = await (first(leg) if t.deadline is None
+                         else limits.within_deadline(t, leg, lambda _, lg: first(lg)))
     elif check_input and agent.input_guardrails:
         outcome = await guardrails.check(t, leg, "input", text)
     while True:
