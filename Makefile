@@ -70,9 +70,12 @@ bench: $(STAMP)
 bench-smoke: $(STAMP)
 	$(BIN)/python bench/compare.py --smoke
 
-# Everyone side by side: pinned peer venvs, a plot venv and a tokenizer venv under .bench-venvs/,
+# Everyone side by side: pinned peer venvs, a plot venv, a tokenizer venv and (when a
+# python3.12+ is on PATH) ours under that newer CPython, all under .bench-venvs/,
 # then one interleaved run writing bench/results/<date>.json (+ traffic-<date>.json),
 # docs/benchmarks.md and docs/img/bench_*.png.
+# The newest CPython 3.12+ here (on PATH, else under pyenv), for the streamed figure.
+NEWER_PYTHON ?= $(shell for p in python3.14 python3.13 python3.12 $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[2-9]*/bin/python3 2>/dev/null | sort -Vr); do $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null && { echo $$p; break; }; done)
 bench-peers: $(STAMP) bench-tokens
 	bash bench/peers/install.sh
 	test -x .bench-venvs/plot/bin/python || $(PYTHON) -m venv .bench-venvs/plot
@@ -80,6 +83,10 @@ bench-peers: $(STAMP) bench-tokens
 	  { .bench-venvs/plot/bin/python -m pip install --quiet --disable-pip-version-check \
 	      -r bench/requirements-plot.txt && \
 	    cp bench/requirements-plot.txt .bench-venvs/plot/.bench-stamp; }
+	@if [ -n "$(NEWER_PYTHON)" ]; then \
+	  test -x .bench-venvs/newer/bin/python || $(NEWER_PYTHON) -m venv .bench-venvs/newer; \
+	  .bench-venvs/newer/bin/python -m pip install --quiet --disable-pip-version-check -e .; \
+	else echo "make: no CPython 3.12+ found: the streamed figure runs on $(PYTHON) only"; fi
 	$(BIN)/python bench/compare.py
 
 # Model traffic only (figure (f)): every framework against one local OpenAI-compatible

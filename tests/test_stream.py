@@ -68,3 +68,30 @@ async def test_a_turn_that_raises_before_its_last_event_raises_in_the_reader() -
         async for _ in runner.stream("s", "hi"):
             pass
     assert not runner._detached
+
+
+class Instant:
+    """Answers at once, without waiting: the whole turn can run before the reader looks."""
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        return ModelResponse("Hi")
+
+    async def stream(self, request: ModelRequest) -> Any:
+        yield TextDelta("Hi")
+        yield ModelResponse("Hi")
+
+
+async def test_a_turn_that_never_waits_streams_every_event_and_keeps_no_task() -> None:
+    # Python 3.12+: the turn's task runs eagerly inside the first read; 3.11: in the same
+    # pass of the event loop as the reader. Either way every event comes out, in order,
+    # the terminal one carries the result, and no task is left behind.
+    runner = Runner(Team([Agent("solo")]), model=Instant())
+    for turn in range(2):
+        events = [e async for e in runner.stream("s", f"hi {turn}")]
+        assert [e.type for e in events] == ["run_started", "agent_started", "text_delta",
+                                            "message", "run_completed"]
+        assert events[-1].result.output == "Hi" and events[-1].turn == turn + 1
+        assert not runner._detached
+    state = await runner.get_session("s")
+    assert state is not None and [m.text for m in state.messages] == [
+        "hi 0", "Hi", "hi 1", "Hi"]
