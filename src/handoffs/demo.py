@@ -28,7 +28,7 @@ def demo_model(model: str | None, env: Mapping[str, str]) -> tuple[str | None, s
     """The real model the demo uses and why, or (None, "") for the scripted play.
 
     In order: `--model`, HANDOFFS_MODEL, OPENAI_API_KEY (openai:gpt-4.1-mini),
-    ANTHROPIC_API_KEY (anthropic:claude-sonnet-4-5).
+    ANTHROPIC_API_KEY (anthropic:claude-sonnet-4-6).
     """
     if model:
         return model, "--model"
@@ -37,7 +37,7 @@ def demo_model(model: str | None, env: Mapping[str, str]) -> tuple[str | None, s
     if env.get("OPENAI_API_KEY"):
         return "openai:gpt-4.1-mini", "OPENAI_API_KEY is set"
     if env.get("ANTHROPIC_API_KEY"):
-        return "anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY is set"
+        return "anthropic:claude-sonnet-4-6", "ANTHROPIC_API_KEY is set"
     return None, ""
 
 

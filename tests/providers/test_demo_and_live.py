@@ -33,7 +33,7 @@ def test_demo_model_prefers_flag_then_handoffs_model_then_keys() -> None:
         "openai:x"
     assert demo_model(None, {"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}) == (
         "openai:gpt-4.1-mini", "OPENAI_API_KEY is set")
-    assert demo_model(None, {"ANTHROPIC_API_KEY": "k"})[0] == "anthropic:claude-sonnet-4-5"
+    assert demo_model(None, {"ANTHROPIC_API_KEY": "k"})[0] == "anthropic:claude-sonnet-4-6"
     assert demo_model(None, {}) == (None, "")
 
 
@@ -76,7 +76,7 @@ async def test_live_support_example_on_openai() -> None:
 async def test_live_support_example_on_anthropic() -> None:
     from handoffs.models.anthropic import AnthropicModel
 
-    model = AnthropicModel("claude-sonnet-4-5", api_key=ANTHROPIC_KEY)
+    model = AnthropicModel("claude-sonnet-4-6", api_key=ANTHROPIC_KEY)
     result = await Runner(build_team(), model=model).run("live-anthropic", CONVERSATION[0])
     assert result.status is not RunStatus.FAILED, result.error
     assert result.output
@@ -93,6 +93,6 @@ async def test_live_openai_hands_off_to_anthropic_and_back() -> None:
                    model=OpenAIModel("gpt-4.1-mini", api_key=OPENAI_KEY))
     billing = Agent("billing", instructions="Answer in one sentence, then hand back to "
                     "triage.", handoffs=["triage"],
-                    model=AnthropicModel("claude-sonnet-4-5", api_key=ANTHROPIC_KEY))
+                    model=AnthropicModel("claude-sonnet-4-6", api_key=ANTHROPIC_KEY))
     result = await Runner(Team([triage, billing])).run("live-mixed", "Why was I charged?")
     assert result.status is not RunStatus.FAILED, result.error

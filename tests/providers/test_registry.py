@@ -23,8 +23,8 @@ def test_model_strings_resolve_to_adapters(monkeypatch: pytest.MonkeyPatch) -> N
     openai = get_model("openai:gpt-4.1-mini")
     assert isinstance(openai, OpenAIModel) and openai.model == "gpt-4.1-mini"
     assert openai.base_url is None
-    claude = get_model("anthropic:claude-sonnet-4-5")
-    assert isinstance(claude, AnthropicModel) and claude.model == "claude-sonnet-4-5"
+    claude = get_model("anthropic:claude-sonnet-4-6")
+    assert isinstance(claude, AnthropicModel) and claude.model == "claude-sonnet-4-6"
     ollama = get_model("ollama:llama3.2")
     assert isinstance(ollama, OpenAIModel) and ollama.model == "llama3.2"
     assert ollama.base_url == "http://localhost:11434/v1" and ollama.provider == "ollama"
@@ -39,7 +39,7 @@ def test_unknown_provider_and_bad_strings_say_what_is_known() -> None:
 
 @pytest.mark.parametrize("module,spec,extra", [
     ("openai", "openai:gpt-4.1-mini", "handoffs[openai]"),
-    ("anthropic", "anthropic:claude-sonnet-4-5", "handoffs[anthropic]"),
+    ("anthropic", "anthropic:claude-sonnet-4-6", "handoffs[anthropic]"),
 ])
 def test_a_missing_sdk_names_the_extra_to_install(
         monkeypatch: pytest.MonkeyPatch, module: str, spec: str, extra: str) -> None:

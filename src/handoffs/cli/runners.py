@@ -2,7 +2,7 @@
 
 Model, in order: `--offline` (the offline model for every agent), `--model`, the loaded
 `Runner`'s own model, `HANDOFFS_MODEL`, `OPENAI_API_KEY` (openai:gpt-4.1-mini),
-`ANTHROPIC_API_KEY` (anthropic:claude-sonnet-4-5), and otherwise the offline model for
+`ANTHROPIC_API_KEY` (anthropic:claude-sonnet-4-6), and otherwise the offline model for
 agents that have no model of their own. Store: `--store`, the loaded `Runner`'s store,
 `HANDOFFS_STORE`, `sqlite:///handoffs.db` in the working directory.
 """

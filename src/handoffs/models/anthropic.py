@@ -1,6 +1,6 @@
 """`AnthropicModel`: Anthropic's Messages API.
 
-    Runner(team, model="anthropic:claude-sonnet-4-5")   # ANTHROPIC_API_KEY
+    Runner(team, model="anthropic:claude-sonnet-4-6")   # ANTHROPIC_API_KEY
 
 Built on the official `anthropic` SDK (`pip install 'handoffs[anthropic]'`), imported only
 when a model is created. The SDK's own retries are off; `RetryPolicy` retries instead.

@@ -34,7 +34,7 @@ def get_model(spec: str, **options: Any) -> Model:
     if not sep or not name:
         raise HandoffsError(
             f"Model {spec!r} must look like 'provider:name', e.g. 'openai:gpt-4.1-mini' or "
-            "'anthropic:claude-sonnet-4-5'.",
+            "'anthropic:claude-sonnet-4-6'.",
             code="invalid_model",
         )
     factory = _PROVIDERS.get(provider)
