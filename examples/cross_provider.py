@@ -5,7 +5,7 @@ each provider's adapter renders a history its API accepts: the specialist never 
 triage model's tool-call ids or its handoff call, only a note saying who handed over.
 
     python examples/cross_provider.py
-    TRIAGE_MODEL=openai:gpt-4.1-mini SPECIALIST_MODEL=anthropic:claude-sonnet-4-5 \\
+    TRIAGE_MODEL=openai:gpt-4.1-mini SPECIALIST_MODEL=anthropic:claude-sonnet-4-6 \\
         python examples/cross_provider.py
 """
 
