@@ -169,6 +169,9 @@ def proxy(server: str) -> Iterator[Proxy]:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
+    reason = _missing()
+    if reason is not None:  # CI=true (else these tests were skipped): say why, plainly
+        pytest.fail(f"CI=true and the browser tests cannot run: {reason}")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
