@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo chat web web-screenshots chromium graphviz test lint docs docs-serve bench bench-smoke bench-peers bench-traffic bench-tokens clean
+.PHONY: demo chat web web-screenshots chromium graphviz valgrind test lint docs docs-serve bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -43,6 +43,14 @@ graphviz:
 	  apt-get install -y -qq graphviz || { apt-get update -qq && apt-get install -y -qq graphviz; }; \
 	else echo "make: no Graphviz (dot) and not root: the SVG graph test will skip"; fi
 
+# `make bench-instructions` counts CPU instructions under valgrind; its test runs when it is
+# there (installed here from Debian when missing and we are root).
+valgrind:
+	@if command -v valgrind >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  apt-get install -y -qq valgrind || { apt-get update -qq && apt-get install -y -qq valgrind; }; \
+	else echo "make: no valgrind and not root: the instruction-count test will skip"; fi
+
 # The README's pictures of the page (docs/img/web_*.png), taken by a browser test.
 web-screenshots: $(STAMP) chromium
 	HANDOFFS_WEB_SCREENSHOTS=docs/img $(BIN)/pytest tests/web -k screenshots
@@ -52,7 +60,7 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict src
 
 # pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
-test: lint chromium graphviz
+test: lint chromium graphviz valgrind
 	$(BIN)/pytest
 
 # The documentation site in site/ (mkdocs build --strict; a few seconds).
@@ -88,6 +96,12 @@ bench-peers: $(STAMP) bench-tokens
 	  .bench-venvs/newer/bin/python -m pip install --quiet --disable-pip-version-check -e .; \
 	else echo "make: no CPython 3.12+ found: the streamed figure runs on $(PYTHON) only"; fi
 	$(BIN)/python bench/compare.py
+
+# Our hot paths in CPU instructions (valgrind), which machine noise cannot move; compare
+# commits with TREES="/tmp/old/src src" (each a tree holding the handoffs package).
+TREES ?= src
+bench-instructions: $(STAMP) valgrind
+	$(BIN)/python bench/instructions.py $(foreach t,$(TREES),--src $(t))
 
 # Model traffic only (figure (f)): every framework against one local OpenAI-compatible
 # server; prints the tables, writes bench/results/traffic-<date>.json (docs: make bench-peers).

@@ -342,6 +342,7 @@ measured in bytes, which machine noise barely moves). Total wall time of this ru
 make bench-peers     # installs the pinned peer venvs (.bench-venvs/), the plot venv, runs all
 make bench-smoke     # ours only, a few reps, temp dir: what CI runs so the scripts never rot
 make bench-traffic   # (f) only: prints the traffic tables, writes bench/results/traffic-<date>.json
+make bench-instructions TREES="/tmp/old/src src"   # ours in CPU instructions, trees side by side
 .venv/bin/python bench/compare.py --help   # --rounds, --reps, --convs, --only handoffs,strands
 ```
 
@@ -362,7 +363,10 @@ exact framework calls are described in `bench/peers/README.md`.
 - load average (1, 5, 15 min) before {meta["load_before"]}, after {meta["load_after"]}.
   This is a shared 2-core machine where other work (test suites) runs at the same time, which
   is why frameworks are interleaved and ranges are reported; treat single-digit-percent
-  differences as noise.
+  differences as noise. Its speed swings by ×1.5 and more between quiet and busy spells, so
+  our absolute times move between runs while the ratios hold; to compare two commits of ours,
+  `make bench-instructions` counts CPU instructions under valgrind (`bench/instructions.py`),
+  which that noise does not move.
 
 Versions:
 
