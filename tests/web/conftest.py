@@ -129,7 +129,7 @@ class Proxy:
         self.cut()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def server() -> Iterator[str]:
     """A real `handoffs serve` process with the test team; its base URL."""
     port = free_port()
@@ -160,15 +160,18 @@ def server() -> Iterator[str]:
         proc.kill()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def proxy(server: str) -> Iterator[Proxy]:
     p = Proxy(int(server.rsplit(":", 1)[1]))
     yield p
     p.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
+    """Chromium for the tests of this package; closed after them, because Playwright's
+    sync API keeps its event loop running on this thread while open (a later test's
+    asyncio.run would find it)."""
     reason = _missing()
     if reason is not None:  # CI=true (else these tests were skipped): say why, plainly
         pytest.fail(f"CI=true and the browser tests cannot run: {reason}")
