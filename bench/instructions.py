@@ -12,7 +12,9 @@ Figures, per tree (each under the same interpreter, `--python`, default this one
 
 - turn H=1: instructions per `runner.run` turn with one handoff, on the in-memory store,
   the zero-latency chain model of bench/ours.py; (Ir(N2 turns) - Ir(N1 turns)) / (N2 - N1),
-  so start-up and imports cancel out.
+  so start-up and imports cancel out. The garbage collector is off while the turns run: a
+  full collection costs tens of millions of instructions, depends on all the process holds,
+  and would land in one tree's window and not another's.
 - per handoff: (turn at H=5 - turn at H=1) / 4, as figure (a) does with times.
 - turn H=1, stream: the same turn through `runner.stream`, every event consumed; and
   stream / run. (Instructions leave out the kernel: the event loop's epoll call costs a
@@ -41,7 +43,7 @@ WARMUP = 20
 
 # What the child runs: the public API only, so older trees run it too (no bench/ import).
 CHILD = '''
-import asyncio, sys
+import asyncio, gc, sys
 from handoffs import Agent, HandoffPolicy, Runner, Team
 from handoffs.core.messages import ToolCall
 from handoffs.models import ModelResponse, TextDelta
@@ -71,6 +73,7 @@ async def main(hops, turns, mode, warmup):
     runner = Runner(team, model=ChainModel(hops), max_steps=hops + 5)
     for k in range(warmup):
         await runner.run(f"w{k}", "go")
+    gc.disable()
     for k in range(turns):
         if mode == "stream":
             events = [e async for e in runner.stream(f"c{k}", "go")]
