@@ -333,8 +333,7 @@ def _make_valid(state: SessionState, kept: _Committed | None, first_message: int
     text is not ASCII."""
     new_msgs = state.messages[first_message:]
     new_recs = state.handoffs[first_record:]
-    if (_header_encodable(state, kept) and objects_encodable(new_msgs)
-            and objects_encodable(new_recs)):
+    if _header_encodable(state, kept) and objects_encodable(new_msgs + new_recs):
         return
     header = rows.header_text(state)
     w = rows.Write(state.id, 0, 0, None, "", 0, None, 0.0, 0.0, header, 0, 0,

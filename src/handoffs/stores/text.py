@@ -17,7 +17,7 @@ once, and repaired only when that fails.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from enum import Enum
 from json.encoder import c_make_encoder as _make_encoder  # type: ignore[attr-defined]
 from json.encoder import encode_basestring as _basestring
@@ -137,20 +137,21 @@ def _plan(cls: type) -> tuple[Callable[[Any], Any] | None, tuple[str, ...]]:
     return plan
 
 
-def objects_encodable(objects: Sequence[Any]) -> bool:
-    """`encodable` for a list of slotted objects (new messages, new records), tuned for
+def objects_encodable(objects: Iterable[Any]) -> bool:
+    """`encodable` for slotted objects (a commit's new messages and records), tuned for
     the hot path, where a handoff commits a few of them: the text fields of all the
-    objects (tool calls included) are joined and checked at once (O(1) when ASCII);
-    only fields that may nest other text (payloads, extras) are walked."""
+    objects are joined and checked at once (O(1) when ASCII); only fields that may nest
+    other text (payloads, extras) are walked, and the objects inside tuples (tool calls)
+    are checked the same way."""
     plans = _plans
-    queue = list(objects)
     texts: list[Any] = []
     nested: list[Any] = []
-    for o in queue:  # grows while iterated: nested objects (tool calls) join the queue
+    inner: list[Any] = []
+    for o in objects:
         cls = type(o)
         getter, names = plans.get(cls) or _plan(cls)
         if getter is not None:
-            texts.extend(getter(o))
+            texts += getter(o)
         for name in names:
             v = getattr(o, name)
             if not v or isinstance(v, Enum):  # None, empty, a constant of this library
@@ -160,10 +161,12 @@ def objects_encodable(objects: Sequence[Any]) -> bool:
                 texts.append(v)
             elif tv is tuple:
                 for x in v:
-                    (queue if getattr(type(x), "__slots__", None) else nested).append(x)
+                    (inner if getattr(type(x), "__slots__", None) else nested).append(x)
             else:
                 nested.append(v)
     joined = "".join(filter(None, texts))
     if not joined.isascii() and not _encodes(joined):
         return False
-    return all(json_encodable(v) for v in nested)
+    if inner and not objects_encodable(inner):
+        return False
+    return all(map(json_encodable, nested))
