@@ -166,3 +166,24 @@ async def test_a_streamable_http_server_with_headers(http_server: str) -> None:
         state = await runner.get_session("s")
     assert results(state)[0].text == "5"
     assert "add" in [t.name for t in model.requests[0].tools]
+
+
+async def test_the_http_client_made_for_headers_closes_with_the_runner(
+        http_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx2
+
+    made: list[httpx2.AsyncClient] = []
+
+    class Recorded(httpx2.AsyncClient):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            made.append(self)
+
+    monkeypatch.setattr(httpx2, "AsyncClient", Recorded)
+    agent = Agent("calc", mcp=[MCPServer.http(http_server, headers={"X-Api-Key": "k"})])
+    model = ScriptedModel([call("add", a=2, b=3), reply("5")])
+    async with Runner(Team([agent]), model=model) as runner:
+        await runner.run("s", "2+3?")
+        assert len(made) == 1 and not made[0].is_closed  # the connection uses it
+        assert made[0].headers["x-api-key"] == "k"
+    assert made[0].is_closed

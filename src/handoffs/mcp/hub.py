@@ -13,6 +13,7 @@ next turn tries to open it again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Iterable
@@ -97,7 +98,8 @@ class Connection:
                          "'handoffs[mcp]')", None)
             return
         try:
-            async with Client(_target(server)) as client:
+            async with contextlib.AsyncExitStack() as stack, \
+                    Client(await _target(server, stack)) as client:
                 tools: list[Any] = []
                 cursor = None
                 while True:
@@ -240,7 +242,9 @@ def _tool(conn: Connection, mt: Any, name: str) -> Tool:
                 fn=call, is_async=True)
 
 
-def _target(server: MCPServer) -> Any:
+async def _target(server: MCPServer, stack: contextlib.AsyncExitStack) -> Any:
+    """What the SDK's `Client` connects to. An HTTP client we make for headers is entered
+    on `stack`, so it closes with the connection (the SDK leaves a given client open)."""
     if server.kind == "stdio":
         from mcp.client.stdio import StdioServerParameters
 
@@ -251,8 +255,10 @@ def _target(server: MCPServer) -> Any:
     import httpx2  # the HTTP client the mcp SDK uses
     from mcp.client.streamable_http import streamable_http_client
 
-    return streamable_http_client(server.url,
-                                  http_client=httpx2.AsyncClient(headers=dict(server.headers)))
+    # The SDK's own client's timeouts: 30 s, and 300 s to read (a stream may stay open).
+    http = await stack.enter_async_context(httpx2.AsyncClient(
+        headers=dict(server.headers), timeout=httpx2.Timeout(30.0, read=300.0)))
+    return streamable_http_client(server.url, http_client=http)
 
 
 def render(result: Any) -> str:
