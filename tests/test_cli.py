@@ -24,4 +24,4 @@ def test_graph_prints_the_support_team_as_mermaid() -> None:
     assert done.returncode == 0
     assert done.stdout.startswith("flowchart LR")
     assert "triage -->|transfer_to_billing| billing" in done.stdout
-    assert "billing -.->|transfer_to_policy| policy" in done.stdout
+    assert "billing -.->|ask_policy| policy" in done.stdout

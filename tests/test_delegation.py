@@ -158,12 +158,13 @@ async def test_a_delegation_tool_asks_for_the_task_and_the_delegate_sees_it_last
 
     boss = Agent("boss", handoffs=[Handoff("expert", returns=True, history="full")])
     team = Team([boss, Agent("expert", description="Knows policies.")])
-    spec = next(s for s in team.plan("boss").specs if s.name == "transfer_to_expert")
+    spec = next(s for s in team.plan("boss").specs if s.name == "ask_expert")
     assert spec.parameters["required"] == ["task"]
     assert "return to you" in spec.parameters["properties"]["task"]["description"]
+    assert spec.description == "Ask expert and get the answer back: Knows policies."
 
     model = ScriptedModel([
-        call("transfer_to_expert", task="Is order A-7 refundable after 40 days?",
+        call("ask_expert", task="Is order A-7 refundable after 40 days?",
              reason="policy question"),
         reply("No: 30-day window."),
         reply("Sorry, not refundable."),

@@ -158,7 +158,8 @@ async def test_programmatic_handoff_on_a_declared_route_is_accepted() -> None:
 
 
 async def test_a_model_that_keeps_asking_is_stopped_by_max_steps() -> None:
-    team = Team([Agent("triage", handoffs=["billing"]), Agent("billing")])
+    team = Team([Agent("triage", handoffs=["billing"]), Agent("billing")],
+                policy=HandoffPolicy(max_failed_steps=None))
     model = ScriptedModel([transfer("nobody")] * 50)
     result = await Runner(team, model=model, max_steps=4).run("s", "hi")
     assert result.status is RunStatus.FAILED
@@ -166,6 +167,16 @@ async def test_a_model_that_keeps_asking_is_stopped_by_max_steps() -> None:
     assert len(model.requests) == 4
     with pytest.raises(Exception, match="max_steps"):
         result.raise_for_status()
+
+
+async def test_a_model_that_keeps_asking_stops_long_before_max_steps() -> None:
+    team = Team([Agent("triage", handoffs=["billing"]), Agent("billing")])
+    model = ScriptedModel([transfer("nobody")] * 50)
+    result = await Runner(team, model=model, max_steps=20).run("s", "hi")
+    assert result.status is RunStatus.FAILED
+    assert result.error is not None and result.error.code == "no_progress"
+    # three refused steps, then a last word without tools, in which it called again
+    assert len(model.requests) == 4 and model.requests[-1].tools == ()
 
 
 def test_policy_defaults_are_the_documented_ones() -> None:

@@ -126,7 +126,7 @@ def test_random_responses_leave_the_session_consistent(script: list[list[object]
         assert result.status in (RunStatus.COMPLETED, RunStatus.FAILED)
         if result.status is RunStatus.FAILED:
             assert result.error is not None
-            assert result.error.code in ("max_steps", "script_exhausted")
+            assert result.error.code in ("max_steps", "script_exhausted", "no_progress")
         assert state.active_agent in ("triage", "billing", "refunds")
         assert state.messages[0].text == "hello"
         # Every tool call in the transcript has exactly one result, right after its message.

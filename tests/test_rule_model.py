@@ -39,7 +39,8 @@ async def test_support_rules_play_the_demo_conversation_like_the_script() -> Non
     assert third.handoffs[0].reason.value == "escalation"
     state = await runner.get_session("s")
     assert state is not None
-    assert state.shared["refunds"] == [{"order_id": "A-1001", "amount": 129.0}]
+    assert state.shared["refunds"] == [{"order_id": "A-1001", "amount": 129.0,
+                                      "reference": "R-0001"}]
 
 
 async def test_support_rules_answer_free_text() -> None:
@@ -202,7 +203,7 @@ async def test_a_delegation_rule_sends_its_task_and_the_delegate_reads_it() -> N
     model = RuleModel({
         "billing": [Rule(keywords="refund", handoff="policy", reason="policy check",
                          task="May we refund {order}?", pattern=r"(?P<order>A-\d+)"),
-                    Rule(answer="Policy says: {transfer_to_policy}")],
+                    Rule(answer="Policy says: {ask_policy}")],
         "policy": [Rule(answer="{source} asked '{text}' ({reason}): yes.")],
     })
     (result,) = await play(Runner(team, model=model), "refund A-5 please")

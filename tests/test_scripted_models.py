@@ -39,8 +39,8 @@ async def test_parallel_delegations_play_their_own_scripts() -> None:
     assert order == ["billing", "policy", "fraud", "policy", "billing"]
     answers = {m.name: m.text for m in model.requests[-1].messages
                if isinstance(m, ToolResult)}
-    assert answers == {"transfer_to_policy": "Allowed: within 30 days.",
-                       "transfer_to_fraud": "No fraud."}
+    assert answers == {"ask_policy": "Allowed: within 30 days.",  # delegations ask
+                       "ask_fraud": "No fraud."}
     assert model.remaining == 0
 
 

@@ -31,7 +31,8 @@ async def test_support_conversation_moves_between_the_right_agents() -> None:
 
     state = await runner.get_session("c1")
     assert state is not None
-    assert state.shared["refunds"] == [{"order_id": "A-1001", "amount": 129.0}]
+    assert state.shared["refunds"] == [{"order_id": "A-1001", "amount": 129.0,
+                                      "reference": "R-0001"}]
     assert model.remaining == 0
 
 

@@ -55,7 +55,7 @@ def test_mermaid_shows_every_route() -> None:
     text = team.mermaid()
     assert text.startswith("flowchart LR")
     assert "triage -->|transfer_to_billing| billing" in text
-    assert "triage -.->|transfer_to_policy| policy" in text
+    assert "triage -.->|ask_policy| policy" in text
 
 
 def test_invalid_history_mode_is_refused_early() -> None:

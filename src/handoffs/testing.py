@@ -12,7 +12,7 @@ With one script per agent, each agent plays only its own steps, so delegations r
 concurrently cannot take each other's:
 
     model = ScriptedModel({
-        "billing": [call("transfer_to_policy"), call("transfer_to_fraud"), reply("Refunded.")],
+        "billing": [transfer("policy"), transfer("fraud"), reply("Refunded.")],
         "policy": [reply("Allowed.")],
         "fraud": [reply("No fraud.")],
     })
@@ -49,6 +49,10 @@ class Call:
     name: str
     arguments: str
     id: str | None = None
+    target: str | None = None
+    """For `transfer(...)`: the agent handed to; the call takes the name of whichever of
+    that agent's default handoff tools the request offers (`ask_<agent>` on a delegation
+    route)."""
 
 
 Part = Reply | Call
@@ -74,10 +78,22 @@ def raw_call(tool: str, arguments: str, _id: str | None = None) -> Call:
 
 
 def transfer(agent: str, **args: Any) -> Call:
-    """A call of `transfer_to_<agent>`: the default handoff tool to that agent."""
+    """A handoff to `agent` by its route's default tool: `transfer_to_<agent>`, or
+    `ask_<agent>` when the request offers that one (a delegation route)."""
     from .core.handoff import Handoff
 
-    return Call(Handoff.default_tool_name(agent), json.dumps(args))
+    return Call(Handoff.default_tool_name(agent), json.dumps(args), target=agent)
+
+
+def _named(c: Call, request: ModelRequest) -> str:
+    """The tool name a scripted call goes out with (see `Call.target`)."""
+    if c.target is None:
+        return c.name
+    from .core.handoff import Handoff
+
+    offered = {t.name for t in request.tools}
+    ask = Handoff.default_ask_name(c.target)
+    return ask if c.name not in offered and ask in offered else c.name
 
 
 class ScriptedModel:
@@ -172,7 +188,8 @@ class ScriptedModel:
             if isinstance(p, Reply):
                 texts.append(p.text)
             elif isinstance(p, Call):
-                calls.append(ToolCall(p.id or f"call_{next(self._ids)}", p.name, p.arguments))
+                calls.append(ToolCall(p.id or f"call_{next(self._ids)}", _named(p, request),
+                                      p.arguments))
             else:
                 raise TypeError(f"Not a scripted part: {p!r}; use reply(), call() or transfer().")
         return ModelResponse("".join(texts), tuple(calls), Usage(0, 0, 1), "scripted")

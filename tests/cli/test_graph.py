@@ -19,7 +19,7 @@ def test_mermaid_draws_each_kind_of_route_its_own_way(handoffs: Handoffs) -> Non
     assert '    triage(["🧭 Triage"])' in out                       # the entry is rounded
     assert '    operator{{"🙋 Operator (human)"}}' in out           # humans are hexagons
     assert "triage -->|transfer_to_billing| billing" in out         # transfer
-    assert "billing -.->|transfer_to_policy| policy" in out         # delegation
+    assert "billing -.->|ask_policy| policy" in out         # delegation
     assert "technical ==>|transfer_to_billing (next turn)| billing" in out
 
 

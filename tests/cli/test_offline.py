@@ -20,7 +20,7 @@ async def test_the_support_team_plays_its_own_rules_and_refunds_for_real() -> No
     assert result.output.startswith("I've refunded the duplicate charge: Refund of $129.00")
     state = await runner.get_session("s")
     assert state is not None and state.shared["refunds"] == [
-        {"order_id": "A-1001", "amount": 129.0}]
+        {"order_id": "A-1001", "amount": 129.0, "reference": "R-0001"}]
 
 
 async def test_the_support_team_is_recognised_when_loaded_from_the_example_file() -> None:

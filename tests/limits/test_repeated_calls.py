@@ -88,14 +88,31 @@ async def test_the_check_can_be_turned_off_or_widened() -> None:
 
 
 async def test_a_small_model_stuck_on_one_call_still_ends_its_turn() -> None:
-    # The report: refunds called lookup_order with the same arguments 18 times.
-    stuck = [call("lookup_order", order_id="A-1")] * 18
-    model = ScriptedModel([*stuck, reply("Your refund for A-1 went out on May 2.")])
+    # The report: refunds called lookup_order with the same arguments 18 times. The
+    # third call is refused; after three refusals in a row it gets a last word with no
+    # tools, and its answer in words ends the turn: 6 model calls instead of 19.
+    stuck = [call("lookup_order", order_id="A-1")] * 5
+    model = ScriptedModel([*stuck, reply("Your refund for A-1 went out on May 2."),
+                           *stuck])
 
     result = await Runner(team(), model=model, max_steps=20).run("s1", "refund A-1?")
 
     assert result.status is RunStatus.COMPLETED
+    assert result.output == "Your refund for A-1 went out on May 2."
     assert RUNS == ["A-1"]
+    assert len(model.requests) == 6 and model.requests[-1].tools == ()
+    nudges = [e["code"] for e in result.events if e.type == "agent_nudged"]
+    assert nudges == ["no_progress"]
+
+
+async def test_a_model_that_calls_even_without_tools_fails_with_no_progress() -> None:
+    model = ScriptedModel([call("lookup_order", order_id="A-1")] * 20)
+
+    result = await Runner(team(), model=model, max_steps=20).run("s1", "refund A-1?")
+
+    assert result.status is RunStatus.FAILED
+    assert result.error is not None and result.error.code == "no_progress"
+    assert len(model.requests) == 6 and RUNS == ["A-1"]
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5])

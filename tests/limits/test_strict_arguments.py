@@ -8,7 +8,7 @@ import datetime
 import enum
 import json
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from handoffs import Agent, Handoff, Runner, RunStatus, Team, tool
 from handoffs.testing import ScriptedModel, call, raw_call, reply, transfer
@@ -80,7 +80,7 @@ def test_tool_and_handoff_schemas_are_closed_objects() -> None:
                  Agent("refunds")])
     spec = team.plan("billing").routes_by_target["refunds"].spec
     assert spec.parameters["additionalProperties"] is False
-    assert spec.parameters["properties"]["payload"]["additionalProperties"] is False
+    assert set(spec.parameters["properties"]) == {"reason", "order_id", "amount"}
 
 
 def refunds_team() -> Team:
@@ -99,30 +99,47 @@ async def test_a_handoff_payload_is_not_coerced() -> None:
     assert record.rejection == "invalid_payload" and "amount" in record.message
 
 
-async def test_extra_payload_keys_are_refused_with_feedback() -> None:
+async def test_extra_payload_keys_are_ignored_and_recorded() -> None:
+    # An extra key does no harm: the handoff is made, the key is kept on the record.
     model = ScriptedModel([
         transfer("refunds", payload={"order_id": "A-1", "amount": 25, "urgent": True}),
-        transfer("refunds", payload={"order_id": "A-1", "amount": 25}),
         reply("Refund of 25 on its way."),
     ])
 
     result = await Runner(refunds_team(), model=model).run("s", "refund 25")
 
-    refused, accepted = result.handoffs
-    assert refused.rejection == "invalid_payload" and "urgent" in refused.message
+    (accepted,) = result.handoffs
     assert accepted.accepted and accepted.payload == {"order_id": "A-1", "amount": 25}
+    assert accepted.extra["ignored_arguments"] == ["urgent"]
     assert result.agent == "refunds"
 
 
-async def test_unknown_handoff_arguments_are_refused() -> None:
+async def test_unknown_handoff_arguments_are_ignored_and_recorded() -> None:
     model = ScriptedModel([transfer("refunds", reason="r", payload={"order_id": "A",
                                                                     "amount": 1}, x=1),
                            reply("ok")])
 
     result = await Runner(refunds_team(), model=model).run("s", "refund")
 
+    assert result.handoffs[0].accepted and result.handoffs[0].payload == {
+        "order_id": "A", "amount": 1}
+    assert result.handoffs[0].extra["ignored_arguments"] == ["x"]
+
+
+async def test_a_payload_whose_schema_forbids_extras_refuses_them() -> None:
+    class Strict(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        order_id: str
+
+    team = Team([Agent("billing", handoffs=[Handoff("refunds", payload=Strict)]),
+                 Agent("refunds")])
+    model = ScriptedModel([transfer("refunds", order_id="A", urgent=True), reply("no")])
+
+    result = await Runner(team, model=model).run("s", "refund")
+
     assert result.handoffs[0].rejection == "invalid_payload"
-    assert "unknown argument(s) x" in result.handoffs[0].message
+    assert 'transfer_to_refunds({"reason": "<reason>", "order_id": "<order_id>"})' in \
+        result.handoffs[0].message  # a literal call that works
 
 
 async def test_a_payload_sent_as_json_text_is_still_validated_strictly() -> None:

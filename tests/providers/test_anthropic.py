@@ -20,7 +20,8 @@ async def test_text_reply_with_system_prompt_and_default_max_tokens(
     assert result.output == "Hi there."
     assert (result.usage.input_tokens, result.usage.output_tokens) == (40, 6)
     body = anthropic_server.bodies[0]
-    assert body["system"] == "Route customers to billing."
+    assert body["system"].startswith("Route customers to billing.\n\n# Handoffs\n")
+    assert "call its transfer tool right away" in body["system"]
     assert body["max_tokens"] == 4096
     assert body["messages"] == [{"role": "user", "content": [{"type": "text",
                                                                "text": "hello"}]}]
@@ -131,9 +132,11 @@ async def test_tool_choice_in_anthropic_form(anthropic_server: FakeServer) -> No
         runner = Runner(support_team(triage_choice=choice),
                         model=anthropic_model(anthropic_server))
         await runner.run(f"s-{choice}", "hi")
+    # triage has one-way routes: one tool call per response (never asked with "none")
+    one = {"disable_parallel_tool_use": True}
     assert [b["tool_choice"] for b in anthropic_server.bodies] == [
-        {"type": "tool", "name": "transfer_to_billing"}, {"type": "any"}, {"type": "none"},
-        {"type": "auto"}]
+        {"type": "tool", "name": "transfer_to_billing", **one}, {"type": "any", **one},
+        {"type": "none"}, {"type": "auto", **one}]
 
 
 async def test_missing_key_fails_with_auth_error_without_a_request(

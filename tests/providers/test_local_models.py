@@ -58,16 +58,34 @@ async def test_a_list_of_text_calls_is_read_as_parallel_calls(
     assert [m["content"] for m in tools][1] == "A-2 shipped"
 
 
-async def test_text_calls_stay_text_when_the_option_is_off_or_the_tool_is_not_offered(
+async def test_a_call_written_as_text_is_never_the_answer(
         openai_server: FakeServer) -> None:
-    text = call_text("transfer_to_billing", reason="x")
-    openai_server.add(completion(text), completion(call_text("delete_everything")))
+    # With the option off, nothing reads the call: the answer is held back and the
+    # model told to answer in words.
+    openai_server.add(completion(call_text("transfer_to_billing", reason="x")),
+                      completion("Hello! What can I do for you?"))
     off = Runner(support_team(), model=openai_model(openai_server))
+
+    result = await off.run("s1", "hi")
+
+    assert result.output == "Hello! What can I do for you?"
+    nudged = [e["code"] for e in result.events if e.type == "agent_nudged"]
+    assert nudged == ["call_text"]
+    assert "tool call written as text" in openai_server.bodies[1]["messages"][-1]["content"]
+
+
+async def test_a_text_call_of_a_tool_the_agent_lacks_is_an_invalid_call(
+        openai_server: FakeServer) -> None:
+    openai_server.add(completion(call_text("delete_everything", scope="all")),
+                      completion("Sorry, I cannot do that."))
     on = Runner(support_team(), model=openai_model(openai_server, text_tool_calls=True))
 
-    assert (await off.run("s1", "hi")).output == text
     result = await on.run("s2", "hi")
-    assert result.output == call_text("delete_everything") and result.agent == "triage"
+
+    assert (result.output, result.agent) == ("Sorry, I cannot do that.", "triage")
+    feedback = openai_server.bodies[1]["messages"][-1]
+    assert feedback["role"] == "tool"
+    assert "There is no tool named 'delete_everything'" in feedback["content"]
 
 
 async def test_a_streamed_text_call_is_read_and_its_text_never_shown(

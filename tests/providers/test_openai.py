@@ -26,12 +26,13 @@ async def test_text_reply_reaches_the_user_with_usage(openai_server: FakeServer)
     assert result.usage_by_agent["triage"].requests == 1
     body = openai_server.bodies[0]
     assert body["model"] == "gpt-test"
-    assert body["messages"] == [
-        {"role": "system", "content": "Route customers to billing."},
-        {"role": "user", "content": "hi"},
-    ]
+    system, user = body["messages"]
+    assert system["role"] == "system"
+    assert system["content"].startswith("Route customers to billing.\n\n# Handoffs\n")
+    assert user == {"role": "user", "content": "hi"}
     assert [t["function"]["name"] for t in body["tools"]] == ["transfer_to_billing"]
     assert "tool_choice" not in body
+    assert body["parallel_tool_calls"] is False  # a one-way route: one call per response
 
 
 async def test_one_tool_call_is_answered_by_a_tool_message(openai_server: FakeServer) -> None:
@@ -89,7 +90,8 @@ async def test_handoff_call_is_not_replayed_to_the_target(openai_server: FakeSer
     target_view = openai_server.bodies[1]
     assert "call_h" not in json.dumps(target_view["messages"])
     assert target_view["messages"][0]["role"] == "system"
-    assert "handed to you by triage" in target_view["messages"][0]["content"]
+    assert "triage handed the conversation to you: refund" in \
+        target_view["messages"][0]["content"]
     assert target_view["messages"][1:] == [
         {"role": "user", "content": "refund please"},
         {"role": "assistant", "content": "Let me get billing."},

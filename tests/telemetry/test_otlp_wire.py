@@ -109,7 +109,7 @@ async def test_spans_reach_an_otlp_receiver_intact(receiver: Receiver) -> None:
     assert root.parent_span_id == b""
     research = next(s for s in spans if s.name == "invoke_agent research")
     ask = by_id[research.parent_span_id]
-    assert ask.name == "execute_tool transfer_to_research"
+    assert ask.name == "execute_tool ask_research"
     assert by_id[ask.parent_span_id].name == "invoke_agent triage"
     assert by_id[by_id[ask.parent_span_id].parent_span_id] is root
     refused = attributes(next(s for s in spans if s.name == "execute_tool transfer_to_nobody"))
@@ -135,9 +135,9 @@ def test_export_otlp_is_the_three_lines_of_the_readme(receiver: Receiver) -> Non
 
     spans = receiver.spans()
     assert sorted({s.name for s in spans}) == [
-        "chat scripted-1", "execute_tool lookup", "execute_tool transfer_to_billing",
-        "execute_tool transfer_to_facts", "execute_tool transfer_to_nobody",
-        "execute_tool transfer_to_research", "handoff support", "invoke_agent billing",
+        "chat scripted-1", "execute_tool ask_facts", "execute_tool ask_research",
+        "execute_tool lookup", "execute_tool transfer_to_billing",
+        "execute_tool transfer_to_nobody", "handoff support", "invoke_agent billing",
         "invoke_agent facts", "invoke_agent research", "invoke_agent support",
         "invoke_agent triage", "invoke_workflow"]
     request = ExportTraceServiceRequest.FromString(

@@ -64,9 +64,9 @@ async def test_the_span_tree_of_a_busy_turn(otel: Otel) -> None:
             ("chat scripted-1", []),
             ("execute_tool lookup", []),
             ("chat scripted-1", []),
-            ("execute_tool transfer_to_research", [
+            ("execute_tool ask_research", [
                 ("invoke_agent research", [("chat scripted-1", [])])]),
-            ("execute_tool transfer_to_facts", [
+            ("execute_tool ask_facts", [
                 ("invoke_agent facts", [("chat scripted-1", [])])]),
             ("chat scripted-1", []),
             ("execute_tool transfer_to_nobody", []),
@@ -125,7 +125,7 @@ async def test_the_two_delegates_ran_at_once(otel: Otel) -> None:
     assert research.start_time < facts.end_time and facts.start_time < research.end_time  # type: ignore[operator]
     for name, delegate in (("research", research), ("facts", facts)):
         ask = otel.parent_of(delegate)
-        assert ask is not None and ask.name == f"execute_tool transfer_to_{name}"
+        assert ask is not None and ask.name == f"execute_tool ask_{name}"
         assert ask.attributes["handoffs.handoff.returns"] is True
         assert ask.attributes["handoffs.handoff.accepted"] is True
         # the request span lasts until the delegate's answer is back
@@ -206,7 +206,7 @@ async def test_content_is_recorded_when_the_user_opts_in(otel: Otel) -> None:
     failed_tool = otel.one("execute_tool lookup")
     assert failed_tool.attributes["gen_ai.tool.call.arguments"] == '{"order_id": "A1"}'
     assert "database down" in failed_tool.attributes["gen_ai.tool.call.result"]  # type: ignore[operator]
-    ask = otel.one("execute_tool transfer_to_research")
+    ask = otel.one("execute_tool ask_research")
     assert ask.attributes["handoffs.handoff.reason"] == "find facts"
     assert ask.attributes["gen_ai.tool.call.result"] == "Charged twice on May 1."
 

@@ -58,7 +58,8 @@ class Handoff:
     description: str | None = None
     """The tool description shown to the model. None: built from the target's description."""
     tool_name: str | None = None
-    """None: `transfer_to_<target>` (see `default_tool_name`). A name given here must
+    """None: `transfer_to_<target>` for a one-way route (see `default_tool_name`),
+    `ask_<target>` for a delegation (`default_ask_name`). A name given here must
     already be valid for every provider (`^[a-zA-Z0-9_-]{1,64}$`); `Team` refuses it
     otherwise."""
     history: HistoryMode | None = None
@@ -71,8 +72,10 @@ class Handoff:
     transfer_system_message: bool = False
     """True: the source's instructions are added to the target's system text."""
     payload: type[pydantic.BaseModel] | None = None
-    """A pydantic model for structured data the caller must pass with the handoff. The
-    tool's arguments become `reason` and `payload` (an object of this schema)."""
+    """A pydantic model for structured data the caller must pass with the handoff. Its
+    fields become the tool's own arguments beside `reason` (as an ordinary tool's would);
+    a payload with a field named `reason`, `task` or `payload` is one `payload` argument
+    instead. A call that nests the fields under `payload` is accepted either way."""
     returns: bool = False
     """False: one-way transfer, the target takes over. True: delegation, the target's
     answer comes back to the caller as the call's result and the caller continues."""
@@ -133,6 +136,12 @@ class Handoff:
         `core.names.tool_name`: `Café` gives `transfer_to_cafe`, `客服` gives
         `transfer_to_<8 hex>`, a long name is cut to 64 characters with a hash."""
         return tool_name(f"transfer_to_{target.lower()}")
+
+    @staticmethod
+    def default_ask_name(target: str) -> str:
+        """`ask_<target>` (lower-cased, made valid like `default_tool_name`): the default
+        tool of a delegation (`returns=True`), which asks and gets the answer back."""
+        return tool_name(f"ask_{target.lower()}")
 
 
 @dataclass(slots=True)
@@ -236,16 +245,28 @@ def context_json(record: HandoffRecord) -> dict[str, Any]:
             "record_id": record.id}
 
 
+_HOW = {
+    HandoffReason.USER_REQUEST: "The user chose to talk to you (they were with {source})",
+    HandoffReason.ERROR_RECOVERY: "{source} could not go on, so the conversation is yours",
+    HandoffReason.PLAN_STEP: "A plan gave you this step (from {source})",
+    HandoffReason.PROGRAMMATIC: "The conversation was handed to you from {source}",
+}
+"""How the note says the conversation came, by kind, in words (the kind's code is for
+records and events, not for a model)."""
+
+
 def handoff_note(record: HandoffRecord, payload: Any = None) -> str:
     """The short note a target's system text carries: who handed over, why, with what."""
+    why = f": {record.explanation}" if record.explanation else "."
     if record.returns:
-        note = (f"# Delegation\n{record.source} asks you for a task ({record.reason})"
-                + (f": {record.explanation}" if record.explanation else ".")
-                + f"\nYour answer goes back to {record.source}, not to the user: do the task "
+        note = (f"# Delegation\n{record.source} asks you for a task{why}"
+                f"\nYour answer goes back to {record.source}, not to the user: do the task "
                 "given last, then answer with the result.")
     else:
-        note = (f"# Handoff\nThe conversation was handed to you by {record.source} "
-                f"({record.reason})" + (f": {record.explanation}" if record.explanation else "."))
+        how = _HOW.get(record.reason, "{source} handed the conversation to you").format(
+            source=record.source)
+        note = (f"# Handoff\n{how}{why}\nYou answer the user now: reply to their latest "
+                "message yourself; do not say that the conversation was transferred.")
     if payload is None:
         payload = record.payload
     if payload is not None:

@@ -71,7 +71,29 @@ class HandoffPolicy:
     its result with a sentence saying so, and past this many they are refused with
     `repeated_tool_call` (an error result; the turn goes on). None: never checked."""
 
+    narrated_handoffs: bool = True
+    """True: an answer that announces a transfer to one of the agent's routes ("I'll
+    transfer you to billing") but calls no tool is not delivered yet: the agent is asked
+    once more with its transfer tools forced (event `agent_nudged`, code
+    `narrated_handoff`). If it answers in text again, that answer is delivered."""
+    max_failed_steps: int | None = 3
+    """How many responses in a row of one agent in one turn may get nothing but refusals
+    and errors (refused handoffs, bad arguments, unknown or failing tools, a repeated
+    call, an unreadable response, a refusal echoed to the user) before the turn stops
+    trying: the agent fails with `no_progress` and the team's fallback takes over (once
+    per turn), long before `max_steps`. None: never."""
+    stuck_answer: str | None = None
+    """What the user is told when an agent fails with `no_progress` and no fallback can
+    take over: the turn is COMPLETED with this text. None: the turn fails (`no_progress`)."""
+
     def __post_init__(self) -> None:
+        m = self.max_failed_steps
+        if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
+            from ..errors import HandoffsError
+
+            raise HandoffsError(
+                f"HandoffPolicy max_failed_steps must be at least 1, or None to turn the "
+                f"check off, not {m!r}.", code="invalid_policy")
         r = self.repeated_tool_calls
         if r is not None and (isinstance(r, bool) or not isinstance(r, int) or r < 1):
             from ..errors import HandoffsError

@@ -9,7 +9,9 @@ from typing import Any
 from ..errors import TeamError
 from .agent import Agent
 from .handoff import Handoff
+from .handoff_tool import PayloadShape, handoff_tool, routing_text
 from .names import TOOL_NAME_RULE, is_valid_tool_name
+from .narration import Destination, destination
 from .output import FINAL_OUTPUT_TOOL, OutputSpec, output_spec
 from .policy import HandoffPolicy
 from .tools import Tool, ToolSpec, context_problem
@@ -29,6 +31,10 @@ class Route:
     """The tool the model calls to take the route (provider-valid, unique in the agent)."""
     spec: ToolSpec
     """What the model is told about that tool."""
+    shape: PayloadShape = "none"
+    """How the payload travels in the call's arguments (`core.handoff_tool`)."""
+    example: str = ""
+    """A literal call of the tool that would be accepted (shown when one is refused)."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -51,6 +57,13 @@ class AgentPlan:
     """The agent's output type as providers are told it (None: the agent answers in text)."""
     approvals: bool = False
     """True when one of its tools may need a person's approval (`Tool.needs_approval`)."""
+    handoff_text: str = ""
+    """What its system text says about handing off (`Team(handoff_instructions=...)`);
+    empty when it has no routes or the team or agent turned it off."""
+    parallel_tool_calls: bool | None = None
+    """`ModelRequest.parallel_tool_calls` for its requests (`Agent.parallel_tool_calls`)."""
+    destinations: tuple[Destination, ...] = ()
+    """Its one-way routes in the words a model may name them by (narrated handoffs)."""
 
 
 class Team:
@@ -59,7 +72,8 @@ class Team:
     Names are resolved and the graph is checked once, here: a team that builds can run.
     """
 
-    __slots__ = ("_plans", "agents", "entry", "fallback", "policy", "summarizer", "supervisor")
+    __slots__ = ("_plans", "agents", "entry", "fallback", "handoff_instructions", "policy",
+                 "summarizer", "supervisor")
 
     def __init__(
         self,
@@ -69,7 +83,12 @@ class Team:
         fallback: str | Agent | None = None,
         policy: HandoffPolicy | None = None,
         summarizer: Any = None,
+        handoff_instructions: bool | str = True,
     ) -> None:
+        """`handoff_instructions`: True adds `DEFAULT_HANDOFF_INSTRUCTIONS` (a few lines on
+        how a transfer is made: a tool call, never announced in words) to the system text
+        of every agent that has routes; a string adds that text instead; False adds
+        nothing. An agent's own `Agent(handoff_instructions=...)` wins over the team's."""
         self.agents: tuple[Agent, ...] = tuple(agents)
         if not self.agents:
             raise TeamError("A team needs at least one agent.")
@@ -86,8 +105,13 @@ class Team:
         self.policy: HandoffPolicy = policy or HandoffPolicy()
         self.summarizer: Any = summarizer
         """The default `Summarizer` for `history="summary"` routes."""
+        if not isinstance(handoff_instructions, bool | str):
+            raise TeamError("Team(handoff_instructions=...) takes True, False or a text, "
+                            f"not {handoff_instructions!r}.")
+        self.handoff_instructions: bool | str = handoff_instructions
+        """What agents with routes are told about handing off (see the constructor)."""
         self._plans: dict[str, AgentPlan] = {
-            a.name: self._plan(a, by_name) for a in self.agents
+            a.name: self._plan(a, by_name, handoff_instructions) for a in self.agents
         }
 
     @staticmethod
@@ -103,7 +127,8 @@ class Team:
         return name
 
     @staticmethod
-    def _plan(agent: Agent, by_name: Mapping[str, Agent]) -> AgentPlan:
+    def _plan(agent: Agent, by_name: Mapping[str, Agent], instructions: bool | str
+              ) -> AgentPlan:
         tools: dict[str, Tool] = {}
         for t in agent.tools:
             if not is_valid_tool_name(t.name):
@@ -141,9 +166,9 @@ class Team:
                     f"Agent {agent.name!r}: Handoff(tool_name={h.tool_name!r}) to "
                     f"{target_name!r} is refused by model providers: {TOOL_NAME_RULE}. "
                     "Choose such a name, or leave tool_name out to get "
-                    f"{Handoff.default_tool_name(target_name)!r}."
+                    f"{_default_name(h)!r}."
                 )
-            name = h.tool_name or Handoff.default_tool_name(target_name)
+            name = h.tool_name or _default_name(h)
             if name in tools:
                 raise TeamError(
                     f"Agent {agent.name!r}: the handoff tool name {name!r} collides with a "
@@ -156,7 +181,8 @@ class Team:
                     f"{target_name!r} both get the tool name {name!r}; tool names must be "
                     "unique within an agent. Set Handoff(tool_name=...) on one of them."
                 )
-            route = Route(agent.name, h, target, name, _route_spec(h, target, name))
+            tool = handoff_tool(h, target, name)
+            route = Route(agent.name, h, target, name, tool.spec, tool.shape, tool.example)
             routes[name] = route
             by_target[target_name] = route
         if agent.tool_choice is not None:
@@ -174,7 +200,17 @@ class Team:
                     f"{FINAL_OUTPUT_TOOL!r}, the name some providers get the answer through; "
                     "rename the tool.")
         approvals = any(t.needs_approval is not False for t in tools.values())
-        return AgentPlan(agent, tools, routes, by_target, specs, static, output, approvals)
+        own = agent.handoff_instructions
+        kinds = {r.handoff.returns for r in routes.values()}
+        parallel = agent.parallel_tool_calls
+        if parallel is None and False in kinds:
+            parallel = False  # one transfer per response: don't invite a second
+        return AgentPlan(agent, tools, routes, by_target, specs, static, output, approvals,
+                         routing_text(kinds, instructions if own is None else own),
+                         None if parallel is None else bool(parallel),
+                         tuple(destination(r.tool_name, r.target.name, r.target.label)
+                               for r in routes.values() if not r.handoff.returns
+                               and r.target.enabled and r.handoff.enabled is not False))
 
     # -- lookups used by the runner and the policy -------------------------------------
 
@@ -226,11 +262,6 @@ class Team:
 
 TOOL_CHOICES = ("auto", "required", "none")
 
-REASON_DESCRIPTION = "Why you are handing off, in one sentence."
-"""The description of a one-way handoff tool's `reason` argument."""
-DELEGATION_REASON_DESCRIPTION = "Why you are asking, in one sentence."
-"""The description of a delegation tool's `reason` argument (with these two, a handoff
-tool is told apart from an ordinary one by what a model is shown)."""
 
 
 def _check_tool_choice(agent: Agent, tools: Mapping[str, Tool], routes: Mapping[str, Route]
@@ -252,7 +283,8 @@ def _check_tool_choice(agent: Agent, tools: Mapping[str, Tool], routes: Mapping[
     if isinstance(choice, str):
         if choice in tools:
             return
-        route = routes.get(choice) or routes.get(Handoff.default_tool_name(choice))
+        route = (routes.get(choice) or routes.get(Handoff.default_tool_name(choice))
+                 or routes.get(Handoff.default_ask_name(choice)))
     if route is not None and route in usable:
         return
     if route is not None:
@@ -264,7 +296,8 @@ def _check_tool_choice(agent: Agent, tools: Mapping[str, Tool], routes: Mapping[
     hint = f" (the route to {choice!r} is named {custom[0]})" if custom else ""
     names = [*TOOL_CHOICES, *tools, *routes,
              *(r.target.name for r in routes.values()
-               if r.tool_name == Handoff.default_tool_name(r.target.name))]
+               if r.tool_name in (Handoff.default_tool_name(r.target.name),
+                                  Handoff.default_ask_name(r.target.name)))]
     raise TeamError(
         f"Agent {agent.name!r} has tool_choice={choice!r}, which names no tool or handoff "
         f"of that agent{hint}; tool_choice must be one of: {', '.join(names)}.")
@@ -274,42 +307,8 @@ def _mid(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
 
 
-def _route_spec(h: Handoff, target: Agent, tool_name: str) -> ToolSpec:
-    if h.description is not None:
-        description = h.description
-    else:
-        verb = "Ask" if h.returns else "Hand the conversation to"
-        description = f"{verb} {target.label}"
-        description += f": {target.description}" if target.description else "."
-    props: dict[str, Any]
-    required: list[str]
-    if h.returns:  # a delegation: the target works on a task and answers the caller
-        props = {
-            "task": {"type": "string", "description": (
-                f"What {target.label} must do and return to you: the question or the work, "
-                "with every detail it needs. Its answer comes back to you, not to the user."
-            )},
-            "reason": {"type": "string", "description": DELEGATION_REASON_DESCRIPTION},
-        }
-        required = ["task"]
-    else:
-        props = {"reason": {"type": "string", "description": REASON_DESCRIPTION}}
-        required = []
-    if h.payload is not None:
-        schema = h.payload.model_json_schema()
-        # Nested models put their definitions under $defs with refs to the document root,
-        # so the definitions move to the root of the tool's schema.
-        defs = schema.pop("$defs", None)
-        if h.payload.model_config.get("extra") != "allow":
-            schema.setdefault("additionalProperties", False)  # the runner refuses extras
-        props["payload"] = schema
-        required.append("payload")
-    else:
-        defs = None
-    params: dict[str, Any] = {"type": "object", "properties": props,
-                              "additionalProperties": False}
-    if defs:
-        params["$defs"] = defs
-    if required:
-        params["required"] = required
-    return ToolSpec(tool_name, description, params)
+def _default_name(h: Handoff) -> str:
+    """The tool name of a route that names none: `ask_<target>` for a delegation,
+    `transfer_to_<target>` for a one-way route."""
+    target = h.target_name
+    return Handoff.default_ask_name(target) if h.returns else Handoff.default_tool_name(target)

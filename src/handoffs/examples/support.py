@@ -26,14 +26,19 @@ ORDERS: dict[str, dict[str, object]] = {
                "charged": 2, "status": "delivered"},
     "A-1002": {"order_id": "A-1002", "item": "USB-C dock", "amount": 89.0, "charged": 1,
                "status": "shipped"},
+    "A-1003": {"order_id": "A-1003", "item": "Laptop", "amount": 1499.0, "charged": 2,
+               "status": "delivered"},
 }
+
+APPROVAL_ABOVE = 500.0
+"""Refunds of more than this many dollars wait for a person's approval."""
 
 
 class RefundRequest(BaseModel):
-    """What refunds needs to act."""
+    """What refunds needs to act: the order (refunds looks up what was charged)."""
 
-    order_id: str = Field(description="The order number, e.g. A-1001.")
-    amount: float = Field(gt=0, description="How much to refund, in dollars.")
+    order_id: str = Field(description="The order number, e.g. A-1001.",
+                          examples=["A-1001"])
 
 
 @tool
@@ -50,34 +55,64 @@ def lookup_order(ctx: RunContext, order_id: str) -> dict[str, object]:
     return order
 
 
-@tool
-def issue_refund(ctx: RunContext, order_id: str, amount: float) -> str:
-    """Refund an amount on an order to the original payment method.
+def _needs_approval(ctx: RunContext, args: Mapping[str, Any]) -> bool:
+    order = ORDERS.get(str(args.get("order_id", "")))
+    amount = args.get("amount") or (order or {}).get("amount") or 0
+    return isinstance(amount, int | float) and amount > APPROVAL_ABOVE
+
+
+@tool(needs_approval=_needs_approval)
+def issue_refund(ctx: RunContext, order_id: str, amount: float | None = None) -> str:
+    """Refund a duplicate charge on an order to the original payment method.
+
+    Only an order that was charged twice is refunded, once, by at most what was charged;
+    the same refund asked again is answered with the first one's reference. Refunds over
+    $500 wait for a person's approval.
 
     Args:
-        order_id: The order to refund.
-        amount: The amount in dollars.
+        order_id: The order to refund, e.g. "A-1001".
+        amount: The amount in dollars; leave it out to refund the duplicate charge.
     """
-    refunds = ctx.shared.setdefault("refunds", [])
-    refunds.append({"order_id": order_id, "amount": amount})
-    return f"Refund of ${amount:.2f} on {order_id} issued; reference R-{len(refunds):04d}."
+    order = ORDERS.get(order_id)
+    if order is None:
+        return f"Not refunded: there is no order {order_id}."
+    refunds: list[dict[str, Any]] = ctx.shared.setdefault("refunds", [])
+    done = next((r for r in refunds if r["order_id"] == order_id), None)
+    if done is not None:
+        return (f"Already refunded: ${done['amount']:.2f} on {order_id}, reference "
+                f"{done['reference']}. Nothing was refunded again.")
+    charged = float(order["amount"])  # type: ignore[arg-type]
+    if order["charged"] != 2:
+        return f"Not refunded: {order_id} was charged once, so there is no duplicate charge."
+    if amount is None:
+        amount = charged
+    if not 0 < amount <= charged:
+        return (f"Not refunded: a refund on {order_id} is at most the duplicate charge, "
+                f"${charged:.2f}.")
+    reference = f"R-{len(refunds) + 1:04d}"
+    refunds.append({"order_id": order_id, "amount": amount, "reference": reference})
+    return f"Refund of ${amount:.2f} on {order_id} issued; reference {reference}."
 
 
 def build_team() -> Team:
     """The support team, ready for a `Runner`."""
     triage = Agent(
         "triage",
-        instructions="You greet customers and route them: billing for charges and "
-        "invoices, technical for product problems. Never solve issues yourself.",
+        instructions="You greet customers and route them: billing for charges, invoices "
+        "and refunds, technical for product problems. Answer greetings, thanks and "
+        "questions about what this support team does yourself; hand off anything a "
+        "specialist should solve.",
         description="Routes customers to the right specialist.",
         handoffs=["billing", "technical"],
         display_name="Triage", icon="🧭", color="#6b7280",
     )
     billing = Agent(
         "billing",
-        instructions="You handle charges and invoices. Duplicate charges go to refunds "
-        "with the order number and amount.",
+        instructions="You handle charges and invoices. Look an order up when the customer "
+        "names one. A duplicate charge goes to refunds with the order number; refunds "
+        "works out the amount.",
         description="Charges, invoices, duplicate payments.",
+        tools=[lookup_order],
         handoffs=[
             Handoff("refunds", payload=RefundRequest, history="conversation"),
             Handoff("policy", returns=True,
@@ -95,7 +130,9 @@ def build_team() -> Team:
     )
     refunds = Agent(
         "refunds",
-        instructions="You issue refunds. Look the order up first, then refund.",
+        instructions="You issue refunds for duplicate charges. Look the order up first, "
+        "then refund it once. Never refund when the customer only thanks you or says "
+        "goodbye.",
         description="Issues refunds on orders.",
         tools=[lookup_order, issue_refund],
         handoffs=["triage"],
@@ -103,8 +140,9 @@ def build_team() -> Team:
     )
     technical = Agent(
         "technical",
-        instructions="You solve product problems. Escalate to a human operator when the "
-        "customer asks for one or the fix needs account access.",
+        instructions="You solve product problems: answer the customer's technical "
+        "questions yourself, step by step. Escalate to a human operator only when the "
+        "customer asks for a person or you cannot help.",
         description="Product problems, crashes, setup.",
         handoffs=[
             "triage",
@@ -138,12 +176,12 @@ def script() -> list[Step]:
     return [
         # turn 1: triage -> billing -> (ask policy) -> refunds -> tools -> answer
         transfer("billing", reason="Customer reports a duplicate charge on A-1001."),
-        call("transfer_to_policy", reason="Is a refund for a duplicate charge allowed?"),
+        transfer("policy", reason="Is a refund for a duplicate charge allowed?"),
         reply("Yes: duplicate charges are always refundable."),
         transfer("refunds", reason="Duplicate charge confirmed by policy.",
-                 payload={"order_id": "A-1001", "amount": 129.0}),
+                 order_id="A-1001"),
         call("lookup_order", order_id="A-1001"),
-        call("issue_refund", order_id="A-1001", amount=129.0),
+        call("issue_refund", order_id="A-1001"),
         reply("I've refunded the duplicate charge of $129.00 on A-1001 (reference "
               "R-0001). It will show up in 3-5 business days."),
         # turn 2: refunds is still active; it sends the customer back to triage
@@ -184,17 +222,16 @@ def _refund_args(v: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _refund_payload(v: Mapping[str, Any]) -> dict[str, Any]:
-    if not str(v["transfer_to_policy"]).startswith("Yes"):
+    if not str(v["ask_policy"]).startswith("Yes"):
         raise LookupError("the policy desk said no")
-    order = ORDERS[v["order"].upper()]
-    return {"order_id": order["order_id"], "amount": order["amount"]}
+    return {"order_id": ORDERS[v["order"].upper()]["order_id"]}
 
 
 def _billing_answer(v: Mapping[str, Any]) -> str:
     order = v["order"].upper()
     if order not in ORDERS:
         return f"I can't find an order {order}. Please check the number on your receipt."
-    return f"The policy desk says: {v['transfer_to_policy']}"
+    return f"The policy desk says: {v['ask_policy']}"
 
 
 def rules() -> dict[str, list[Rule]]:

@@ -94,6 +94,10 @@ class AnthropicModel(SDKModel):
                 "description": f"Give your final answer: a {output.name} object."})
             if choice is None or choice[0] == "auto":
                 body["tool_choice"] = {"type": "any"}  # a tool, or the final answer
+        if request.parallel_tool_calls is False and request.tools:
+            tool_choice = body.setdefault("tool_choice", {"type": "auto"})
+            if tool_choice.get("type") != "none":
+                tool_choice["disable_parallel_tool_use"] = True
         body.update(self.settings)
         body.update(request.settings)
         return body

@@ -32,6 +32,10 @@ class ModelRequest:
     output: OutputSpec | None = None
     """The object the answer must be (`Agent.output_type`): adapters ask for it in their
     provider's form; None: a text answer."""
+    parallel_tool_calls: bool | None = None
+    """False: the provider is told to make at most one tool call per response (OpenAI
+    `parallel_tool_calls`, Anthropic `disable_parallel_tool_use`); the runner sends it
+    when one-way handoff routes are offered. None: the provider's default."""
 
 
 NO_SETTINGS: Mapping[str, Any] = MappingProxyType({})

@@ -10,10 +10,14 @@ attributes, not classes, so it needs neither SDK imported.
 | 401, 403, no API key                     | `auth_error`              | no      |
 | 400/413 saying the context is too long   | `context_length_exceeded` | no      |
 | 408, timeouts                            | `timeout`                 | yes     |
+| 5xx: the model's output could not be read | `malformed_output`        | no (**) |
 | 409, 5xx, 529 overloaded, connection     | `model_error`             | yes     |
 | any other 4xx                            | `model_error`             | no      |
 
 (*) Not when the account's quota is used up: waiting will not help.
+(**) The runner gives the model feedback and asks again, without a forced tool choice.
+An error event inside a stream (the SDKs raise it with no status) is classified by its
+error object, like the same error outside a stream.
 A provider's `x-should-retry` header, when present, overrides the column on the right.
 """
 
@@ -30,6 +34,12 @@ _CONTEXT_MARKERS = (
     "context_length_exceeded", "context length", "context window", "prompt is too long",
     "too many tokens", "maximum context", "input is too long", "reduce the length",
 )
+_MALFORMED_MARKERS = (
+    "model produced output that does not match", "failed to parse tool call",
+    "does not match the expected", "failed to parse the model's output",
+)
+"""What a local server (llama.cpp's `llama-server`, ...) says when it could not parse what
+the model generated: the model's fault, answered with feedback, not retried as is."""
 # Error types in Anthropic bodies and stream `error` events, as the HTTP status they mean.
 _TYPE_STATUS = {
     "invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
@@ -54,6 +64,14 @@ def to_model_error(exc: BaseException, provider: str) -> ModelError | None:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         return _from_status(exc, provider, status)
+    if "APIError" in names and module in ("openai", "anthropic"):
+        # An error event inside a stream: the SDK raises APIError with the event's error
+        # object as its body and no status. Classified like the same error outside one.
+        error = _error_object(getattr(exc, "body", None))
+        code, kind = error.get("code"), error.get("type")
+        derived = (code if isinstance(code, int) and 400 <= code < 600
+                   else _TYPE_STATUS.get(kind, 500) if isinstance(kind, str) else 500)
+        return _from_status(exc, provider, derived)
     if module in ("openai", "anthropic") and _mentions_credentials(str(exc)):
         return ModelError(f"{provider} has no credentials: {exc}", "auth_error")
     return None
@@ -84,6 +102,9 @@ def _from_status(exc: BaseException, provider: str, status: int) -> ModelError:
     elif status == 408:
         err = ModelError(f"{where} (request timeout): {detail}", "timeout", retryable=True,
                          retry_after=retry_after, status=status)
+    elif status >= 500 and any(m in lowered for m in _MALFORMED_MARKERS):
+        err = ModelError(f"{where}: the model's output could not be read: {detail}",
+                         "malformed_output", status=status)
     elif status == 409 or status >= 500:
         err = ModelError(f"{where}: {detail}", "model_error", retryable=True,
                          retry_after=retry_after, status=status)

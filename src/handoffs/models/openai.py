@@ -114,6 +114,8 @@ class OpenAIModel(SDKModel):
             kind, name = choice
             body["tool_choice"] = (kind if name is None
                                    else {"type": "function", "function": {"name": name}})
+        if request.parallel_tool_calls is not None and request.tools:
+            body["parallel_tool_calls"] = request.parallel_tool_calls
         output = request.output
         if output is not None:
             body["response_format"] = {"type": "json_schema", "json_schema": {

@@ -14,6 +14,9 @@ The rules (the same for every provider):
   call is answered immediately after the response that made it.
 - Accepted one-way handoff calls and their results are never replayed (the target gets a
   note in its system text instead); notes not meant for models are dropped.
+- Refused handoff calls are replayed in the turn they were made (the refusal is the
+  model's feedback), not in later turns: a model shown its old refusals hands off less.
+  The records and events keep them.
 - Blank user text and empty assistant messages are dropped.
 - Tool names of replayed calls go through `core.names.tool_name`, the function that
   names the tools themselves, so a call and its tool carry the same name on the wire
@@ -67,6 +70,7 @@ def replay(messages: Sequence[Message]) -> list[Item]:
     items: list[Item] = []
     open_: Exchange | None = None
     answers: dict[str, ToolResult] = {}
+    current = _turn_start(messages)
 
     def close() -> None:
         nonlocal open_
@@ -78,10 +82,12 @@ def replay(messages: Sequence[Message]) -> list[Item]:
             answers.clear()
             open_ = None
 
-    for m in messages:
+    for i, m in enumerate(messages):
+        earlier = i < current
         if isinstance(m, AssistantMessage):
             close()
-            calls = tuple(c for c in m.tool_calls if c.handoff != "transferred")
+            calls = tuple(c for c in m.tool_calls if c.handoff != "transferred"
+                          and not (earlier and c.handoff == "rejected"))
             if not calls and not m.text.strip():
                 continue
             ex = Exchange(m.text, m.agent, calls)
@@ -89,7 +95,7 @@ def replay(messages: Sequence[Message]) -> list[Item]:
             if calls:
                 open_ = ex
         elif isinstance(m, ToolResult):
-            if m.handoff == "transferred":
+            if m.handoff == "transferred" or (earlier and m.handoff == "rejected"):
                 continue
             if (open_ is not None and m.call_id not in answers
                     and any(c.id == m.call_id for c in open_.calls)):
@@ -106,6 +112,15 @@ def replay(messages: Sequence[Message]) -> list[Item]:
             items.append(UserText(m.text))
     close()
     return items
+
+
+def _turn_start(messages: Sequence[Message]) -> int:
+    """Where the latest turn starts in the view (its user message); before it, refused
+    handoff calls are not replayed."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], UserMessage):
+            return i
+    return 0
 
 
 def orphan_text(r: ToolResult) -> str:

@@ -39,9 +39,9 @@ def resolve_tool_choice(choice: str | None, tools: Sequence[ToolSpec]
         return "required", None
     if choice in names:
         return "tool", choice
-    transfer = Handoff.default_tool_name(choice)
-    if transfer in names:
-        return "tool", transfer
+    for default in (Handoff.default_tool_name(choice), Handoff.default_ask_name(choice)):
+        if default in names:
+            return "tool", default
     offered = ", ".join(names) or "none"
     raise HandoffsError(
         f"tool_choice={choice!r} names no tool or enabled handoff of this agent (it offers: "

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core.team import Route, Team
 from ..core.tools import ToolSpec
-from .request import Seen, asks_task, is_handoff
+from .request import Seen, asks_task, is_handoff, payload_schema
 from .words import PERSON, VERBS, arguments, mentions, topic, words
 
 Call = tuple[str, dict[str, Any]]
@@ -71,8 +71,10 @@ class Fallback:
         found: list[str] = []
         said: list[str] = []
         for r in seen.latest:
-            if r.handoff == "rejected":
-                said.append(f"My handoff was refused: {r.text}")
+            if r.handoff == "rejected":  # its sentence is for the model, not the user
+                said.append(f"I could not hand this to "
+                            f"{self._label(self._target(seen, r.name))}; could you tell "
+                            "me more?")
             elif r.handoff == "delegated":
                 said.append(f"{self._label(self._target(seen, r.name))} says: {r.text}")
             else:
@@ -163,14 +165,17 @@ class Fallback:
         args: dict[str, Any] = {"reason": reason}
         if asks_task(spec):
             args["task"] = seen.text
-        schema = spec.parameters.get("properties", {}).get("payload")
-        if isinstance(schema, dict):
+        schema, nested = payload_schema(spec)
+        if schema is not None:
             payload = arguments(schema, f"{seen.text}\n{seen.payload}")
             missing = [k for k in schema.get("required", ()) if k not in payload]
             if missing:
                 return Move(f"To hand this to {self._label(target)} I need: "
                             f"{', '.join(missing)}.")
-            args["payload"] = payload
+            if nested:
+                args["payload"] = payload
+            else:
+                args.update(payload)
         return Move(calls=[(spec.name, args)])
 
     def _handoffs(self, seen: Seen) -> list[ToolSpec]:

@@ -12,7 +12,7 @@ from ..core.team import Team
 from ..errors import HandoffsError
 from ..models.base import ModelRequest, ModelResponse, TextDelta, Usage, chunked
 from .fallback import Fallback
-from .request import Seen, asks_task
+from .request import Seen, asks_task, payload_schema
 from .rule import SKIP, Rule, Template, fill
 
 DEFAULT_ANSWER = "{agent}: Thank you for your message. I've noted it and will help you with it."
@@ -114,7 +114,11 @@ class RuleModel:
                   else f"The message matched {values.get('keyword') or values.get('match')}.")
         args = {"reason": str(reason)}
         if rule.payload is not None:
-            args["payload"] = fill(rule.payload, values)
+            payload = fill(rule.payload, values)
+            if payload_schema(seen.offered[name])[1] or not isinstance(payload, dict):
+                args["payload"] = payload
+            else:
+                args.update(payload)
         if asks_task(seen.offered[name]):
             args["task"] = str(fill(rule.task, values)) if rule.task is not None else seen.text
         return self._call(name, args, fill(rule.say, values))

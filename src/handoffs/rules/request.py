@@ -8,13 +8,19 @@ import re
 from typing import Any
 
 from ..core.handoff import Handoff
+from ..core.handoff_tool import DELEGATION_REASON_DESCRIPTION, OWN_ARGUMENTS, REASON_DESCRIPTION
 from ..core.messages import AssistantMessage, ToolResult, UserMessage
-from ..core.team import DELEGATION_REASON_DESCRIPTION, REASON_DESCRIPTION
 from ..core.tools import ToolSpec
 from ..models.base import ModelRequest
 
-_NOTE = re.compile(r"^(?:The conversation was handed to you by (.+?)|(.+?) asks you for a task) "
-                   r"\((\w+)\)(?:: (.*)|\.)$", re.M)
+_NOTE = re.compile(
+    r"^(?:(?P<delegate>.+?) asks you for a task"
+    r"|(?P<a>.+?) handed the conversation to you"
+    r"|The user chose to talk to you \(they were with (?P<b>.+?)\)"
+    r"|(?P<c>.+?) could not go on, so the conversation is yours"
+    r"|A plan gave you this step \(from (?P<d>.+?)\)"
+    r"|The conversation was handed to you from (?P<e>.+?))(?:: (?P<why>.*)|\.)$", re.M)
+"""The first line of `core.handoff.handoff_note`, in each of its forms."""
 _PAYLOAD = re.compile(r"^Payload: (.*)$", re.M)
 _REASONS = (REASON_DESCRIPTION, DELEGATION_REASON_DESCRIPTION)
 
@@ -40,10 +46,11 @@ class Seen:
         source = reason = ""
         note = _NOTE.search(request.system)
         if note is not None:
-            source, reason = note.group(1) or note.group(2), note.group(4) or ""
+            source = next(v for k, v in note.groupdict().items() if v and k != "why")
+            reason = note.group("why") or ""
         self.source = source
         """The agent whose handoff brought this one, if one did."""
-        self.delegate = note is not None and note.group(2) is not None
+        self.delegate = note is not None and note.group("delegate") is not None
         """True when the agent works on a task for another (its answer goes back)."""
         payload = _PAYLOAD.search(request.system)
         self.payload = " ".join(_flat(parsed(payload.group(1)))) if payload else ""
@@ -73,7 +80,8 @@ class Seen:
 
     def handoff_tool(self, target: str) -> str | None:
         """The offered tool that hands off to `target` (an agent or a tool name)."""
-        for name in (Handoff.default_tool_name(target), target):
+        for name in (Handoff.default_tool_name(target), Handoff.default_ask_name(target),
+                     target):
             if name in self.offered:
                 return name
         return None
@@ -105,3 +113,18 @@ def is_handoff(spec: ToolSpec) -> bool:
 def asks_task(spec: ToolSpec) -> bool:
     """True for a delegation's tool: it needs a `task` argument."""
     return "task" in spec.parameters.get("required", ())
+
+
+def payload_schema(spec: ToolSpec) -> tuple[dict[str, Any] | None, bool]:
+    """The payload part of a handoff tool's schema (None: it takes none), and whether the
+    payload goes nested under `payload` (else its fields are top-level arguments)."""
+    params = spec.parameters
+    props: dict[str, Any] = params.get("properties", {})
+    nested = props.get("payload")
+    if isinstance(nested, dict):
+        return nested, True
+    fields = {k: v for k, v in props.items() if k not in OWN_ARGUMENTS}
+    if not fields:
+        return None, False
+    required = [k for k in params.get("required", ()) if k not in OWN_ARGUMENTS]
+    return {"type": "object", "properties": fields, "required": required}, False

@@ -83,7 +83,7 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
         "explanation": record.explanation, "record_id": record.id, "returns": True,
     })
     log_accepted(t, record)
-    if task is not None:
+    if task is not None and not _shown(base, task):
         append(t, sub, UserMessage(task, target.name))
     t.emit("agent_started", {"agent": target.name, "display_name": target.label})
     outcome: Outcome | None = None
@@ -140,6 +140,16 @@ async def finish(t: Turn, sub: Leg, record: HandoffRecord,
     t.emit("agent_returned", {"source": sub.agent.name, "target": record.source,
                               "record_id": record.id, "text": text, "ok": fail is None})
     return text, fail
+
+
+def _shown(base: Window, task: str) -> bool:
+    """Whether the delegate already sees `task` as the latest user message of its view
+    (a caller that gave no task hands over the user's message, which the view holds)."""
+    for i in range(len(base) - 1, -1, -1):
+        m = base[i]
+        if isinstance(m, UserMessage):
+            return m.text == task
+    return False
 
 
 def _base(t: Turn, leg: Leg, route: Route) -> Window:

@@ -26,6 +26,7 @@ from ..core.policy import MULTIPLE_HANDOFFS, Rejection
 from ..core.session import ViewSpec
 from ..core.team import Route
 from ..log import fields
+from . import converge
 from .ids import new_id
 from .prompt import ctx_of, enabled
 from .requests import HandoffAsk, payload_json
@@ -44,6 +45,15 @@ class Decision:
     delegations: list[tuple[HandoffAsk, HandoffRecord, Any]] = field(default_factory=list)
     transfer: Transfer | None = None
     transfer_ask: HandoffAsk | None = None
+    later: list[HandoffRecord] = field(default_factory=list)
+    """Refused requests made after the accepted transfer, recorded after it (records keep
+    the order of the response's calls, and the transfer's is written when it settles)."""
+
+    def flush(self, t: Turn) -> None:
+        """Record the refusals that waited for the transfer's record."""
+        for record in self.later:
+            t.add_record(record)
+        self.later.clear()
 
 
 def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult | None],
@@ -67,16 +77,18 @@ def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult |
                     MULTIPLE_HANDOFFS,
                     f"Only one handoff per response: the handoff to {first.target!r} came "
                     f"first, so this one to {ask.target!r} was not made.",
-                ))
+                ), decision)
                 continue
             decision.transfer_ask = ask
         payload, payload_error = ask.payload_of()
+        if payload_error is not None and ask.route is not None:
+            payload_error = f"{payload_error} A call that works: {ask.route.example}."
         h = ask.route.handoff if ask.route is not None else None
         rejection = policy.check(
             team, name, ask.target, h, state, t.accepted, payload_error, leg.depth,
             h is None or h.enabled is True or enabled(h, ctx_of(t, leg)), leg.line)
         if rejection is not None:
-            reject(t, leg, ask, results, marks, rejection)
+            reject(t, leg, ask, results, marks, rejection, decision)
             continue
         record = record_for(t, name, ask, payload, True, None, leg.line)
         target = team[ask.target]
@@ -104,6 +116,7 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
     transfer = decision.transfer
     ask = decision.transfer_ask
     if transfer is None or ask is None:
+        decision.flush(t)
         return None
     route = transfer.route
     record = transfer.record
@@ -114,7 +127,7 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
             return _failed_after(t, leg, ask, record, results, marks, "handoff_hook_failed",
                                  f"The on_handoff hook of the route to {ask.target!r} failed "
                                  f"({type(exc).__name__}: {exc}); the handoff was not made.",
-                                 exc)
+                                 exc, decision)
     if route is not None and history_of(route, t) == "summary":
         try:  # made once, from what the source saw, before the view moves on
             from .summary import summary_for  # only routes with history="summary"
@@ -124,8 +137,9 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
             return _failed_after(t, leg, ask, record, results, marks, "summary_failed",
                                  f"The summary for the handoff to {ask.target!r} could not "
                                  f"be made ({type(exc).__name__}: {exc}); the handoff was "
-                                 "not made.", exc)
+                                 "not made.", exc, decision)
     t.add_record(record)
+    decision.flush(t)
     result_for(t, leg, ask, results, marks, f"Transferred to {transfer.target.label}.", False,
                "transferred")
     if leg.main:
@@ -145,27 +159,34 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
 
 def _failed_after(t: Turn, leg: Leg, ask: HandoffAsk, record: HandoffRecord,
                   results: list[ToolResult | None], marks: list[HandoffMark | None],
-                  code: str, message: str, exc: BaseException) -> Fail:
+                  code: str, message: str, exc: BaseException, decision: Decision) -> Fail:
     """A handoff that passed the policy but could not be completed: refused, and the
     agent that asked fails (the error-recovery rule then applies)."""
     refuse(t, leg, record, Rejection(code, message), exc)
+    decision.flush(t)
     result_for(t, leg, ask, results, marks, message, True, "rejected")
     return Fail(code, message, leg.agent.name, exception=exc)
 
 
 def refuse(t: Turn, leg: Leg, record: HandoffRecord, rejection: Rejection,
-           exc: BaseException | None = None) -> None:
-    """Mark a record refused (adding it to the turn if it is not there yet) and say so."""
+           exc: BaseException | None = None, later: list[HandoffRecord] | None = None
+           ) -> None:
+    """Mark a record refused (adding it to the turn if it is not there yet, or to
+    `later`) and say so."""
     if record.accepted and record in t.records:
         t.accepted -= 1
     record.accepted = False
     record.rejection = rejection.code
     record.message = rejection.message
-    if record not in t.records:
+    if later is not None:
+        later.append(record)
+    elif record not in t.records:
         t.add_record(record)
     t.emit("handoff_rejected", {"agent": leg.agent.name, "target": record.target,
                                 "code": rejection.code, "message": rejection.message,
                                 "record_id": record.id})
+    t.refusals.append(rejection.message)
+    converge.refused(leg, record.target, rejection.code)
     state = t.state
     log.log(logging.WARNING if exc is not None else logging.INFO,
             "handoff %s -> %s refused (%s): %s", record.source, record.target,
@@ -198,15 +219,20 @@ def record_for(t: Turn, source: str, ask: HandoffAsk, payload: Any, accepted: bo
     )
     if line is not None:
         record.extra["line"] = line  # made inside that delegation: its loop rule's line
+    if ask.ignored:
+        record.extra["ignored_arguments"] = sorted(set(ask.ignored))
     return record
 
 
 def reject(t: Turn, leg: Leg, ask: HandoffAsk, results: list[ToolResult | None],
-           marks: list[HandoffMark | None], rejection: Rejection) -> None:
-    """Record a refused request and give the model the refusal as the call's result."""
+           marks: list[HandoffMark | None], rejection: Rejection,
+           decision: Decision | None = None) -> None:
+    """Record a refused request and give the model the refusal as the call's result
+    (recorded after the response's accepted transfer, if it has one)."""
     payload, _ = ask.payload_of()
+    later = decision.later if decision is not None and decision.transfer is not None else None
     refuse(t, leg, record_for(t, leg.agent.name, ask, payload, False, rejection, leg.line),
-           rejection)
+           rejection, later=later)
     result_for(t, leg, ask, results, marks, rejection.message, True, "rejected")
 
 
@@ -261,12 +287,21 @@ def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
     })
 
 
+HANDOFF_PREFIXES = ("transfer_to_", "ask_")
+"""How the default handoff tools are named: a call named so is read as a handoff request
+even when the agent has no such tool (a model that calls `transfer_to_policy` on a
+delegation route, or a route it does not have, is understood, and the policy decides)."""
+
+
 def target_of(t: Turn, tool_name: str) -> str:
-    """The agent a `transfer_to_*` name points at, even if no route declares it."""
+    """The agent a `transfer_to_*` or `ask_*` name points at, even if no route declares it."""
     for a in t.team.agents:
-        if Handoff.default_tool_name(a.name) == tool_name:
+        if tool_name in (Handoff.default_tool_name(a.name), Handoff.default_ask_name(a.name)):
             return a.name
-    return tool_name.removeprefix("transfer_to_")
+    for prefix in HANDOFF_PREFIXES:
+        if tool_name.startswith(prefix):
+            return tool_name[len(prefix):]
+    return tool_name
 
 
 async def call_hook(route: Route | None, ctx: RunContext, payload: Any) -> None:

@@ -24,13 +24,14 @@ from ..core.messages import (
     ToolResult,
     UserMessage,
 )
+from ..core.narration import NARRATED_HANDOFF
 from ..core.output import OUTPUT_ATTEMPTS, output_feedback, output_json, parse_output
 from ..core.session import SessionState
 from ..core.team import Route
 from ..core.tools import Tool
 from ..errors import HandoffsError, ModelError
 from ..models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
-from . import approval, delegation, guardrails, handoffs, limits
+from . import approval, converge, delegation, guardrails, handoffs, limits
 from .ids import new_id
 from .prompt import ctx_of, request_for
 from .requests import HandoffAsk, validation_error
@@ -98,6 +99,11 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
                 return await limits.max_steps_output(t, leg, outcome)
             recovery = recover(t, leg, outcome)
             if recovery is None:
+                answer = t.team.policy.stuck_answer
+                if answer is not None and outcome.code == converge.NO_PROGRESS:
+                    append(t, leg, AssistantMessage(answer, leg.agent.name))
+                    t.emit("message", {"agent": leg.agent.name, "text": answer})
+                    return result(t, answer, leg.agent.name, RunStatus.COMPLETED)
                 return failed(t, outcome)
             outcome = recovery
         target = outcome.target
@@ -212,6 +218,12 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
             else:
                 response = await model.complete(request)
         except ModelError as exc:
+            if exc.code == converge.MALFORMED_OUTPUT:  # the model's fault: feedback
+                converge.malformed(t, leg, str(exc))
+                stuck = converge.no_progress(t, leg)
+                if stuck is not None:
+                    return stuck
+                continue
             return Fail(exc.code, str(exc), name, exception=exc)
         except HandoffsError as exc:
             return Fail(exc.code, str(exc), name, recoverable=False, exception=exc)
@@ -223,11 +235,25 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
             if per is None:
                 per = t.usage_by_agent[name] = Usage()
             per.add(response.usage)
+        if leg.last_word and response.tool_calls:  # no tools were offered: still calls
+            return converge.stuck(leg)
         text = response.text
         if not response.tool_calls:
             if not text.strip():
                 append(t, leg, Note(EMPTY_RESPONSE_FEEDBACK, name, to_model=True))
+                stuck = converge.no_progress(t, leg)
+                if stuck is not None:
+                    return stuck
                 continue
+            if leg.plan.output is None:
+                held = converge.held_back(t, leg, text)
+                if held is not None:
+                    if leg.last_word:
+                        return converge.stuck(leg)
+                    stuck = None if held == NARRATED_HANDOFF else converge.no_progress(t, leg)
+                    if stuck is not None:
+                        return stuck
+                    continue
             append(t, leg, AssistantMessage(text, name))
             t.emit("message", {"agent": name, "text": text})
             if leg.plan.output is None:
@@ -286,7 +312,8 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
             ordinary.append((i, c, plan.tools[c.name]))
         elif plan.agent.mcp and (remote := t.runner.mcp.tool(name, c.name)) is not None:
             ordinary.append((i, c, remote))
-        elif c.name.startswith("transfer_to_"):
+        elif c.name.startswith("transfer_to_") or (
+                c.name.startswith("ask_") and handoffs.target_of(t, c.name) in t.team):
             target = handoffs.target_of(t, c.name)
             asks.append(HandoffAsk(i, c, target, plan.routes_by_target.get(target), _LLM))
         else:
@@ -329,6 +356,7 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
         paused = await delegation.run_all(t, leg, decision.delegations, results, marks,
                                           activate)
         if paused is not None:  # a delegate waits for approval: so does this response
+            decision.flush(t)
             ask = decision.transfer_ask
             planned = (None if ask is None or decision.transfer is None
                        else (ask.index, decision.transfer.record))
@@ -367,6 +395,9 @@ def _settled(t: Turn, leg: Leg, response: ModelResponse, results: list[ToolResul
             append(t, leg, r)
     if escalate is not None:
         return escalate
+    if transfer is None and leg.plan.agent.name == name:
+        return converge.step_done(t, leg, results, False)
+    leg.failures = 0
     return transfer
 
 

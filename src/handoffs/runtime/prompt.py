@@ -28,10 +28,19 @@ async def request_for(t: Turn, leg: Leg) -> ModelRequest:
     system = leg.system
     if system is None:
         system = await system_text(t, leg)
+    force = leg.force
+    if force is not None:  # once: the transfer tools after a narrated handoff
+        leg.force = None
+        return ModelRequest(agent.name, system, window(t, leg), force[0], force[1],
+                            agent.model_settings or NO_SETTINGS, plan.output,
+                            plan.parallel_tool_calls)
     choice = agent.tool_choice
     if choice is not None and agent.name in t.forced:
         choice = "auto"  # the forced call was made this turn (Agent.reset_tool_choice)
     tools = plan.specs if plan.static else specs(plan, ctx_of(t, leg))
+    hidden = leg.hidden
+    if hidden:  # routes refused twice in a row (runtime.converge)
+        tools = tuple(s for s in tools if s.name not in hidden)
     if agent.mcp:
         offered, down = await t.runner.mcp.offer(
             agent, (*plan.tools, *plan.routes), (t.state.id, t.state.turn))
@@ -40,7 +49,7 @@ async def request_for(t: Turn, leg: Leg) -> ModelRequest:
             system = f"{system}\n\n{down}" if system else down
     return ModelRequest(
         agent.name, system, window(t, leg), tools,
-        choice, agent.model_settings or NO_SETTINGS, plan.output,
+        choice, agent.model_settings or NO_SETTINGS, plan.output, plan.parallel_tool_calls,
     )
 
 
@@ -118,11 +127,17 @@ async def system_text(t: Turn, leg: Leg) -> str:
 
 
 def _with_handoff(t: Turn, leg: Leg, text: str) -> str:
-    """The agent's instructions plus what its handoff brings: note, source, summary."""
+    """The agent's instructions plus how to hand off (`Team(handoff_instructions=...)`)
+    and what its handoff brings: note, source, summary."""
     record = leg.record
+    routing = leg.plan.handoff_text
     if record is None:
-        return text
+        if not routing:
+            return text
+        return f"{text}\n\n{routing}" if text else routing
     parts = [text] if text else []
+    if routing:
+        parts.append(routing)
     route = leg.route
     if route is not None and route.handoff.transfer_system_message:
         src = t.team.get(record.source)

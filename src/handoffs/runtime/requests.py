@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..core.handoff import HandoffReason
+from ..core.handoff_tool import OWN_ARGUMENTS, split_arguments
 from ..core.messages import ToolCall
 from ..core.team import Route
 from ..core.tools import HandoffTo, validate_json
@@ -17,8 +18,8 @@ if TYPE_CHECKING:
 class HandoffAsk:
     """One handoff request of a response, in call order; arguments parsed once."""
 
-    __slots__ = ("args", "call", "explanation", "index", "problem", "programmatic", "reason",
-                 "route", "target")
+    __slots__ = ("_payload", "args", "call", "explanation", "ignored", "index", "problem",
+                 "programmatic", "reason", "route", "target")
 
     def __init__(self, index: int, call: ToolCall, target: str, route: Route | None,
                  reason: HandoffReason, programmatic: HandoffTo | None = None) -> None:
@@ -28,6 +29,9 @@ class HandoffAsk:
         self.route = route
         self.reason = reason
         self.programmatic = programmatic
+        self.ignored: list[str] = []
+        """Argument keys neither the tool nor its payload schema names (not refused)."""
+        self._payload: tuple[Any, str | None] | None = None
         if programmatic is not None:
             self.args: dict[str, Any] = {}
             self.problem: str | None = None
@@ -41,8 +45,16 @@ class HandoffAsk:
         """The validated payload (or None) and the validation problem (or None).
 
         A model's payload is validated in pydantic's strict mode on JSON input (`"25"`
-        is not an `int`; dates and enums are read from their JSON strings) and keys the
-        schema does not name are refused; a programmatic one (`HandoffTo`) as Python."""
+        is not an `int`; dates and enums are read from their JSON strings); a
+        programmatic one (`HandoffTo`) as Python. Keys neither the tool nor the payload
+        schema names are ignored (listed in `ignored`), unless the schema forbids extras:
+        a handoff is refused only for what would do harm."""
+        done = self._payload
+        if done is None:
+            done = self._payload = self._read_payload()
+        return done
+
+    def _read_payload(self) -> tuple[Any, str | None]:
         model = self.route.handoff.payload if self.route is not None else None
         raw: Any
         if self.programmatic is not None:
@@ -52,22 +64,15 @@ class HandoffAsk:
         else:
             if self.problem is not None:
                 return None, self.problem
-            args = self.args
-            if not HANDOFF_ARGS.issuperset(args):
-                unknown = ", ".join(sorted(set(args) - HANDOFF_ARGS))
-                returns = self.route is not None and self.route.handoff.returns
-                takes = ("task, " if returns else "") + "reason" + (
-                    ", payload" if model is not None else "")
-                return None, f"unknown argument(s) {unknown}; the handoff tool takes {takes}."
-            reason = args.get("reason")
-            if reason is not None and not isinstance(reason, str):
-                return None, "reason: must be a string."
+            route = self.route
+            shape = route.shape if route is not None else "none"
             if model is None:
+                self.ignored = [k for k in self.args if k not in OWN_ARGUMENTS]
                 return None, None
-            raw = args.get("payload")
-            if raw is None:
-                return None, "payload: required, an object of the payload schema."
-            return _strict_payload(model, raw)
+            fields = model.model_fields
+            known = frozenset((*fields, *(f.alias for f in fields.values() if f.alias)))
+            raw, self.ignored = split_arguments(self.args, shape, known)
+            return _strict_payload(model, {} if raw is None else raw, self)
         if isinstance(raw, str):
             try:
                 raw = json.loads(raw)
@@ -83,12 +88,11 @@ class HandoffAsk:
             return None, "payload: nested too deeply to validate."
 
 
-HANDOFF_ARGS = frozenset(("reason", "task", "payload"))
-"""The arguments a handoff tool takes (`task` for delegations, `payload` with a schema)."""
-
-
-def _strict_payload(model: type[pydantic.BaseModel], raw: Any) -> tuple[Any, str | None]:
-    """A model's payload (a JSON object, or its text) validated strictly as JSON."""
+def _strict_payload(model: type[pydantic.BaseModel], raw: Any, ask: HandoffAsk
+                    ) -> tuple[Any, str | None]:
+    """A model's payload (a JSON object, or its text) validated strictly as JSON; keys
+    the schema does not name are dropped and listed on `ask.ignored`, unless the schema
+    forbids extras."""
     try:
         text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
         data = json.loads(text) if isinstance(raw, str) else raw
@@ -103,8 +107,9 @@ def _strict_payload(model: type[pydantic.BaseModel], raw: Any) -> tuple[Any, str
         known = {*fields, *(f.alias for f in fields.values() if f.alias)}
         unknown = [k for k in data if k not in known]
         if unknown:
-            return None, (f"payload: unknown key(s) {', '.join(sorted(unknown))}; the "
-                          f"schema has {', '.join(sorted(fields)) or 'no keys'}.")
+            ask.ignored = [*ask.ignored, *unknown]
+            data = {k: v for k, v in data.items() if k in known}
+            text = json.dumps(data, ensure_ascii=False)
     try:
         return validate_json(model, text), None
     except validation_error() as exc:

@@ -78,8 +78,10 @@ class Leg:
     followed by that list.
     """
 
-    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "line", "main", "pausable",
-                 "payload", "plan", "record", "rendered", "route", "sub", "summary", "system")
+    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "failures", "force", "hidden",
+                 "last_refusal", "last_word", "line", "main", "nudged", "pausable", "payload",
+                 "plan",
+                 "record", "rendered", "route", "sub", "summary", "system")
 
     def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
                  base: Window | None = None, line: str | None = None) -> None:
@@ -105,12 +107,30 @@ class Leg:
         """Cached for the current agent; cleared whenever the agent or its handoff changes."""
         self.system: str | None = None
         """Cached system text when the agent's instructions are a plain string."""
+        self._reset()
+
+    def _reset(self) -> None:
+        """What the current agent has been through in this turn (`runtime.converge`)."""
+        self.failures = 0
+        """Its responses in a row that got nothing but refusals and errors."""
+        self.last_refusal: tuple[str, str] | None = None
+        """(target, code) of its latest refused handoff."""
+        self.hidden: frozenset[str] = frozenset()
+        """Handoff tools no longer offered to it (refused twice in a row)."""
+        self.force: tuple[tuple[Any, ...], str | None] | None = None
+        """The tools and tool choice of its next request only (a narrated handoff)."""
+        self.nudged = False
+        """Whether it was already asked once more after narrating a handoff."""
+        self.last_word = False
+        """Whether it was given its last word (a request without tools) after steps
+        without progress."""
 
     def switch(self, plan: AgentPlan) -> None:
         self.plan = plan
         self.agent = plan.agent
         self.ctx = None
         self.system = None
+        self._reset()
 
     @property
     def handoff(self) -> HandoffContext | None:
@@ -135,9 +155,9 @@ class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
     __slots__ = ("accepted", "built", "context", "deadline", "feed", "forced", "grace",
-                 "max_steps", "models", "obs", "owner", "raw", "records", "recovered", "repeats",
-                 "runner", "sink", "state", "steps", "stopping", "streaming", "team", "usage",
-                 "usage_by_agent", "user_index")
+                 "max_steps", "models", "obs", "owner", "raw", "records", "recovered",
+                 "refusals", "repeats", "runner", "sink", "state", "steps", "stopping",
+                 "streaming", "team", "usage", "usage_by_agent", "user_index")
 
     def __init__(self, runner: Runner, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None, feed: Feed | None = None) -> None:
@@ -176,6 +196,9 @@ class Turn:
         self.repeats: dict[tuple[str, str], list[list[Any]]] | None = None
         """Ordinary tool calls of this turn by (agent, tool): each one's arguments (later
         their canonical JSON), first result and count (`HandoffPolicy.repeated_tool_calls`)."""
+        self.refusals: list[str] = []
+        """The sentences refused handoffs gave models this turn (an answer that repeats
+        one to the user is not delivered: `runtime.converge`)."""
         self.obs: Observer | None = None
         """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
         which then sits in front of `sink` and wraps `models`."""

@@ -1,0 +1,161 @@
+"""Answers that should not reach the user as they are: pure checks on an agent's text.
+
+- A **narrated handoff**: the agent announces a transfer ("I'll transfer you to
+  billing", "Je vous mets en relation avec le service facturation") and calls no tool,
+  so nothing moves and the user waits for an agent that never comes. The runner asks
+  once more with the transfer tools forced (`HandoffPolicy(narrated_handoffs=...)`).
+- A **refusal echo**: the agent hands the user a sentence written for the model (a
+  policy refusal, "answer the user yourself instead of handing off again"). The runner
+  asks again instead of delivering it.
+
+Both are matched conservatively: a false positive costs one more model call, and the
+second answer is delivered (a narration) or counted as a step without progress (an echo).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+NARRATED_HANDOFF = "narrated_handoff"
+"""The code of an answer that announced a transfer and made none."""
+REFUSAL_ECHO = "refusal_echo"
+"""The code of an answer that repeated a sentence meant for the model."""
+
+_PROMISES = (
+    r"\b(?:i'?ll|i\s+will|i\s+am\s+going\s+to|i'?m\s+going\s+to|let\s+me|allow\s+me\s+to|"
+    r"i\s+would\s+like\s+to|i'?d\s+like\s+to|i'?m|i\s+am|we'?ll|we\s+will|i\s+can\s+now)"
+    r"\s+(?:now\s+)?(?:transfer|connect|hand|pass|forward|rout|redirect|escalat|"
+    r"put\s+you\s+through|bring\s+in|loop\s+in|send\s+you)",
+    r"\b(?:transferring|connecting|handing|passing|forwarding|routing|redirecting)\s+"
+    r"(?:you|your\s+\w+|this|the\s+conversation)",
+    r"\byou(?:'re|\s+are|\s+will\s+be)\s+(?:now\s+)?(?:being\s+)?"
+    r"(?:transferred|connected|redirected|routed|forwarded)",
+    # French
+    r"\bje\s+(?:vais\s+)?(?:vous|te)\s+(?:transf[eè]r|mets?\s+en\s+relation|mettre\s+en\s+"
+    r"relation|redirig|passe|passer|connect|orient)",
+    r"\bje\s+(?:transf[eè]re|transmets|redirige|passe)\s+(?:votre|ta|la)\s+",
+    r"\b(?:laissez|laisse)-moi\s+vous\s+(?:transf|mettre|redirig|passer)",
+    # German
+    r"\bich\s+(?:leite|verbinde|übergebe|uebergebe|gebe|stelle|schicke)\s+"
+    r"(?:sie|dich|ihr|ihre|dein|deine|das)\b",
+    r"\bich\s+werde\s+.{0,60}?(?:weiterleiten|verbinden|übergeben|uebergeben|weitergeben)",
+    r"\bsie\s+werden\s+(?:jetzt\s+)?(?:weitergeleitet|verbunden)",
+    # Spanish, Italian, Portuguese
+    r"\b(?:te|le|lo|la|los|las)\s+(?:voy\s+a\s+)?(?:transfiero|transferir|paso|pasar|comunico|"
+    r"comunicar|conecto|conectar|redirijo|redirigir|derivo|derivar)",
+    r"\bvoy\s+a\s+(?:transferir|pasar|comunicar|conectar|redirigir|derivar)(?:te|le|lo|la)?",
+    r"\b(?:ti|la|vi)\s+(?:trasferisco|metto\s+in\s+contatto|passo|inoltro)",
+    r"\bvou\s+(?:te\s+|lhe\s+)?(?:transferir|encaminhar|passar|conectar)",
+)
+"""A first-person promise to move the conversation, in the languages the eval covers."""
+
+_SOMEONE = (
+    r"\b(?:team|department|specialists?|colleagues?|agents?|experts?|desk|person|human|"
+    r"operator|service|équipe|equipe|collègue|collegue|conseiller|abteilung|kolleg\w*|"
+    r"fachabteilung|mitarbeiter\w*|departamento|equipo|compañer\w*|especialista|"
+    r"reparto|collega|operatore|setor|atendente)\b"
+)
+"""Words for whoever would take the conversation, when no agent is named."""
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Compiled on first use (an answer to check), not when `handoffs` is imported."""
+    return (re.compile("|".join(_PROMISES), re.IGNORECASE),
+            re.compile(_SOMEONE, re.IGNORECASE))
+
+
+@dataclass(slots=True, frozen=True)
+class Destination:
+    """Who an agent's route leads to, in the words a model may use for them."""
+
+    tool: str
+    """The route's tool name (what the runner forces)."""
+    names: tuple[str, ...]
+    """The target's name, display name and the words of both, lower-cased and folded."""
+
+
+def destination(tool: str, name: str, label: str) -> Destination:
+    """The words that name a route's target (`billing`, `Policy desk`, `policy desk`)."""
+    words = {_fold(name), _fold(label), _fold(name.replace("_", " ").replace("-", " "))}
+    return Destination(tool, tuple(sorted(w for w in words if len(w) >= 3)))
+
+
+def narrated(text: str, routes: Sequence[Destination]) -> tuple[bool, str | None]:
+    """Whether `text` announces a transfer, and the tool of the one route it names (None
+    when it names none or several: any transfer tool may be called)."""
+    if not routes or not text:
+        return False, None
+    promise, someone = _patterns()
+    match = promise.search(text)
+    if match is None:
+        return False, None
+    folded = _fold(text)
+    named = [r for r in routes if any(_word(n, folded) for n in r.names)]
+    if len(named) == 1:
+        return True, named[0].tool
+    said = match.group(0).lower()
+    if named or any(v in said for v in _STRONG) or someone.search(text[match.start():]):
+        return True, None
+    return False, None
+
+
+_STRONG = ("transf", "redirig", "redirect", "relation", "leite", "verbinde", "weiterleit",
+           "übergeb", "uebergeb", "comunic", "deriv", "contatto", "encaminh", "escalat")
+"""Verbs that move a conversation whatever follows them; weaker ones (pass, hand, send,
+connect) count only with an agent named or someone to take over."""
+
+
+_ECHO_MARKERS = (
+    "times recently", "instead of handing off again", "you can hand off to",
+    "only one handoff per response", "do not match the schema", "the most allowed",
+    "handle the request yourself or hand off", "has no route to",
+    "is not available right now; continue yourself", "can only be reached through the",
+    "lacks the required capabilities", "was already called", "is not run again",
+    "call the tool again with corrected arguments", "repeated_tool_call",
+    "answer the user yourself", "there is no tool named", "your last response was empty",
+    "a handoff only happens when you call",
+)
+"""Pieces of the runtime's sentences to models that no answer to a user should hold."""
+
+
+def echoes(text: str, sentences: Iterable[str] = ()) -> bool:
+    """Whether `text` repeats a sentence written for the model: one of the runtime's
+    feedback phrases, or the start of a refusal it received in this turn."""
+    lowered = text.lower()
+    if any(m in lowered for m in _ECHO_MARKERS):
+        return True
+    for s in sentences:
+        head = s[:48].lower()
+        if len(head) >= 24 and head in lowered:
+            return True
+    return False
+
+
+CALL_TEXT = "call_text"
+"""The code of an answer that is a tool call written as text (no tool read it)."""
+
+_CALL_SHAPE = re.compile(
+    r'^\s*(?:```\w*\s*)?(?:<tool_call>\s*)?\[?\s*\{\s*"(?:name|type|function)"')
+
+
+def looks_like_call(text: str) -> bool:
+    """Whether `text` is a tool call written as text (`{"name": ..., "arguments": ...}`,
+    fenced, in `<tool_call>` tags): JSON for a machine, never an answer for a person."""
+    if _CALL_SHAPE.match(text) is None:
+        return "<tool_call>" in text
+    return '"arguments"' in text or '"parameters"' in text or '"function"' in text
+
+
+def _fold(text: str) -> str:
+    """Lower case without accents, for matching names in any language."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def _word(name: str, text: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None

@@ -1,0 +1,191 @@
+"""Turns that converge: narrated handoffs asked once more, refusals not echoed to the
+user, stuck agents stopped early through the team's recovery, refused routes withdrawn,
+unreadable responses answered with feedback."""
+
+from __future__ import annotations
+
+import pytest
+
+from handoffs import Agent, HandoffPolicy, Runner, RunStatus, Team, tool
+from handoffs.core.messages import Note
+from handoffs.core.narration import destination, echoes, looks_like_call, narrated
+from handoffs.errors import ModelError
+from handoffs.testing import ScriptedModel, reply, transfer
+
+
+@tool
+def lookup(order_id: str) -> str:
+    """Look an order up."""
+    return f"{order_id}: charged twice"
+
+
+def team(**policy: object) -> Team:
+    return Team([
+        Agent("triage", handoffs=["billing", "tech"]),
+        Agent("billing", display_name="Billing team", tools=[lookup],
+              handoffs=["refunds", "triage"]),
+        Agent("refunds"), Agent("tech", display_name="Tech support"),
+    ], fallback="triage", policy=HandoffPolicy(**policy))  # type: ignore[arg-type]
+
+
+def nudges(result: object) -> list[str]:
+    return [e["code"] for e in result.events if e.type == "agent_nudged"]  # type: ignore[attr-defined]
+
+
+async def test_a_narrated_handoff_is_asked_once_more_with_the_named_tool_forced() -> None:
+    model = ScriptedModel([reply("I'll transfer you to billing right away."),
+                           transfer("billing", reason="a charge"), reply("Billing here.")])
+
+    result = await Runner(team(), model=model).run("s", "I was charged twice")
+
+    assert (result.agent, result.output) == ("billing", "Billing here.")
+    forced = model.requests[1]
+    assert forced.tool_choice == "transfer_to_billing"
+    assert [t.name for t in forced.tools] == ["transfer_to_billing", "transfer_to_tech"]
+    assert "a handoff is made only by calling its tool" in forced.messages[-1].text
+    assert nudges(result) == ["narrated_handoff"]
+    said = [e["text"] for e in result.events if e.type == "message"]
+    assert said == ["I'll transfer you to billing right away.", "Billing here."]
+
+
+async def test_a_narration_in_another_language_forces_a_transfer_tool() -> None:
+    model = ScriptedModel([reply("Je vous mets en relation avec notre équipe."),
+                           transfer("tech", reason="panne"), reply("Support technique.")])
+
+    result = await Runner(team(), model=model).run("s", "mon écran est noir")
+
+    assert model.requests[1].tool_choice == "required" and result.agent == "tech"
+
+
+async def test_a_false_positive_never_blocks_the_answer() -> None:
+    model = ScriptedModel([reply("I'll transfer you to billing if it is about a charge."),
+                           reply("Is this about a charge or a product problem?")])
+
+    result = await Runner(team(), model=model).run("s", "hello")
+
+    assert result.status is RunStatus.COMPLETED and result.agent == "triage"
+    assert result.output == "Is this about a charge or a product problem?"
+    assert len(model.requests) == 2
+
+
+async def test_narrated_handoffs_can_be_turned_off() -> None:
+    model = ScriptedModel([reply("I'll transfer you to billing.")])
+    result = await Runner(team(narrated_handoffs=False), model=model).run("s", "x")
+    assert result.output == "I'll transfer you to billing." and len(model.requests) == 1
+
+
+async def test_a_refusal_echoed_to_the_user_is_not_delivered() -> None:
+    # The 1.5B model answered a user with the loop rule's sentence.
+    model = ScriptedModel([
+        transfer("nobody"),
+        reply("There is no agent named 'nobody'. You can hand off to: billing, tech."),
+        reply("How can I help you today?"),
+    ])
+
+    result = await Runner(team(), model=model).run("s", "hi")
+
+    assert result.output == "How can I help you today?"
+    assert nudges(result) == ["refusal_echo"]
+    state_texts = [m.text for m in model.requests[2].messages if isinstance(m, Note)]
+    assert any("meant for you, not for the user" in t for t in state_texts)
+
+
+async def test_a_stuck_agent_ends_through_the_fallback_long_before_max_steps() -> None:
+    stuck = [transfer("nobody")] * 4
+    model = ScriptedModel({"billing": stuck, "triage": [transfer("billing"),
+                                                        reply("Let me help you myself.")]})
+    result = await Runner(team(), model=model, max_steps=20).run("s", "charged twice")
+
+    assert result.status is RunStatus.COMPLETED
+    assert (result.agent, result.output) == ("triage", "Let me help you myself.")
+    recovery = result.handoffs[-1]
+    assert recovery.reason.value == "error_recovery"
+    assert recovery.extra["error"]["code"] == "no_progress"
+    assert len(model.requests) == 6  # triage, 3 refused, a last word, triage again
+
+
+async def test_with_no_fallback_a_stuck_turn_gives_the_policys_answer_or_fails() -> None:
+    lone = Team([Agent("a", handoffs=["b"]), Agent("b")],
+                policy=HandoffPolicy(stuck_answer="Sorry, I could not do that."))
+    result = await Runner(lone, model=ScriptedModel([transfer("x")] * 5)).run("s", "hi")
+    assert (result.status, result.output) == (RunStatus.COMPLETED,
+                                              "Sorry, I could not do that.")
+
+    plain = Team([Agent("a", handoffs=["b"]), Agent("b")])
+    failed = await Runner(plain, model=ScriptedModel([transfer("x")] * 5)).run("s", "hi")
+    assert failed.error is not None and failed.error.code == "no_progress"
+
+
+async def test_the_same_refused_handoff_twice_withdraws_that_route() -> None:
+    # billing -> refunds refused twice by the loop rule: the route is no longer offered.
+    model = ScriptedModel({
+        "triage": [transfer("billing")],
+        "billing": [transfer("tech"), transfer("tech"), reply("I'll look into it.")],
+    })
+
+    result = await Runner(team(), model=model).run("s", "x")
+
+    billing = [r for r in model.requests if r.agent == "billing"]
+    assert "transfer_to_triage" in [t.name for t in billing[1].tools]
+    assert [r.rejection for r in result.handoffs[1:]] == ["not_declared", "not_declared"]
+    # tech was never a route of billing: nothing to withdraw; a declared one is:
+    model = ScriptedModel({
+        "triage": [transfer("billing")],
+        "billing": [transfer("triage"), transfer("triage"), reply("Answer.")],
+    })
+    result = await Runner(team(max_handoffs_per_turn=1), model=model).run("t", "x")
+    billing = [r for r in model.requests if r.agent == "billing"]
+    assert [r.rejection for r in result.handoffs[1:]] == ["too_many_handoffs"] * 2
+    assert "transfer_to_triage" in [t.name for t in billing[1].tools]
+    assert "transfer_to_triage" not in [t.name for t in billing[2].tools]
+
+
+async def test_a_malformed_response_is_feedback_without_a_forced_tool() -> None:
+    model = ScriptedModel([
+        ModelError("local answered 500: the model's output could not be read",
+                   "malformed_output", status=500),
+        reply("Here is my answer."),
+    ])
+    forced = Team([Agent("a", handoffs=["b"], tool_choice="required"), Agent("b")])
+
+    result = await Runner(forced, model=model).run("s", "hi")
+
+    assert result.output == "Here is my answer."
+    assert model.requests[0].tool_choice == "required"
+    assert model.requests[1].tool_choice == "auto"
+    assert nudges(result) == ["malformed_output"]
+
+
+@pytest.mark.parametrize(("text", "tool"), [
+    ("I'll transfer you to billing.", "transfer_to_billing"),
+    ("Let me connect you with our Tech support team!", "transfer_to_tech"),
+    ("Transferring you to the billing team now.", "transfer_to_billing"),
+    ("Je vous transfère au service de facturation.", None),
+    ("Ich verbinde Sie mit dem technischen Support.", None),
+    ("Le paso con el equipo de facturación.", None),
+])
+def test_narrations_are_recognised_in_several_languages(text: str, tool: str | None) -> None:
+    routes = [destination("transfer_to_billing", "billing", "Billing"),
+              destination("transfer_to_tech", "tech", "Tech support")]
+    assert narrated(text, routes) == (True, tool)
+
+
+@pytest.mark.parametrize("text", [
+    "Would you like me to look at your invoice?",
+    "I can't transfer you to billing, but I can help.",
+    "I'll send you an email with the invoice.",
+    "Billing handles charges; I handle everything else.",
+])
+def test_ordinary_answers_are_not_narrations(text: str) -> None:
+    routes = [destination("transfer_to_billing", "billing", "Billing")]
+    assert narrated(text, routes) == (False, None)
+
+
+def test_echoes_and_call_shaped_text_are_recognised() -> None:
+    assert echoes("The conversation is already handled by technical 2 times recently.")
+    assert echoes("Sure. Only one handoff per response: the handoff to 'a' came first")
+    assert not echoes("Your refund of $129 is on its way.")
+    assert looks_like_call('{"name": "lookup", "arguments": {"order_id": "A-1"}}')
+    assert looks_like_call('```json\n[{"name": "x", "arguments": {}}]\n```')
+    assert not looks_like_call('{"name": "Bob", "age": 3}')
+    assert not looks_like_call("Call lookup with your order number.")
