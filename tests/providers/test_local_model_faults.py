@@ -108,3 +108,17 @@ async def test_refused_handoffs_are_not_replayed_to_later_turns(
     assert "I can help with billing." in later_turn
     state = await runner.get_session("s")
     assert state is not None and state.handoffs[0].rejection == "unknown_target"
+
+
+async def test_a_call_written_as_text_is_never_streamed_to_the_user(
+        openai_server: FakeServer) -> None:
+    text = call_text("lookup_order", order_id="A-1")
+    openai_server.add(stream([text[:12], text[12:]]), stream(["Hello ", "there."]))
+    lone = Team([Agent("helper")])  # no tools: nothing reads the call
+    runner = Runner(lone, model=openai_model(openai_server, text_tool_calls=True))
+
+    events = [e async for e in runner.stream("s", "hi")]
+
+    shown = "".join(e["text"] for e in events if e.type == "text_delta")
+    assert shown == "Hello there."
+    assert events[-1]["output"] == "Hello there."

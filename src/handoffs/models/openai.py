@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from ..core.messages import Message, ToolCall
+from ..core.narration import looks_like_call
 from ..core.names import tool_name
 from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
@@ -223,8 +224,8 @@ async def held_back(pieces: AsyncIterator[TextDelta | ModelResponse], request: M
             yield piece
             continue
         response = read_calls(piece, request.tools)
-        if not response.tool_calls or piece.tool_calls:
-            for h in held:
+        if (not response.tool_calls or piece.tool_calls) and not looks_like_call(text):
+            for h in held:  # not a call after all: the text is shown
                 yield h
         yield response
 
