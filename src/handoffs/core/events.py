@@ -24,6 +24,7 @@ and the fields of its type:
 | plan_step_started   | step, agent, task                                                  |
 | plan_step_completed | step, agent, text, status                                          |
 | max_steps_reached   | agent, steps, output (Runner(on_max_steps=...) made the output)    |
+| agent_nudged        | agent, code (why it was asked again), message (the note it got)    |
 | run_completed       | status, agent, output, result                                      |
 | run_failed          | status, agent, code, message, result                               |
 """
@@ -38,7 +39,7 @@ EVENT_TYPES = (
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
     "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
     "approval_decided", "plan_step_started", "plan_step_completed", "max_steps_reached",
-    "run_completed", "run_failed",
+    "agent_nudged", "run_completed", "run_failed",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))
 
