@@ -41,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"handoffs {__version__}")
     parser.add_argument("--no-color", action="store_true", help="plain output")
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, print the whole traceback (and its cause)")
     sub = parser.add_subparsers(dest="command", metavar="command")
 
     demo = sub.add_parser("demo", help="play the support-team example (zero set-up)")
@@ -64,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--offline", action="store_true",
                        help="the offline model for every agent, even when a key is set")
 
-    run = sub.add_parser("run", help="run one turn and print who answered and every handoff")
+    run = sub.add_parser("run", help="run one turn and print who answered and every handoff",
+                         usage="handoffs run [-h] [options] [TEAM] MESSAGE")
     run.add_argument("args", nargs="+", metavar="[TEAM] MESSAGE",
                      help=f"TEAM: {team_help}; MESSAGE: the user's message")
     turn_options(run)
@@ -141,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _command(parser, args)
     except HandoffsError as exc:
+        if args.traceback:
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
         print(f"handoffs: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
@@ -165,7 +172,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return asyncio.run(run_demo(model=args.model, color=color, scripted=args.scripted,
                                     rules=args.rules))
     if args.command == "check":
-        return _check(args.team, args.json, Painter(None, color))
+        return _check(args.team, args.json, Painter(None, color), args.traceback)
     from .loading import load_target, team_of
 
     if args.command == "graph":
@@ -222,7 +229,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return 0
 
 
-def _check(spec: str | None, as_json: bool, p: Painter) -> int:
+def _check(spec: str | None, as_json: bool, p: Painter, show_traceback: bool = False) -> int:
     from ..errors import HandoffsError
     from .check import Finding, check_team
     from .loading import load_target, team_of
@@ -230,6 +237,10 @@ def _check(spec: str | None, as_json: bool, p: Painter) -> int:
     try:
         findings = check_team(team_of(load_target(spec)))
     except HandoffsError as exc:
+        if show_traceback:
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
         findings = [Finding("error", exc.code, str(exc))]
     errors = sum(1 for f in findings if f.level == "error")
     warnings = len(findings) - errors
