@@ -214,17 +214,20 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                      args.offline or demo, args.host, args.port, args.workers,
                      args.operator_key, args.cors, args.log_level, args.metrics)
     if args.command == "sessions":
-        from .runners import store_url
+        from .runners import existing_store, store_url
         from .sessions import sessions_command
 
         team = team_of(load_target(args.team)) if getattr(args, "team", None) else None
-        return asyncio.run(sessions_command(args.action, store_url(args.store), args,
-                                            Painter(team, color)))
+        url = store_url(args.store)
+        if args.action != "import":  # only an import may start a new database
+            existing_store(url)
+        return asyncio.run(sessions_command(args.action, url, args, Painter(team, color)))
     if args.command == "stats":
-        from .runners import store_url
+        from .runners import existing_store, store_url
         from .stats import stats_command
 
-        return asyncio.run(stats_command(store_url(args.store), args.since, args.json))
+        return asyncio.run(stats_command(existing_store(store_url(args.store)), args.since,
+                                         args.json))
     parser.print_help()
     return 0
 

@@ -23,7 +23,7 @@ HELP = """commands:
   /history         the conversation so far
   /handoffs        every handoff of this session, with its reason
   /session         this session: id, store, active agent, turns
-  /approve [ID]    let a tool call that waits for a person run (default: the first)
+  /approve [ID]    let a tool call that waits for a person run (ID: when several wait)
   /reject [ID] [WHY]  refuse it; the agent reads why
   /new             start a new session
   /quit            leave (or Ctrl-D)"""
@@ -105,18 +105,41 @@ class Chat:
         await self._refresh()
 
     async def decide(self, approved: bool, arg: str) -> None:
-        """Approve or reject a waiting tool call; show the turn it continues."""
+        """Approve or reject a waiting tool call; show the turn it continues.
+
+        `arg` is `[ID] [WHY]`. The ID may be left out when exactly one call waits; an ID
+        (or a first word that looks like one) that is not waiting is refused, so a typo
+        never decides another call.
+        """
         state = await self.runner.get_session(self.session_id)
-        waiting = [c for c in (state.pending or {}).get("waiting", ())
-                   if c not in (state.pending or {}).get("decisions", {})] if state else []
-        call_id, _, reason = arg.partition(" ")
-        if call_id not in waiting:  # no id given (or the reason came first): the first
-            reason = arg
-            call_id = waiting[0] if waiting else call_id
+        pending = (state.pending if state is not None else None) or {}
+        decided = pending.get("decisions", {})
+        waiting = [c for c in pending.get("waiting", ()) if c not in decided]
+        tools = {c["id"]: c["name"] for c in pending.get("calls", ())}
+        verb = "approve" if approved else "reject"
+        if not waiting:
+            self.out.line(self.p.error(f"  nothing waits for approval in session "
+                                       f"{self.session_id}"))
+            return
+        first, _, rest = arg.partition(" ")
+        if first in waiting:
+            call_id, reason = first, rest.strip()
+        elif first and (approved or _looks_like_id(first)):
+            listed = ", ".join(f"{c} ({tools.get(c, '?')})" for c in waiting)
+            self.out.line(self.p.error(f"  no call {first!r} waits for approval; waiting: "
+                                       f"{listed}"))
+            return
+        elif len(waiting) > 1:
+            listed = ", ".join(f"{c} ({tools.get(c, '?')})" for c in waiting)
+            self.out.line(self.p.error(f"  {len(waiting)} calls wait: name one, /{verb} ID"
+                                       f"{' [WHY]' * (not approved)}; waiting: {listed}"))
+            return
+        else:  # one call waits and the words are the reason
+            call_id, reason = waiting[0], arg
         if approved:
             result = await self.runner.approve(self.session_id, call_id)
         else:
-            result = await self.runner.reject(self.session_id, call_id, reason.strip())
+            result = await self.runner.reject(self.session_id, call_id, reason)
         for event in result.events:
             self.out.show(event)
         self.out.end_stream()
@@ -221,3 +244,9 @@ class Chat:
         name = (state.active_agent if state else None) or self.team.entry
         look = self.p.look(name)
         self._active_label = f"{look.icon} {look.label}" if look.icon else look.label
+
+
+def _looks_like_id(word: str) -> bool:
+    """Whether a word typed after /reject is meant as a call's id (`call_8f2`, `rule_5`,
+    `toolu_01`), not the first word of a reason: ids have an underscore or a digit."""
+    return "_" in word or any(ch.isdigit() for ch in word)
