@@ -107,7 +107,7 @@ def _check_options(spec: str, adapter: type, options: dict[str, Any]) -> None:
     (`?text_tool_calls=maybe`), naming what it takes instead."""
     import inspect
 
-    params = {n: p for n, p in inspect.signature(adapter.__init__).parameters.items()
+    params = {n: p for n, p in inspect.signature(adapter).parameters.items()
               if p.kind is inspect.Parameter.KEYWORD_ONLY}
     for key, value in options.items():
         param = params.get(key)
