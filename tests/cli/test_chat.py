@@ -168,3 +168,33 @@ def test_the_header_names_the_store_by_its_url(chat: Any, tmp_path: Path) -> Non
     c.expect(r"\] you> ")
     assert "session cli-" in str(c.before) and " in sqlite:///own.db" in str(c.before)
     assert "SQLiteStore" not in str(c.before)
+
+
+def test_after_an_escalation_you_answer_as_the_operator_and_hand_back(chat: Any) -> None:
+    c = chat("--store", "memory://")
+    c.expect(r"\] you> ")
+    screen = say(c, "/operator")                             # nobody to answer as yet
+    assert "no person holds this conversation" in screen
+    screen = say(c, "My dock crashes. Can a human operator look at it?")
+    assert "… waiting for 🙋 Operator (human): a person answers (/operator to answer as them)" \
+        in screen
+    assert "reply_as_human" not in screen
+
+    c.sendline("/operator")
+    c.expect(r"\] operator> ")
+    assert "you answer as 🙋 Operator (human)" in str(c.before)
+    c.sendline("Hi, I'm Dana. I reset your account.")
+    c.expect(r"\] operator> ")
+    assert "🙋 Operator (human): Hi, I'm Dana. I reset your account." in str(c.before)
+    c.sendline("/handback billing")                          # not one of the human's routes
+    c.expect(r"\] operator> ")
+    assert "✗ hand-back to billing refused (not_declared)" in str(c.before)
+
+    screen = say(c, "/handback tech support")                # display names work too
+    assert ("→ 🙋 Operator (human) hands off to 🛠 Tech support (programmatic): The human "
+            "operator handed the conversation back.") in screen
+    assert screen.rstrip().endswith("[🛠 Tech support")
+    screen = say(c, "/history")
+    assert "🙋 Operator (human): Hi, I'm Dana. I reset your account." in screen
+    screen = say(c, "Thanks, it works")                      # the user again, to the AI agent
+    assert "🛠 Tech support: Glad to help!" in screen

@@ -1,9 +1,12 @@
 """`handoffs chat`: talk to a team in a terminal and watch the conversation move.
 
 Each line you type is one turn, streamed as it happens; lines starting with `/` are
-commands (`/help`). Ctrl-C during a turn stops showing it and gives the prompt back (the
-turn itself finishes in the background, as every started turn does, and its answer is kept
-in the session); Ctrl-C at the prompt clears the line; Ctrl-D or `/quit` leaves.
+commands (`/help`). After an escalation, `/operator` lets you answer as the person who
+holds the conversation (each line is their reply, `runner.reply_as_human`) until
+`/handback AGENT` gives it back to an AI agent. Ctrl-C during a turn stops showing it and
+gives the prompt back (the turn itself finishes in the background, as every started turn
+does, and its answer is kept in the session); Ctrl-C at the prompt clears the line; Ctrl-D
+or `/quit` leaves.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ HELP = """commands:
   /session         this session: id, store, active agent, turns
   /approve [ID]    let a tool call that waits for a person run (ID: when several wait)
   /reject [ID] [WHY]  refuse it; the agent reads why
+  /operator        answer as the person who holds the conversation (again: as the user)
+  /handback AGENT [MESSAGE]  as that person, hand the conversation back to AGENT
   /new             start a new session
   /quit            leave (or Ctrl-D)"""
 
@@ -39,8 +44,10 @@ class Chat:
         self.team = setup.runner.team
         self.session_id = session_id or new_session_id()
         self.p = painter
-        self.out = EventPrinter(painter)
+        self.out = EventPrinter(painter, human_hint="/operator to answer as them")
         self.read = read
+        self.operator = False
+        """True while the lines typed are the human operator's replies (`/operator`)."""
 
     def loop(self) -> int:
         """Read lines until /quit or end of input; 0 on a normal exit."""
@@ -63,6 +70,8 @@ class Chat:
                     if text.startswith("/"):
                         if not aio.run(self.command(text)):
                             break
+                    elif self.operator:
+                        aio.run(self.reply(text))
                     else:
                         aio.run(self.turn(text))
                 except KeyboardInterrupt:
@@ -76,7 +85,7 @@ class Chat:
         return 0
 
     def prompt(self) -> str:
-        return f"[{self._active_label}] you> "
+        return f"[{self._active_label}] {'operator' if self.operator else 'you'}> "
 
     _active_label = ""
 
@@ -145,6 +154,74 @@ class Chat:
         self.out.end_stream()
         await self._refresh()
 
+    async def take_over(self) -> None:
+        """`/operator`: answer as the human agent that holds the session; again: as the
+        user."""
+        if self.operator:
+            self.operator = False
+            self.out.line(self.p.dim("  you type as the user again"))
+            return
+        human = await self._human()
+        if human is None:
+            return
+        self.operator = True
+        self.out.line(self.p.warn("  you answer as ") + self.p.agent(human) + self.p.warn(
+            ": each line is their reply; /handback AGENT gives the conversation back, "
+            "/operator types as the user again"))
+
+    async def reply(self, text: str) -> None:
+        """A line typed in operator mode: the human agent's reply."""
+        if await self._human() is None:
+            self.operator = False
+            return
+        result = await self.runner.reply_as_human(self.session_id, text)
+        for event in result.events:
+            self.out.show(event)
+        self.out.end_stream()
+
+    async def hand_back(self, arg: str) -> None:
+        """`/handback AGENT [MESSAGE]`: the human hands the conversation to an AI agent."""
+        if not arg:
+            self.out.line(self.p.error("  /handback AGENT [MESSAGE]: name the agent that "
+                                       "takes the conversation back (/agents lists them)"))
+            return
+        human = await self._human()
+        if human is None:
+            return
+        words = arg.split(" ")
+        target, text = words[0], " ".join(words[1:])
+        for i in range(len(words), 0, -1):  # the longest start that names an agent
+            named = self._agent_named(" ".join(words[:i]))
+            if named in self.team:
+                target, text = named, " ".join(words[i:])
+                break
+        label = self.team[target].label if target in self.team else target
+        try:
+            result = await self.runner.reply_as_human(
+                self.session_id, text.strip() or f"I'm handing you back to {label}.",
+                handoff_to=target)
+        except HandoffsError as exc:
+            self.out.line(self.p.error(f"  ✗ hand-back to {target} refused ({exc.code}): "
+                                       f"{exc}"))
+            return
+        self.operator = False
+        for event in result.events:
+            self.out.show(event)
+        self.out.line(self.p.dim(f"  {label} answers the user's next message; you type as "
+                                 "the user again"))
+        await self._refresh()
+
+    async def _human(self) -> str | None:
+        """The human agent holding the session, or None (and why, printed)."""
+        state = await self.runner.get_session(self.session_id)
+        active = (state.active_agent if state else None) or self.team.entry
+        if active in self.team and self.team[active].is_human:
+            return active
+        self.out.line(self.p.error(
+            f"  no person holds this conversation ({self.p.agent(active)} does); /operator "
+            "works after a handoff to a human agent (an escalation, or /switch to one)"))
+        return None
+
     async def stop(self) -> bool:
         """Stop the running turn (`runner.cancel`) and wait until it is stored."""
         stopped = self.runner.cancel(self.session_id)
@@ -175,6 +252,10 @@ class Chat:
             await self.session()
         elif name in ("approve", "reject"):
             await self.decide(name == "approve", arg)
+        elif name == "operator":
+            await self.take_over()
+        elif name == "handback":
+            await self.hand_back(arg)
         elif name == "new":
             self.session_id = new_session_id()
             self.out.line(self.p.dim(f"new session {self.session_id}"))
