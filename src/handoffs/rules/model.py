@@ -15,8 +15,12 @@ from .fallback import Fallback
 from .request import Seen, asks_task
 from .rule import SKIP, Rule, Template, fill
 
-DEFAULT_ANSWER = "{agent}: Thank you for your message. I've noted it and will help you with it."
-"""The answer when nothing else applies (no rule, no `default`, nothing to report)."""
+DEFAULT_ANSWER = "(Offline placeholder) A real model would {task} here{could}."
+"""The answer when nothing else applies (no rule, no `default`, nothing to report): a
+placeholder that says what a real model would do. `{task}` is what it would do with the
+message (`answer “...”`, or do a delegated task), `{could}` the agent's other options
+(`, or hand the conversation to Billing (Charges and invoices), or call lookup_order...`),
+so a team of yours played offline shows where each agent could take the conversation."""
 
 
 class RuleModel:
@@ -128,7 +132,7 @@ class RuleModel:
                 pass
         if seen.latest:
             return self.fallback.results(seen)
-        return DEFAULT_ANSWER.format(**seen.fixed)
+        return DEFAULT_ANSWER.format(**self.fallback.placeholder(seen))
 
     def _text(self, text: str) -> ModelResponse:
         return ModelResponse(text, (), Usage(0, 0, 1), "rules")
