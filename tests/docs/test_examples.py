@@ -94,7 +94,7 @@ a goodbye; three turns in one process, where a script that runs out would fail."
 
 
 def cli(*args: str, stdin: str | None = None, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in KEYS + ("HANDOFFS_STORE",)}
+    env = {k: v for k, v in os.environ.items() if k not in (*KEYS, "HANDOFFS_STORE")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT / "src"),
                                                       env.get("PYTHONPATH"))))
     env["NO_COLOR"] = "1"
