@@ -163,6 +163,10 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .render import Painter, use_color
 
     color = use_color(sys.stdout, args.no_color)
+    if args.command in ("demo", "run", "chat"):
+        from ..log import failures_shown_elsewhere
+
+        failures_shown_elsewhere()  # these print every failed turn themselves
     if args.command == "demo":
         from ..demo import run_demo
 
