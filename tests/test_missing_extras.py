@@ -18,8 +18,8 @@ POSTGRES_HINT = ("PostgresStore needs asyncpg; install the 'postgres' extra: pip
                  "'.[postgres]').")
 
 
-def without(package: str, code: str, *argv: str, cwd: Path | None = None
-            ) -> subprocess.CompletedProcess[str]:
+def without(package: str, code: str, *argv: str, cwd: Path | None = None,
+            stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run `code` in a Python where `import <package>` fails, as when it is not installed."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HANDOFFS_MODEL",
@@ -29,7 +29,7 @@ def without(package: str, code: str, *argv: str, cwd: Path | None = None
     env["NO_COLOR"] = "1"
     prelude = f"import sys\nsys.modules[{package!r}] = None\n"
     return subprocess.run([sys.executable, "-c", prelude + code, *argv], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60)
+                          input=stdin, capture_output=True, text=True, timeout=60)
 
 
 CLI = "from handoffs.cli import main\nsys.exit(main(sys.argv[1:]))\n"
@@ -94,3 +94,33 @@ def test_a_team_without_mcp_servers_builds_without_the_mcp_package() -> None:
     done = without("mcp", "from handoffs import Agent, Team\nTeam([Agent('a')])\n"
                    "print('mcp' in sys.modules and sys.modules['mcp'] is not None)")
     assert done.stdout.strip() == "False", done.stderr
+
+
+NO_EXTRAS = ("openai", "anthropic", "asyncpg", "fastapi", "uvicorn", "mcp", "opentelemetry",
+             "httpx", "pexpect", "playwright")
+
+
+@pytest.mark.parametrize("argv", [["demo"], ["run", "I was charged twice"], ["check"],
+                                  ["graph"], ["chat"]])
+def test_the_package_alone_runs_what_make_demo_promises(argv: list[str], tmp_path: Path
+                                                        ) -> None:
+    # `make demo` installs no extra: demo, chat, run, check and graph must not need one.
+    prelude = "".join(f"sys.modules[{m!r}] = None\n" for m in NO_EXTRAS)
+    done = without("openai", prelude + CLI, *argv, cwd=tmp_path, stdin="hello\n/quit\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_make_demo_installs_the_package_alone_and_make_test_the_dev_extra(
+        tmp_path: Path) -> None:
+    for name in ("Makefile", "pyproject.toml"):
+        (tmp_path / name).write_text((ROOT / name).read_text())
+    demo = subprocess.run(["make", "-n", "demo"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=30)
+    assert demo.returncode == 0, demo.stderr
+    assert "pip install --quiet -e .\n" in demo.stdout and "[dev]" not in demo.stdout
+    test = subprocess.run(["make", "-n", "test"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=30)
+    assert "pip install --quiet -e '.[dev]'" in test.stdout
+    assert "-qq" not in test.stdout          # apt's output goes to the log, not the screen
+    assert test.stdout.count(">>.apt.log 2>&1") == 3

@@ -3,7 +3,7 @@ look after stored sessions.
 
 TEAM is `path/to/file.py:NAME` or `package.module:NAME` naming a `Team`, a `Runner` or a
 function returning one (see `handoffs.cli.loading`); left out, the built-in support team.
-Only the standard library is used here, so `pip install handoffs` is all `handoffs chat`
+Only the standard library is used here, so the package without extras is all `handoffs chat`
 needs; each command imports what it uses when it runs.
 """
 
