@@ -63,14 +63,18 @@ class RuleModel:
         return list(self.rules)
 
     def rules_for(self, agent: str) -> tuple[Rule, ...]:
+        """The rules `agent` follows, in order (every agent's, for one list of rules)."""
         if isinstance(self.rules, dict):
             return self.rules.get(agent, ())
         return self.rules
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        """The response to `request` (see `respond`)."""
         return self.respond(request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        """The response streamed a word at a time (or in `stream_chunks` pieces), then
+        the whole response."""
         response = self.respond(request)
         if self.stream_chunks is not None:
             for piece in chunked(response, self.stream_chunks):
