@@ -4,27 +4,57 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+BASE   := $(VENV)/.installed-base
+SERVER := $(VENV)/.installed-server
+APT_LOG := .apt.log
 
-.PHONY: demo chat web web-screenshots chromium graphviz valgrind test lint docs docs-serve bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions clean
+.PHONY: demo chat web web-screenshots chromium graphviz valgrind test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions clean
 
-$(STAMP): pyproject.toml
+define venv
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+endef
+
+# Everything the tests, the linters, the docs and a release need (the `dev` extra).
+$(STAMP): pyproject.toml
+	$(venv)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The package alone (pydantic is its one dependency): all that demo, chat, run and check
+# need. Nothing more is installed when `make test` already installed the dev extra.
+$(BASE): pyproject.toml
+	$(venv)
+	test $(STAMP) -nt pyproject.toml || $(BIN)/python -m pip install --quiet -e .
+	touch $(BASE)
+
+# The package with its `server` extra (FastAPI, uvicorn), for `make web`.
+$(SERVER): pyproject.toml
+	$(venv)
+	test $(STAMP) -nt pyproject.toml || $(BIN)/python -m pip install --quiet -e '.[server]'
+	touch $(SERVER)
+
+demo: $(BASE)
 	$(BIN)/handoffs demo
 
 # Talk to the support team in the terminal (offline unless a model or key is set).
-chat: $(STAMP)
+chat: $(BASE)
 	$(BIN)/handoffs chat
 
 # The web page with the support team on the offline model: http://localhost:8000/ to chat,
 # http://localhost:8000/operator (key: demo) to answer as the human operator.
-web: $(STAMP)
+web: $(SERVER)
 	HANDOFFS_OPERATOR_KEY=$${HANDOFFS_OPERATOR_KEY:-demo} $(BIN)/handoffs serve --demo --store memory://
+
+# $(call apt,PACKAGES,WHY): install Debian packages, saying in one line which and why; apt's
+# own output (hundreds of lines for Chromium) goes to $(APT_LOG), shown only if it fails.
+define apt
+echo "make: installing $(1) from Debian $(2) (apt's output: $(APT_LOG))"; \
+{ DEBIAN_FRONTEND=noninteractive apt-get install -y $(1) || \
+  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(1); }; \
+} >>$(APT_LOG) 2>&1 || { tail -n 30 $(APT_LOG); exit 1; }
+endef
 
 # The browser tests (tests/web) use Debian's Chromium, never a downloaded browser: installed
 # here when missing and we may install packages (root); otherwise those tests skip and say
@@ -32,7 +62,7 @@ web: $(STAMP)
 chromium:
 	@if [ -x /usr/bin/chromium ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  apt-get update -qq && apt-get install -y -qq chromium fonts-noto-color-emoji; \
+	  $(call apt,chromium fonts-noto-color-emoji,for the browser tests of the web page); \
 	else echo "make: no /usr/bin/chromium and not root: the browser tests will skip"; fi
 
 # `handoffs graph --format svg` draws with Graphviz's `dot`; its test runs when it is there
@@ -40,7 +70,7 @@ chromium:
 graphviz:
 	@if command -v dot >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  apt-get install -y -qq graphviz || { apt-get update -qq && apt-get install -y -qq graphviz; }; \
+	  $(call apt,graphviz,for the SVG graph test); \
 	else echo "make: no Graphviz (dot) and not root: the SVG graph test will skip"; fi
 
 # `make bench-instructions` counts CPU instructions under valgrind; its test runs when it is
@@ -48,7 +78,7 @@ graphviz:
 valgrind:
 	@if command -v valgrind >/dev/null; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	  apt-get install -y -qq valgrind || { apt-get update -qq && apt-get install -y -qq valgrind; }; \
+	  $(call apt,valgrind,for the instruction-count test); \
 	else echo "make: no valgrind and not root: the instruction-count test will skip"; fi
 
 # The README's pictures of the page (docs/img/web_*.png), taken by a browser test.
@@ -62,6 +92,13 @@ lint: $(STAMP)
 # pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
 test: lint chromium graphviz valgrind
 	$(BIN)/pytest
+
+# A release's sdist and wheel in dist/, built as a package index would (an isolated build)
+# and checked by twine (the `release` extra, in `dev`); CHANGELOG.md says what changed.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m twine check --strict dist/*
 
 # The documentation site in site/ (mkdocs build --strict; a few seconds).
 docs: $(STAMP)
@@ -118,4 +155,4 @@ bench-tokens:
 	    cp bench/requirements-tokens.txt .bench-venvs/tokens/.bench-stamp; }
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site dist $(APT_LOG)

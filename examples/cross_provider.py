@@ -7,6 +7,7 @@ triage model's tool-call ids or its handoff call, only a note saying who handed 
     python examples/cross_provider.py
     TRIAGE_MODEL=openai:gpt-4.1-mini SPECIALIST_MODEL=anthropic:claude-sonnet-4-6 \\
         python examples/cross_provider.py
+    handoffs chat examples/cross_provider.py:team   (offline: the offline model for both)
 """
 
 from __future__ import annotations
@@ -20,21 +21,24 @@ from handoffs import Agent, Runner, Team
 from handoffs.testing import ScriptedModel, reply, transfer
 
 
-def models() -> tuple[object, object]:
+def models(scripted: bool = True) -> tuple[object, object]:
     """Two models: the providers named by TRIAGE_MODEL and SPECIALIST_MODEL (or
-    HANDOFFS_MODEL for both), else two scripted ones standing in for two providers."""
+    HANDOFFS_MODEL for both), else two scripted ones standing in for two providers (or,
+    with `scripted=False`, none: whatever runs the team gives the agents a model)."""
     default = os.environ.get("HANDOFFS_MODEL")
     triage_model = os.environ.get("TRIAGE_MODEL") or default
     specialist_model = os.environ.get("SPECIALIST_MODEL") or default
     if triage_model and specialist_model:
         return triage_model, specialist_model
+    if not scripted:
+        return None, None
     return (ScriptedModel([transfer("visa", reason="A visa question for Japan.")]),
             ScriptedModel([reply("Citizens of most EU countries need no visa for stays "
                                  "of up to 90 days; bring a passport valid for the stay.")]))
 
 
-def build() -> Team:
-    first, second = models()
+def build(scripted: bool = True) -> Team:
+    first, second = models(scripted)
     triage = Agent("triage", description="Routes travellers.", icon="🧭", model=first,
                    instructions="Route travel questions; visas go to the visa desk.",
                    handoffs=["visa"])
@@ -44,10 +48,13 @@ def build() -> Team:
     return Team([triage, visa])
 
 
-team = build()
+team = build(scripted=False)
+"""For `handoffs chat`, `run` and `check examples/cross_provider.py:team`: the two scripts
+play one conversation once, so a chat gets the offline model (or the env's models)."""
 
 
 async def main() -> int:
+    team = build()
     for agent in team.agents:
         model = agent.model if isinstance(agent.model, str) else type(agent.model).__name__
         print(f"{agent.name} runs on {model}")

@@ -14,14 +14,16 @@ import asyncio
 
 from playback import announce, play, real_model
 
-from handoffs import Agent, Runner, Summarizer, Team
+from handoffs import Agent, Handoff, Runner, Summarizer, Team
 from handoffs.stores import MemoryStore
 from handoffs.stores.transfer import fetch_session_tool
 from handoffs.testing import ScriptedModel, call, reply
 
 store = MemoryStore()
 sales = Agent("sales", description="Plans and upgrades.", icon="🛒",
-              instructions="Help with plans and upgrades.")
+              instructions="Help with plans and upgrades. Hand a customer who bought a plan "
+              "to onboarding for the account set-up.",
+              handoffs=[Handoff("onboarding", respond="next_turn")])
 onboarding = Agent("onboarding", description="Sets up new accounts.", icon="🚀",
                    instructions="Set up the customer's account. Read the earlier "
                    "conversation with fetch_previous_session when you need details.",

@@ -7,6 +7,7 @@ pricing agent's model is down, so its step is recovered by the fallback
 (`error_recovery`) and the plan still completes.
 
     python examples/supervisor_plan.py
+    handoffs chat examples/supervisor_plan.py:team     (the planner, on the offline model)
 """
 
 from __future__ import annotations
@@ -33,11 +34,14 @@ class Outage:
         yield  # an async generator that fails on first use
 
 
-def build(model: str | None) -> Team:
-    """The team; offline each agent plays its own script, so parallel steps stay ordered."""
+def build(model: str | None, scripted: bool = True) -> Team:
+    """The team; offline each agent plays its own script, so parallel steps stay ordered.
+    `scripted=False` leaves the agents without a model of their own (the pricing agent's
+    outage stays), so whatever runs the team gives them one: the plan's scripts are for
+    `main()`, not for a conversation (`handoffs chat` uses its offline model)."""
 
     def own(*texts: str) -> ScriptedModel | None:
-        return None if model else ScriptedModel([reply(t) for t in texts])
+        return None if model or not scripted else ScriptedModel([reply(t) for t in texts])
 
     return Team([
         Agent("planner", description="Breaks a request into steps.", icon="🗂",
@@ -60,8 +64,8 @@ def build(model: str | None) -> Team:
     ], supervisor="planner", fallback="generalist")
 
 
-team = build(real_model())
-"""For `handoffs chat examples/supervisor_plan.py:team`."""
+team = build(real_model(), scripted=False)
+"""For `handoffs chat`, `run` and `check examples/supervisor_plan.py:team`."""
 
 PLAN = [
     PlanStep("research", "What do competitors charge per seat?", name="facts"),

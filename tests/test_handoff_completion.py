@@ -179,7 +179,9 @@ async def test_failed_turns_tool_errors_and_refusals_are_logged_with_their_sessi
         assert (r.session_id, r.turn, r.agent) == ("sess-9", 1, "triage")  # type: ignore[attr-defined]
 
 
-def test_nothing_is_printed_unless_the_application_configures_logging() -> None:
+def test_without_logging_configured_only_the_first_failure_is_one_line() -> None:
+    # Nothing else is printed unless the application configures logging (no traceback,
+    # no INFO records); tests/test_first_failure.py has the rest of this behaviour.
     import subprocess
     import sys
 
@@ -189,4 +191,6 @@ def test_nothing_is_printed_unless_the_application_configures_logging() -> None:
             "print(asyncio.run(r.run('s', 'hi')).error.code)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
-    assert done.stdout.strip() == "model_error" and done.stderr == ""
+    assert done.stdout.strip() == "model_error"
+    assert done.stderr.startswith("handoffs: turn 1 of s failed (model_error): RuntimeError: x")
+    assert done.stderr.count("\n") == 1

@@ -99,8 +99,9 @@ async def test_without_rules_it_routes_by_description_and_answers_politely() -> 
     assert moves(invoice) == [("triage", "billing", False)]
     assert invoice.handoffs[0].explanation == "The user mentions: invoices."
     # billing got the message by a handoff: it answers, it does not send it back.
-    assert invoice.output == ("billing: Thank you for your message. I've noted it and will "
-                              "help you with it.")
+    assert invoice.output == ("(Offline placeholder) A real model would answer “My invoices "
+                              "are wrong” here, or hand the conversation to triage. Mention "
+                              "one of them, or what it does, to see that happen.")
 
     (named,) = await play(runner, "Can I talk to Billing?", session="b")
     assert named.agent == "billing"

@@ -93,7 +93,8 @@ async def run_demo(model: str | None = None, color: bool = False,
     if state is not None:
         accepted = [r for r in state.handoffs if r.accepted]
         p.line(p.paint(f"Session {session}: {len(state.messages)} messages, "
-                       f"{len(accepted)} handoffs, active agent: {state.active_agent}.", "1"))
+                       f"{len(accepted)} handoff{'s' * (len(accepted) != 1)}, "
+                       f"active agent: {state.active_agent}.", "1"))
         p.line("Refunds issued (shared memory): " + str(state.shared.get("refunds", [])))
     return 1 if failed else 0
 

@@ -22,6 +22,20 @@ class HandoffsError(Exception):
         self.code = code
 
 
+def install_hint(extra: str) -> str:
+    """How to install one of handoffs' optional extras, for a `missing_dependency` message:
+    the extra's name and the command for either place handoffs may come from (a package
+    index, or a checkout of its repository)."""
+    return (f"the {extra!r} extra: pip install 'handoffs[{extra}]' (in a checkout of "
+            f"handoffs: pip install -e '.[{extra}]')")
+
+
+def missing_extra(what: str, extra: str) -> HandoffsError:
+    """The error for a feature whose optional dependency is not installed: `what` needs
+    `extra` (code `missing_dependency`)."""
+    return HandoffsError(f"{what}; install {install_hint(extra)}.", code="missing_dependency")
+
+
 class TeamError(HandoffsError):
     """A team definition that cannot work: raised once, when the `Team` is built."""
 

@@ -195,9 +195,13 @@ class ScriptedModel:
         return ModelResponse("".join(texts), tuple(calls), Usage(0, 0, 1), "scripted")
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        """The next step of the script (of the asking agent's own script, for a mapping);
+        `ScriptExhausted` when none is left."""
         return self._respond(request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        """The next step streamed in pieces of `stream_chunks` characters, then the whole
+        response."""
         for piece in chunked(self._respond(request), self.stream_chunks):
             yield piece
 

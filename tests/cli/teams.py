@@ -34,6 +34,10 @@ approvals = Runner(Team([Agent("billing", tools=[refund])]), model=ScriptedModel
     call("refund", order_id="A-1"), reply("A-1 is refunded."),
     call("refund", order_id="A-2"), reply("I could not refund A-2.")]))
 
+two_refunds = Runner(Team([Agent("billing", tools=[refund])]), model=ScriptedModel([
+    [call("refund", "call_a1", order_id="A-1"), call("refund", "call_a2", order_id="A-2")],
+    reply("Done with both.")]))
+
 failing = Runner(Team([Agent("solo")]),
                  model=ScriptedModel([ModelError("the provider is down")]))
 

@@ -128,3 +128,73 @@ def test_unknown_commands_point_to_help(chat: Any) -> None:
     c.expect(r"\] you> ")
     assert "unknown command /nope; /help lists them" in say(c, "/nope")
     assert "/switch NAME" in say(c, "/help")
+
+
+def test_approve_and_reject_refuse_an_id_that_is_not_waiting(chat: Any) -> None:
+    c = chat(f"{TEAMS}:approvals", "--store", "memory://")
+    c.expect(r"\] you> ")
+    screen = say(c, "/approve")                              # nothing waits yet
+    assert "nothing waits for approval in session" in screen and "''" not in screen
+    say(c, "refund A-1")
+    screen = say(c, "/approve xyz_typo")
+    assert "no call 'xyz_typo' waits for approval; waiting: " in screen
+    assert "(refund)" in screen and "approved" not in screen and "refunded" not in screen
+    screen = say(c, "/reject rule_9 no more refunds")
+    assert "no call 'rule_9' waits for approval" in screen and "rejected" not in screen
+    assert "status  waiting_for_approval" in say(c, "/session")   # nothing was decided
+    screen = say(c, "/reject no more refunds")               # one call waits: no id needed
+    assert "✗ rejected refund: no more refunds" in screen
+
+
+def test_with_several_calls_waiting_an_id_is_needed(chat: Any) -> None:
+    c = chat(f"{TEAMS}:two_refunds", "--store", "memory://")
+    c.expect(r"\] you> ")
+    screen = say(c, "refund A-1 and A-2")
+    assert screen.count("wants to call refund") == 2
+    screen = say(c, "/approve")
+    assert "2 calls wait: name one, /approve ID; waiting: call_a1 (refund), call_a2 (refund)" \
+        in screen
+    screen = say(c, "/approve call_a2")
+    assert "✓ approved refund" in screen
+    screen = say(c, "/reject not this one")                  # one left: the reason alone
+    assert "✗ rejected refund: not this one" in screen and "Done with both." in screen
+
+
+def test_the_header_names_the_store_by_its_url(chat: Any, tmp_path: Path) -> None:
+    app = tmp_path / "app.py"
+    app.write_text("from handoffs import Agent, Runner, Team\n"
+                   "runner = Runner(Team([Agent('solo')]), store='sqlite:///own.db')\n")
+    c = chat(f"{app}:runner")
+    c.expect(r"\] you> ")
+    assert "session cli-" in str(c.before) and " in sqlite:///own.db" in str(c.before)
+    assert "SQLiteStore" not in str(c.before)
+
+
+def test_after_an_escalation_you_answer_as_the_operator_and_hand_back(chat: Any) -> None:
+    c = chat("--store", "memory://")
+    c.expect(r"\] you> ")
+    screen = say(c, "/operator")                             # nobody to answer as yet
+    assert "no person holds this conversation" in screen
+    screen = say(c, "My dock crashes. Can a human operator look at it?")
+    assert "… waiting for 🙋 Operator (human): a person answers (/operator to answer as them)" \
+        in screen
+    assert "reply_as_human" not in screen
+
+    c.sendline("/operator")
+    c.expect(r"\] operator> ")
+    assert "you answer as 🙋 Operator (human)" in str(c.before)
+    c.sendline("Hi, I'm Dana. I reset your account.")
+    c.expect(r"\] operator> ")
+    assert "🙋 Operator (human): Hi, I'm Dana. I reset your account." in str(c.before)
+    c.sendline("/handback billing")                          # not one of the human's routes
+    c.expect(r"\] operator> ")
+    assert "✗ hand-back to billing refused (not_declared)" in str(c.before)
+
+    screen = say(c, "/handback tech support")                # display names work too
+    assert ("→ 🙋 Operator (human) hands off to 🛠 Tech support (programmatic): The human "
+            "operator handed the conversation back.") in screen
+    assert screen.rstrip().endswith("[🛠 Tech support")
+    screen = say(c, "/history")
+    assert "🙋 Operator (human): Hi, I'm Dana. I reset your account." in screen
+    screen = say(c, "Thanks, it works")                      # the user again, to the AI agent
+    assert "🛠 Tech support: Glad to help!" in screen

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from .conftest import TEAMS, Handoffs
+from .conftest import ROOT, TEAMS, Handoffs
 
 
 def test_the_support_team_passes_with_a_warning_about_its_cycle(handoffs: Handoffs) -> None:
@@ -46,3 +47,26 @@ def test_a_clean_team_says_so(handoffs: Handoffs) -> None:
     done = handoffs("check", f"{TEAMS}:build")
     assert done.returncode == 0
     assert done.stdout.strip() == "ok: no problems found"
+
+
+def test_a_module_that_raises_is_a_documented_code_with_its_line(
+        handoffs: Handoffs, tmp_path: Path) -> None:
+    (tmp_path / "rterr.py").write_text("settings = {}\nteam = settings['x']\n")
+    done = handoffs("check", str(tmp_path / "rterr.py"))
+    assert done.returncode == 1
+    assert ("error   load_failed: Loading " in done.stdout
+            and "rterr.py failed: KeyError: 'x' (at " in done.stdout
+            and "rterr.py, line 2: team = settings['x'])" in done.stdout)
+    documented = (ROOT / "docs" / "cli.md").read_text()
+    assert "| `load_failed` | error |" in documented
+    assert "| `invalid_target` | error |" in documented
+
+    traced = handoffs("--traceback", "check", str(tmp_path / "rterr.py"))
+    assert "Traceback (most recent call last)" in traced.stderr
+    assert "KeyError: 'x'" in traced.stderr
+
+
+def test_the_cycle_warning_names_the_teams_own_entry(handoffs: Handoffs) -> None:
+    done = handoffs("check", f"{TEAMS}:team")
+    assert "warning handoff_cycle: front, maths" in done.stdout
+    assert "Fine for a return to front;" in done.stdout and "triage" not in done.stdout

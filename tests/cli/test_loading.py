@@ -61,3 +61,40 @@ def test_a_file_can_import_its_neighbours(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text(
         "from agents_here import solo\nfrom handoffs import Team\nteam = Team([solo])\n")
     assert team_of(load_target(f"{tmp_path / 'app.py'}:team")).entry == "solo"
+
+
+def test_an_error_in_the_users_module_names_its_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "rterr.py").write_text("settings = {}\n\nteam = settings['x']\n")
+    with pytest.raises(HandoffsError) as caught:
+        load_target(str(tmp_path / "rterr.py"))
+    assert caught.value.code == "load_failed"
+    message = str(caught.value)
+    assert "KeyError: 'x'" in message
+    assert "rterr.py, line 3: team = settings['x']" in message
+    assert isinstance(caught.value.__cause__, KeyError)      # the traceback is kept
+
+
+def test_an_error_deeper_in_the_users_code_names_the_deepest_line(tmp_path: Path) -> None:
+    (tmp_path / "helpers.py").write_text("def agents():\n    return 1 / 0\n")
+    (tmp_path / "app.py").write_text("from helpers import agents\n\ndef build():\n"
+                                     "    return agents()\n")
+    with pytest.raises(HandoffsError) as caught:
+        load_target(f"{tmp_path / 'app.py'}:build")
+    assert caught.value.code == "load_failed"
+    assert "calling build() failed: ZeroDivisionError" in str(caught.value)
+    assert "helpers.py, line 2: return 1 / 0" in str(caught.value)
+
+
+def test_a_syntax_error_names_its_line_once(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("x = 1\ndef f(:\n")
+    with pytest.raises(HandoffsError) as caught:
+        load_target(str(tmp_path / "broken.py"))
+    assert caught.value.code == "load_failed"
+    assert str(caught.value).count("line 2") == 1 and "def f(:" in str(caught.value)
+
+
+def test_a_missing_name_in_a_file_names_the_file_not_an_internal_module() -> None:
+    with pytest.raises(HandoffsError) as caught:
+        load_target(f"{TEAMS}:tem")
+    assert "there is no 'tem' in " in str(caught.value)
+    assert "teams.py" in str(caught.value) and "_handoffs_team_" not in str(caught.value)

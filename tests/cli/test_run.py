@@ -75,3 +75,9 @@ def test_version(handoffs: Handoffs) -> None:
 
     done = handoffs("--version")
     assert done.stdout.strip() == f"handoffs {__version__}"
+
+
+def test_run_help_shows_the_arguments_once(handoffs: Handoffs) -> None:
+    done = handoffs("run", "--help")
+    assert done.stdout.startswith("usage: handoffs run [-h] [options] [TEAM] MESSAGE\n")
+    assert "[[TEAM] MESSAGE ...]" not in done.stdout

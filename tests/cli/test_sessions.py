@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from .conftest import Handoffs
 
 STORE = ("--store", "sqlite:///chat.db")
@@ -41,6 +43,7 @@ def test_a_session_can_be_listed_shown_exported_imported_and_deleted(
 
 
 def test_an_unknown_session_is_one_line_on_stderr(handoffs: Handoffs) -> None:
+    assert handoffs("run", "hello", "--session", "s1", *STORE).returncode == 0
     done = handoffs("sessions", "show", "nope", *STORE)
     assert done.returncode == 2
     assert done.stderr.startswith("handoffs: There is no session 'nope'")
@@ -51,3 +54,31 @@ def test_import_refuses_a_file_that_is_not_an_export(handoffs: Handoffs,
     (tmp_path / "junk.json").write_text("not json")
     done = handoffs("sessions", "import", "junk.json", *STORE)
     assert done.returncode == 2 and "is not JSON" in done.stderr
+
+
+def test_show_counts_one_handoff_in_the_singular(handoffs: Handoffs) -> None:
+    assert handoffs("run", "My invoice is wrong", "--session", "s1", *STORE).returncode == 0
+    shown = handoffs("sessions", "show", "s1", *STORE)
+    assert "session s1  1 turn, 4 messages, 1 handoff, status idle" in shown.stdout
+
+
+def test_importing_a_session_that_exists_names_the_cli_flag(handoffs: Handoffs) -> None:
+    assert handoffs("run", "hello", "--session", "s1", *STORE).returncode == 0
+    assert handoffs("sessions", "export", "s1", "-o", "s1.json", *STORE).returncode == 0
+    again = handoffs("sessions", "import", "s1.json", *STORE)
+    assert again.returncode == 2
+    assert again.stderr.strip() == ("handoffs: Session 's1' already exists in this store; add "
+                                    "--replace to overwrite it.")
+    assert handoffs("sessions", "import", "s1.json", "--replace", *STORE).returncode == 0
+
+
+@pytest.mark.parametrize("command", [
+    ["sessions", "list"], ["sessions", "show", "s1"], ["sessions", "export", "s1"],
+    ["sessions", "delete", "s1"], ["stats"]])
+def test_reading_commands_refuse_a_database_that_is_not_there(
+        handoffs: Handoffs, tmp_path: Path, command: list[str]) -> None:
+    done = handoffs(*command, "--store", "sqlite:///nonexistent.db")
+    assert done.returncode == 2
+    assert done.stderr.startswith("handoffs: There is no SQLite database 'nonexistent.db'")
+    assert "no sessions" not in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == []     # nothing was created

@@ -6,6 +6,9 @@ Rules a page follows:
 - A block right after `<!-- not-run: REASON -->` is skipped; the reason is required.
 - A block right after `<!-- output -->` is what the runnable block before it prints;
   a line `...` stands for any lines, and `...` inside a line for any text.
+- A block right after `<!-- offline-error: CODE -->` runs but cannot work offline (it needs
+  a provider): it must fail with a `HandoffsError` of that code, saying why, never print
+  nothing and exit 0. The test points the providers' URLs at a local server that refuses.
 Every other block is an error, so nothing in the docs can quietly stop being checked.
 """
 
@@ -22,7 +25,8 @@ NOT_OURS = {"design.md", "benchmarks.md"}
 
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
                    re.S | re.M)
-MARK = re.compile(r"<!--\s*(not-run:(?P<reason>[^>]*)|output)\s*-->\s*$")
+MARK = re.compile(r"<!--\s*(not-run:(?P<reason>[^>]*)|output|offline-error:\s*(?P<code>\w+))"
+                  r"\s*-->\s*$")
 
 
 @dataclass(slots=True)
@@ -35,6 +39,8 @@ class Block:
     """The reason the block is not run, if it is marked so."""
     output: bool = False
     """True for the expected output of the block before it."""
+    error: str | None = None
+    """The code of the error the block must fail with offline (`offline-error`)."""
 
 
 def pages() -> list[Path]:
@@ -43,7 +49,7 @@ def pages() -> list[Path]:
                   and "_hooks" not in p.parts)
 
 
-def blocks(page: Path) -> list[Block]:
+def blocks(page: Path, root: Path = DOCS) -> list[Block]:
     text = page.read_text(encoding="utf-8")
     found = []
     for m in FENCE.finditer(text):
@@ -51,12 +57,14 @@ def blocks(page: Path) -> list[Block]:
         mark = MARK.search(before)
         indent = len(m.group("indent"))
         code = "\n".join(line[indent:] for line in m.group("body").splitlines())
-        block = Block(page.relative_to(DOCS).as_posix(), text.count("\n", 0, m.start()) + 1,
+        block = Block(page.relative_to(root).as_posix(), text.count("\n", 0, m.start()) + 1,
                       m.group("lang"), code + "\n")
         if mark is not None and mark.group("reason") is not None:
             block.skip = mark.group("reason").strip() or None
             if block.skip is None:
                 raise ValueError(f"{block.page}:{block.line}: not-run needs a reason")
+        elif mark is not None and mark.group("code") is not None:
+            block.error = mark.group("code")
         elif mark is not None:
             block.output = True
         found.append(block)

@@ -82,3 +82,48 @@ def test_session_transfer_by_summary_and_by_reference() -> None:
                                   "supervisor_plan", "cross_provider", "session_transfer"])
 def test_each_example_runs_on_a_real_provider(name: str) -> None:
     assert run_example(name, live=True)
+
+
+CHATTABLE = sorted(p.stem for p in EXAMPLES.glob("*.py") if p.stem != "playback")
+"""Every example the README says `handoffs chat examples/NAME.py:team` talks to."""
+
+FIRST_HOUR = ["Hello, I need help", "What can you do about derivatives, visas, research, "
+              "pricing, accounts or invoices?", "Thanks, that's all"]
+"""What a newcomer types: a greeting, a message that touches every example's topics, and
+a goodbye; three turns in one process, where a script that runs out would fail."""
+
+
+def cli(*args: str, stdin: str | None = None, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in (*KEYS, "HANDOFFS_STORE")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(ROOT / "src"),
+                                                      env.get("PYTHONPATH"))))
+    env["NO_COLOR"] = "1"
+    return subprocess.run([sys.executable, "-m", "handoffs.cli", *args], cwd=cwd, env=env,
+                          input=stdin, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("name", CHATTABLE)
+def test_each_example_passes_the_check_the_docs_recommend(name: str, tmp_path: Path) -> None:
+    done = cli("check", str(EXAMPLES / f"{name}.py:team"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "error   " not in done.stdout
+
+
+@pytest.mark.parametrize("name", CHATTABLE)
+def test_each_example_chats_for_several_turns_offline(name: str, tmp_path: Path) -> None:
+    done = cli("chat", str(EXAMPLES / f"{name}.py:team"), "--store", "memory://",
+               stdin="\n".join([*FIRST_HOUR, "/quit"]) + "\n", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the turn failed" not in done.stdout, done.stdout
+    assert done.stdout.count("] you> ") == len(FIRST_HOUR) + 1     # every line answered
+    assert "Traceback" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("name", CHATTABLE)
+def test_each_example_runs_turn_after_turn_from_the_command_line(
+        name: str, tmp_path: Path) -> None:
+    for text in FIRST_HOUR[:2]:
+        done = cli("run", str(EXAMPLES / f"{name}.py:team"), text, "--session", "s1",
+                   "--store", "sqlite:///run.db", cwd=tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "the turn failed" not in done.stdout, done.stdout

@@ -165,3 +165,21 @@ async def test_error_event_inside_a_stream_before_text_is_retried(
 
     assert events[-1].result.output == "fine"
     assert len(anthropic_server.received) == 2
+
+
+async def test_settings_the_sdk_has_no_argument_for_are_sent_in_the_body(
+        anthropic_server: FakeServer) -> None:
+    # Newer anthropic SDKs dropped `temperature` from messages.create's signature (the
+    # API still takes it): it must reach the server, plain and streamed, not fail the turn.
+    from handoffs import Agent, Team
+
+    anthropic_server.add(message("ok"), stream(["ok"]))
+    model = anthropic_model(anthropic_server, settings={"temperature": 0.2})
+    team = Team([Agent("solo", model_settings={"top_p": 0.9})])
+    runner = Runner(team, model=model)
+    assert (await runner.run("s1", "hi")).output == "ok"
+    streamed = [e async for e in runner.stream("s1", "again")]
+    assert streamed[-1].type == "run_completed"
+    for body in anthropic_server.bodies:
+        assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.2, 0.9, 4096)
+    assert "extra_body" not in anthropic_server.bodies[0]

@@ -37,6 +37,25 @@ def test_unknown_provider_and_bad_strings_say_what_is_known() -> None:
         get_model("gpt-4")
 
 
+@pytest.mark.parametrize(("spec", "says"), [
+    ("anthropic:claude-sonnet-4-6?foo=1",
+     "AnthropicModel has no option 'foo'; it takes api_key, base_url, "),
+    ("ollama:qwen2.5:0.5b?text_tool_calls=maybe",
+     "the option 'text_tool_calls' takes true or false, not 'maybe'"),
+    ("openai:gpt-4.1-mini?timeout=soon", "the option 'timeout' takes float, not 'soon'"),
+])
+def test_a_model_option_that_does_not_fit_is_refused_by_name(spec: str, says: str) -> None:
+    with pytest.raises(HandoffsError) as caught:
+        get_model(spec)
+    assert caught.value.code == "invalid_model"
+    assert says in str(caught.value) and "__init__" not in str(caught.value)
+
+
+def test_keyword_options_are_checked_like_query_options() -> None:
+    with pytest.raises(HandoffsError, match="has no option 'temprature'"):
+        get_model("anthropic:claude-sonnet-4-6", temprature=0.2)
+
+
 @pytest.mark.parametrize("module,spec,extra", [
     ("openai", "openai:gpt-4.1-mini", "handoffs[openai]"),
     ("anthropic", "anthropic:claude-sonnet-4-6", "handoffs[anthropic]"),

@@ -154,6 +154,7 @@ def test_a_sqlite_file_in_a_missing_directory_is_store_unavailable(tmp_path: Pat
     with pytest.raises(HandoffsError) as err:
         open_store(f"sqlite:///{tmp_path / 'missing' / 'sessions.db'}")
     assert err.value.code == "store_unavailable"
+    assert str(err.value).startswith("Cannot use the SQLite database ")  # one sentence
 
 
 async def test_a_read_only_sqlite_database_refuses_writes_and_keeps_its_data(

@@ -3,7 +3,7 @@ look after stored sessions.
 
 TEAM is `path/to/file.py:NAME` or `package.module:NAME` naming a `Team`, a `Runner` or a
 function returning one (see `handoffs.cli.loading`); left out, the built-in support team.
-Only the standard library is used here, so `pip install handoffs` is all `handoffs chat`
+Only the standard library is used here, so the package without extras is all `handoffs chat`
 needs; each command imports what it uses when it runs.
 """
 
@@ -41,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"handoffs {__version__}")
     parser.add_argument("--no-color", action="store_true", help="plain output")
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, print the whole traceback (and its cause)")
     sub = parser.add_subparsers(dest="command", metavar="command")
 
     demo = sub.add_parser("demo", help="play the support-team example (zero set-up)")
@@ -64,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--offline", action="store_true",
                        help="the offline model for every agent, even when a key is set")
 
-    run = sub.add_parser("run", help="run one turn and print who answered and every handoff")
+    run = sub.add_parser("run", help="run one turn and print who answered and every handoff",
+                         usage="handoffs run [-h] [options] [TEAM] MESSAGE")
     run.add_argument("args", nargs="+", metavar="[TEAM] MESSAGE",
                      help=f"TEAM: {team_help}; MESSAGE: the user's message")
     turn_options(run)
@@ -141,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _command(parser, args)
     except HandoffsError as exc:
+        if args.traceback:
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
         print(f"handoffs: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
@@ -156,6 +163,10 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .render import Painter, use_color
 
     color = use_color(sys.stdout, args.no_color)
+    if args.command in ("demo", "run", "chat"):
+        from ..log import failures_shown_elsewhere
+
+        failures_shown_elsewhere()  # these print every failed turn themselves
     if args.command == "demo":
         from ..demo import run_demo
 
@@ -165,7 +176,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return asyncio.run(run_demo(model=args.model, color=color, scripted=args.scripted,
                                     rules=args.rules))
     if args.command == "check":
-        return _check(args.team, args.json, Painter(None, color))
+        return _check(args.team, args.json, Painter(None, color), args.traceback)
     from .loading import load_target, team_of
 
     if args.command == "graph":
@@ -207,22 +218,25 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                      args.offline or demo, args.host, args.port, args.workers,
                      args.operator_key, args.cors, args.log_level, args.metrics)
     if args.command == "sessions":
-        from .runners import store_url
+        from .runners import existing_store, store_url
         from .sessions import sessions_command
 
         team = team_of(load_target(args.team)) if getattr(args, "team", None) else None
-        return asyncio.run(sessions_command(args.action, store_url(args.store), args,
-                                            Painter(team, color)))
+        url = store_url(args.store)
+        if args.action != "import":  # only an import may start a new database
+            existing_store(url)
+        return asyncio.run(sessions_command(args.action, url, args, Painter(team, color)))
     if args.command == "stats":
-        from .runners import store_url
+        from .runners import existing_store, store_url
         from .stats import stats_command
 
-        return asyncio.run(stats_command(store_url(args.store), args.since, args.json))
+        return asyncio.run(stats_command(existing_store(store_url(args.store)), args.since,
+                                         args.json))
     parser.print_help()
     return 0
 
 
-def _check(spec: str | None, as_json: bool, p: Painter) -> int:
+def _check(spec: str | None, as_json: bool, p: Painter, show_traceback: bool = False) -> int:
     from ..errors import HandoffsError
     from .check import Finding, check_team
     from .loading import load_target, team_of
@@ -230,6 +244,10 @@ def _check(spec: str | None, as_json: bool, p: Painter) -> int:
     try:
         findings = check_team(team_of(load_target(spec)))
     except HandoffsError as exc:
+        if show_traceback:
+            import traceback
+
+            traceback.print_exception(exc, file=sys.stderr)
         findings = [Finding("error", exc.code, str(exc))]
     errors = sum(1 for f in findings if f.level == "error")
     warnings = len(findings) - errors

@@ -1,9 +1,12 @@
 """`handoffs chat`: talk to a team in a terminal and watch the conversation move.
 
 Each line you type is one turn, streamed as it happens; lines starting with `/` are
-commands (`/help`). Ctrl-C during a turn stops showing it and gives the prompt back (the
-turn itself finishes in the background, as every started turn does, and its answer is kept
-in the session); Ctrl-C at the prompt clears the line; Ctrl-D or `/quit` leaves.
+commands (`/help`). After an escalation, `/operator` lets you answer as the person who
+holds the conversation (each line is their reply, `runner.reply_as_human`) until
+`/handback AGENT` gives it back to an AI agent. Ctrl-C during a turn stops showing it and
+gives the prompt back (the turn itself finishes in the background, as every started turn
+does, and its answer is kept in the session); Ctrl-C at the prompt clears the line; Ctrl-D
+or `/quit` leaves.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ HELP = """commands:
   /history         the conversation so far
   /handoffs        every handoff of this session, with its reason
   /session         this session: id, store, active agent, turns
-  /approve [ID]    let a tool call that waits for a person run (default: the first)
+  /approve [ID]    let a tool call that waits for a person run (ID: when several wait)
   /reject [ID] [WHY]  refuse it; the agent reads why
+  /operator        answer as the person who holds the conversation (again: as the user)
+  /handback AGENT [MESSAGE]  as that person, hand the conversation back to AGENT
   /new             start a new session
   /quit            leave (or Ctrl-D)"""
 
@@ -39,8 +44,10 @@ class Chat:
         self.team = setup.runner.team
         self.session_id = session_id or new_session_id()
         self.p = painter
-        self.out = EventPrinter(painter)
+        self.out = EventPrinter(painter, human_hint="/operator to answer as them")
         self.read = read
+        self.operator = False
+        """True while the lines typed are the human operator's replies (`/operator`)."""
 
     def loop(self) -> int:
         """Read lines until /quit or end of input; 0 on a normal exit."""
@@ -63,6 +70,8 @@ class Chat:
                     if text.startswith("/"):
                         if not aio.run(self.command(text)):
                             break
+                    elif self.operator:
+                        aio.run(self.reply(text))
                     else:
                         aio.run(self.turn(text))
                 except KeyboardInterrupt:
@@ -76,7 +85,7 @@ class Chat:
         return 0
 
     def prompt(self) -> str:
-        return f"[{self._active_label}] you> "
+        return f"[{self._active_label}] {'operator' if self.operator else 'you'}> "
 
     _active_label = ""
 
@@ -105,22 +114,113 @@ class Chat:
         await self._refresh()
 
     async def decide(self, approved: bool, arg: str) -> None:
-        """Approve or reject a waiting tool call; show the turn it continues."""
+        """Approve or reject a waiting tool call; show the turn it continues.
+
+        `arg` is `[ID] [WHY]`. The ID may be left out when exactly one call waits; an ID
+        (or a first word that looks like one) that is not waiting is refused, so a typo
+        never decides another call.
+        """
         state = await self.runner.get_session(self.session_id)
-        waiting = [c for c in (state.pending or {}).get("waiting", ())
-                   if c not in (state.pending or {}).get("decisions", {})] if state else []
-        call_id, _, reason = arg.partition(" ")
-        if call_id not in waiting:  # no id given (or the reason came first): the first
-            reason = arg
-            call_id = waiting[0] if waiting else call_id
+        pending = (state.pending if state is not None else None) or {}
+        decided = pending.get("decisions", {})
+        waiting = [c for c in pending.get("waiting", ()) if c not in decided]
+        tools = {c["id"]: c["name"] for c in pending.get("calls", ())}
+        verb = "approve" if approved else "reject"
+        if not waiting:
+            self.out.line(self.p.error(f"  nothing waits for approval in session "
+                                       f"{self.session_id}"))
+            return
+        first, _, rest = arg.partition(" ")
+        if first in waiting:
+            call_id, reason = first, rest.strip()
+        elif first and (approved or _looks_like_id(first)):
+            listed = ", ".join(f"{c} ({tools.get(c, '?')})" for c in waiting)
+            self.out.line(self.p.error(f"  no call {first!r} waits for approval; waiting: "
+                                       f"{listed}"))
+            return
+        elif len(waiting) > 1:
+            listed = ", ".join(f"{c} ({tools.get(c, '?')})" for c in waiting)
+            self.out.line(self.p.error(f"  {len(waiting)} calls wait: name one, /{verb} ID"
+                                       f"{' [WHY]' * (not approved)}; waiting: {listed}"))
+            return
+        else:  # one call waits and the words are the reason
+            call_id, reason = waiting[0], arg
         if approved:
             result = await self.runner.approve(self.session_id, call_id)
         else:
-            result = await self.runner.reject(self.session_id, call_id, reason.strip())
+            result = await self.runner.reject(self.session_id, call_id, reason)
         for event in result.events:
             self.out.show(event)
         self.out.end_stream()
         await self._refresh()
+
+    async def take_over(self) -> None:
+        """`/operator`: answer as the human agent that holds the session; again: as the
+        user."""
+        if self.operator:
+            self.operator = False
+            self.out.line(self.p.dim("  you type as the user again"))
+            return
+        human = await self._human()
+        if human is None:
+            return
+        self.operator = True
+        self.out.line(self.p.warn("  you answer as ") + self.p.agent(human) + self.p.warn(
+            ": each line is their reply; /handback AGENT gives the conversation back, "
+            "/operator types as the user again"))
+
+    async def reply(self, text: str) -> None:
+        """A line typed in operator mode: the human agent's reply."""
+        if await self._human() is None:
+            self.operator = False
+            return
+        result = await self.runner.reply_as_human(self.session_id, text)
+        for event in result.events:
+            self.out.show(event)
+        self.out.end_stream()
+
+    async def hand_back(self, arg: str) -> None:
+        """`/handback AGENT [MESSAGE]`: the human hands the conversation to an AI agent."""
+        if not arg:
+            self.out.line(self.p.error("  /handback AGENT [MESSAGE]: name the agent that "
+                                       "takes the conversation back (/agents lists them)"))
+            return
+        human = await self._human()
+        if human is None:
+            return
+        words = arg.split(" ")
+        target, text = words[0], " ".join(words[1:])
+        for i in range(len(words), 0, -1):  # the longest start that names an agent
+            named = self._agent_named(" ".join(words[:i]))
+            if named in self.team:
+                target, text = named, " ".join(words[i:])
+                break
+        label = self.team[target].label if target in self.team else target
+        try:
+            result = await self.runner.reply_as_human(
+                self.session_id, text.strip() or f"I'm handing you back to {label}.",
+                handoff_to=target)
+        except HandoffsError as exc:
+            self.out.line(self.p.error(f"  ✗ hand-back to {target} refused ({exc.code}): "
+                                       f"{exc}"))
+            return
+        self.operator = False
+        for event in result.events:
+            self.out.show(event)
+        self.out.line(self.p.dim(f"  {label} answers the user's next message; you type as "
+                                 "the user again"))
+        await self._refresh()
+
+    async def _human(self) -> str | None:
+        """The human agent holding the session, or None (and why, printed)."""
+        state = await self.runner.get_session(self.session_id)
+        active = (state.active_agent if state else None) or self.team.entry
+        if active in self.team and self.team[active].is_human:
+            return active
+        self.out.line(self.p.error(
+            f"  no person holds this conversation ({self.p.agent(active)} does); /operator "
+            "works after a handoff to a human agent (an escalation, or /switch to one)"))
+        return None
 
     async def stop(self) -> bool:
         """Stop the running turn (`runner.cancel`) and wait until it is stored."""
@@ -152,6 +252,10 @@ class Chat:
             await self.session()
         elif name in ("approve", "reject"):
             await self.decide(name == "approve", arg)
+        elif name == "operator":
+            await self.take_over()
+        elif name == "handback":
+            await self.hand_back(arg)
         elif name == "new":
             self.session_id = new_session_id()
             self.out.line(self.p.dim(f"new session {self.session_id}"))
@@ -221,3 +325,9 @@ class Chat:
         name = (state.active_agent if state else None) or self.team.entry
         look = self.p.look(name)
         self._active_label = f"{look.icon} {look.label}" if look.icon else look.label
+
+
+def _looks_like_id(word: str) -> bool:
+    """Whether a word typed after /reject is meant as a call's id (`call_8f2`, `rule_5`,
+    `toolu_01`), not the first word of a reason: ids have an underscore or a digit."""
+    return "_" in word or any(ch.isdigit() for ch in word)

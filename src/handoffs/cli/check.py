@@ -22,7 +22,9 @@ class Finding:
 
     level: Literal["error", "warning"]
     code: str
-    """Stable: `invalid_team` (or another code loading raised), `unreachable`,
+    """Stable: `invalid_target` or `load_failed` (TEAM could not be loaded: see
+    `handoffs.cli.loading.load_target`), `invalid_team` (or another code the team raised
+    while it was built), `unreachable`,
     `system_only_unreachable`, `human_unreachable`, `undescribed_target`, `handoff_cycle`,
     `route_always_refused`."""
     message: str
@@ -147,5 +149,7 @@ def _cycles(team: Team) -> list[Finding]:
         f"{', '.join(sorted(g, key=order.__getitem__))} can transfer to one another in a "
         f"circle; only the policy bounds it (loop_limit={policy.loop_limit} within "
         f"{policy.loop_window} handoffs, max_handoffs_per_turn="
-        f"{policy.max_handoffs_per_turn}). Fine for a return to triage; make sure each "
-        "description says when not to hand back.") for g in groups]
+        f"{policy.max_handoffs_per_turn}). "
+        + (f"Fine for a return to {team.entry}; " if team.entry in g else
+           "Fine when agents hand back on purpose; ")
+        + "make sure each description says when not to hand back.") for g in groups]

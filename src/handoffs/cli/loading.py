@@ -38,20 +38,31 @@ def load_target(spec: str | None) -> Team | Runner:
     modules are looked up from the working directory too.
 
     Raises `HandoffsError` (code `invalid_target`) with what to fix when the spec names no
-    module, no object, or an object that is not a team.
+    module, no object, or an object that is not a team; `load_failed` when the module (or
+    the function) raised, with the file and line where it did (the exception is the
+    error's `__cause__`). A `HandoffsError` the team raised itself (a `TeamError` from
+    `Team(...)`) passes through with that line added.
     """
     spec = spec or BUILTIN
     where, name = _split(spec)
     module = _load_file(where) if _is_file(where) else _load_module(where)
     value = _attribute(module, name, spec)
     if callable(value) and not isinstance(value, Team) and not _is_runner(value):
+        import inspect
+
         try:
-            value = value()
+            inspect.signature(value).bind()
         except TypeError as exc:
             raise HandoffsError(
-                f"{spec}: calling {name or 'it'}() failed ({exc}). A TEAM that is a function "
-                "must take no arguments and return a Team or a Runner.",
-                code="invalid_target") from exc
+                f"{spec}: {name or 'it'}() cannot be called with no arguments ({exc}). A "
+                "TEAM that is a function must take no arguments and return a Team or a "
+                "Runner.", code="invalid_target") from exc
+        except ValueError:
+            pass  # no signature to read (a builtin): just call it
+        try:
+            value = value()
+        except Exception as exc:
+            raise failed(f"{spec}: calling {name or 'it'}()", exc) from exc
     if isinstance(value, Team) or _is_runner(value):
         result: Team | Runner = value
         return result
@@ -97,13 +108,9 @@ def _load_file(where: str) -> ModuleType:
     sys.path.insert(0, folder)
     try:
         import_spec.loader.exec_module(module)
-    except HandoffsError:
-        del sys.modules[module_name]
-        raise
     except Exception as exc:
         del sys.modules[module_name]
-        raise HandoffsError(f"Loading {where} failed: {type(exc).__name__}: {exc}",
-                            code="invalid_target") from exc
+        raise failed(f"Loading {where}", exc) from exc
     finally:
         if folder in sys.path:
             sys.path.remove(folder)
@@ -120,12 +127,9 @@ def _load_module(where: str) -> ModuleType:
             raise HandoffsError(
                 f"No module {where!r} (from the working directory {os.getcwd()}). TEAM is "
                 "FILE.py:NAME or package.module:NAME.", code="invalid_target") from exc
-        raise HandoffsError(f"Importing {where} failed: {exc}", code="invalid_target") from exc
-    except HandoffsError:
-        raise
+        raise failed(f"Importing {where}", exc) from exc
     except Exception as exc:
-        raise HandoffsError(f"Importing {where} failed: {type(exc).__name__}: {exc}",
-                            code="invalid_target") from exc
+        raise failed(f"Importing {where}", exc) from exc
 
 
 def _attribute(module: ModuleType, name: str | None, spec: str) -> Any:
@@ -139,10 +143,61 @@ def _attribute(module: ModuleType, name: str | None, spec: str) -> Any:
     value: Any = module
     for part in name.split("."):
         if not hasattr(value, part):
-            raise HandoffsError(f"{spec}: there is no {name!r} in {module.__name__}"
+            raise HandoffsError(f"{spec}: there is no {name!r} in {_shown(module)}"
                                 f"{_candidates(module)}.", code="invalid_target")
         value = getattr(value, part)
     return value
+
+
+def failed(what: str, exc: BaseException) -> HandoffsError:
+    """The error for a user's module or function that raised while loading: what failed,
+    the exception, and the line of the user's code it came from (`load_failed`); a
+    `HandoffsError` keeps its own code and gets the line added."""
+    where = _user_frame(exc)
+    at = f" (at {where})" if where else ""
+    if isinstance(exc, HandoffsError):
+        return HandoffsError(f"{exc}{at}", code=exc.code)
+    said = exc.msg if isinstance(exc, SyntaxError) else exc  # its str() has the line
+    return HandoffsError(f"{what} failed: {type(exc).__name__}: {said}{at}. Run with "
+                         "--traceback for the whole traceback.", code="load_failed")
+
+
+def _user_frame(exc: BaseException) -> str:
+    """`file.py, line N: the line` of the deepest frame of the traceback that is the
+    user's code: not the standard library, an installed package, or handoffs itself."""
+    import linecache
+    import sysconfig
+    import traceback
+
+    skip = tuple({os.path.realpath(sysconfig.get_path(k))
+                  for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+                 | {os.path.realpath(os.path.dirname(os.path.dirname(__file__)))})
+    frames = traceback.extract_tb(exc.__traceback__)
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        line = (exc.text or linecache.getline(exc.filename, exc.lineno)).strip()
+        return f"{_relative(exc.filename)}, line {exc.lineno}: {line}"
+    for frame in reversed(frames):
+        name = frame.filename
+        if name.startswith("<") or os.path.realpath(name).startswith(skip):
+            continue
+        return f"{_relative(name)}, line {frame.lineno}: {(frame.line or '').strip()}"
+    return ""
+
+
+def _relative(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _shown(module: ModuleType) -> str:
+    """A module as the user named it: its file for one loaded by path."""
+    file = getattr(module, "__file__", None)
+    if module.__name__.startswith("_handoffs_team_") and file:
+        return _relative(file)
+    return module.__name__
 
 
 def _candidates(module: ModuleType) -> str:

@@ -6,8 +6,9 @@ it answers a refund for real; any other team gets no rules, only what `RuleModel
 when no rule applies: hand off toward the agent a message is about (along the team's
 routes, back through triage if need be), escalate to a human agent when asked for a
 person, fill payloads and tool arguments from the message, call a tool the message
-names, and otherwise answer politely. It shows how a team moves, not what a model would
-say.
+names, and otherwise answer with a placeholder naming what a real model would do there
+(answer, or which routes and tools it could use). It shows how a team moves, not what a
+model would say.
 """
 
 from __future__ import annotations

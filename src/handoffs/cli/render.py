@@ -86,10 +86,12 @@ class EventPrinter:
     """
 
     def __init__(self, painter: Painter, out: IO[str] | None = None,
-                 tools: bool = True) -> None:
+                 tools: bool = True, human_hint: str = "runner.reply_as_human") -> None:
         self.p = painter
         self.out = out or sys.stdout
         self.tools = tools
+        self.human_hint = human_hint
+        """How a person answers, shown when a human agent takes the conversation."""
         self.streaming: str | None = None
         """The agent whose streamed text is on the current line, if any."""
         self.streamed: set[str] = set()
@@ -152,7 +154,7 @@ class EventPrinter:
                               f"({d['stage']}): {d['message']}"))
         elif t == "human_waiting":
             self.line(p.warn("  … waiting for ") + p.agent(d["agent"]) +
-                      p.warn(": a person answers (runner.reply_as_human)"))
+                      p.warn(f": a person answers ({self.human_hint})"))
         elif t == "approval_requested":
             self.line(p.warn("  ⏸ ") + p.agent(d["agent"]) + p.warn(
                 f" wants to call {d['tool']}({d['arguments']}): /approve {d['call_id']} "

@@ -35,13 +35,49 @@ class Setup:
     """Which model answers, and why ("offline model (no model or API key is set)")."""
     offline: bool
     store: str
-    """The store's URL, or its class name when a loaded `Runner` brought its own."""
+    """The store's URL (for a store a loaded `Runner` brought, the URL that opens it, or
+    its class name for a kind of store that has none)."""
 
 
 def store_url(given: str | None, env: Mapping[str, str] | None = None) -> str:
     """The store URL a command uses: `--store`, else HANDOFFS_STORE, else the default."""
     env = os.environ if env is None else env
     return given or env.get("HANDOFFS_STORE") or DEFAULT_STORE
+
+
+def existing_store(url: str) -> str:
+    """`url`, refused when it names a SQLite file that does not exist: a command that only
+    reads (`sessions list`, `stats`, ...) must not create an empty database and report
+    "no sessions" for a mistyped path."""
+    if url.startswith("sqlite:"):
+        from ..errors import HandoffsError
+        from ..stores.base import sqlite_path
+
+        path = sqlite_path(url)
+        if path != ":memory:" and not path.startswith("file:") and not os.path.exists(path):
+            raise HandoffsError(
+                f"There is no SQLite database {path!r} (looked at {os.path.abspath(path)}). "
+                "Sessions are where `handoffs chat`, `run` or `serve` kept them "
+                f"({DEFAULT_STORE} in the directory they ran in, unless --store or "
+                "HANDOFFS_STORE said otherwise): check the path.", code="store_unavailable")
+    return url
+
+
+def store_label(store: Any) -> str:
+    """The URL a person would pass to `--store` to open `store` again (a password left
+    out); the class name for a store that no URL names."""
+    kind = type(store).__name__
+    if kind == "MemoryStore":
+        return "memory://"
+    if kind == "SQLiteStore":
+        path = str(store.path)
+        return "sqlite:///:memory:" if path.startswith("file:handoffs-") else f"sqlite:///{path}"
+    if kind == "PostgresStore":
+        from ..stores.postgres_sql import redact
+
+        schema = f"?schema={store.schema}" if store.schema else ""
+        return redact(store.dsn) + schema
+    return kind
 
 
 def make_runner(target: Team | Runner, model: str | None = None, store: str | None = None,
@@ -55,7 +91,7 @@ def make_runner(target: Team | Runner, model: str | None = None, store: str | No
     loaded = target if isinstance(target, Runner) else None
     store_obj: Any
     if store is None and loaded is not None:
-        store_obj, store_name = loaded.store, type(loaded.store).__name__
+        store_obj, store_name = loaded.store, store_label(loaded.store)
     else:
         store_obj = store_name = store_url(store, env)
     max_steps = loaded.max_steps if loaded is not None else 20

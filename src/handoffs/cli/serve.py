@@ -26,7 +26,9 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     try:
         import uvicorn
     except ImportError:
-        print("handoffs serve needs the server extra: pip install 'handoffs[server]'",
+        from ..errors import install_hint
+
+        print(f"handoffs serve needs uvicorn and FastAPI; install {install_hint('server')}",
               file=sys.stderr)
         return 2
     from .runners import store_url
@@ -76,11 +78,10 @@ def _prometheus_metrics() -> None:
         from opentelemetry import metrics
         from opentelemetry.sdk.metrics import MeterProvider
     except ImportError as exc:
-        from ..errors import HandoffsError
+        from ..errors import missing_extra
 
-        raise HandoffsError("--metrics needs OpenTelemetry's SDK and Prometheus exporter: "
-                            "pip install 'handoffs[prometheus]'.",
-                            code="missing_dependency") from exc
+        raise missing_extra("--metrics needs OpenTelemetry's SDK and Prometheus exporter",
+                            "prometheus") from exc
     from ..telemetry import prometheus_reader
 
     metrics.set_meter_provider(MeterProvider(metric_readers=[prometheus_reader()]))

@@ -70,9 +70,10 @@ async def _show(store: SessionStore, session_id: str, as_json: bool, p: Painter)
         print(state.to_json())
         return 0
     accepted = sum(1 for r in state.handoffs if r.accepted)
+    counts = ", ".join(_count(n, what) for n, what in (
+        (state.turn, "turn"), (len(state.messages), "message"), (accepted, "handoff")))
     print(p.sgr(f"session {state.id}", "1") + p.dim(
-        f"  {state.turn} turns, {len(state.messages)} messages, {accepted} handoffs, "
-        f"status {state.status}, active agent ") + p.agent(state.active_agent or "-"))
+        f"  {counts}, status {state.status}, active agent ") + p.agent(state.active_agent or "-"))
     print()
     for line in transcript_lines(p, state.messages):
         print(line)
@@ -107,7 +108,14 @@ async def _import(store: SessionStore, file: str, replace: bool) -> int:
     except ValueError as exc:
         raise HandoffsError(f"{file} is not JSON ({exc}); import takes what "
                             "`handoffs sessions export` writes.", code="invalid_session") from exc
-    state = await store.import_session(data, replace=replace)
+    try:
+        state = await store.import_session(data, replace=replace)
+    except HandoffsError as exc:
+        if exc.code != "session_exists":
+            raise
+        taken = data.get("id") if isinstance(data, dict) else None
+        raise HandoffsError(f"Session {taken!r} already exists in this store; add --replace "
+                            "to overwrite it.", code="session_exists") from exc
     print(f"imported session {state.id} ({len(state.messages)} messages)")
     return 0
 
@@ -118,3 +126,7 @@ def _read(file: str) -> str:
     except OSError as exc:
         raise HandoffsError(f"Cannot read {file}: {exc.strerror}.",
                             code="invalid_argument") from exc
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'s' * (n != 1)}"

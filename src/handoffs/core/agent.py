@@ -130,4 +130,5 @@ class HumanAgent(Agent):
 
     @property
     def is_human(self) -> bool:
+        """Always True: a person answers (`runner.reply_as_human`), not a model."""
         return True

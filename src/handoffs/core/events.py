@@ -76,4 +76,6 @@ class Event:
 
     @property
     def is_terminal(self) -> bool:
+        """True for the turn's last event, `run_completed` or `run_failed`, whose `result`
+        is the `RunResult`."""
         return self.type in TERMINAL_EVENTS

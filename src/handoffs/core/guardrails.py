@@ -28,10 +28,12 @@ class GuardrailResult:
 
     @classmethod
     def ok(cls) -> GuardrailResult:
+        """The result of a guardrail that lets the text through."""
         return _PASS
 
     @classmethod
     def trip(cls, message: str) -> GuardrailResult:
+        """The result of a guardrail that stops the text, saying why (`message`)."""
         return cls(True, message)
 
 

@@ -120,11 +120,13 @@ class Handoff:
 
     @property
     def target_name(self) -> str:
+        """The target agent's name, whether `target` was a name or an `Agent`."""
         t = self.target
         return t if isinstance(t, str) else t.name
 
     @property
     def required_capabilities(self) -> frozenset[str]:
+        """`requires` as a set: the capabilities the target must have (empty: none)."""
         r = self.requires
         if r is None:
             return frozenset()
@@ -182,6 +184,8 @@ class HandoffRecord:
     a delegation's `task` and `answer`, the delegation `line` a transfer was made on."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready data (the payload as JSON data; `from_dict` reads it
+        back)."""
         d: dict[str, Any] = {
             "id": self.id, "source": self.source, "target": self.target,
             "reason": self.reason.value, "explanation": self.explanation,
@@ -197,6 +201,7 @@ class HandoffRecord:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> HandoffRecord:
+        """A record from `to_dict()`'s data."""
         return cls(
             id=d["id"], source=d["source"], target=d["target"],
             reason=HandoffReason(d["reason"]), explanation=d.get("explanation", ""),

@@ -36,6 +36,7 @@ class ToolCall:
     """Set when the call asked for a handoff: how that request ended. None: ordinary call."""
 
     def to_dict(self) -> dict[str, Any]:
+        """The call as JSON-ready data (`from_dict` reads it back)."""
         d: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": self.arguments}
         if self.handoff is not None:
             d["handoff"] = self.handoff
@@ -43,6 +44,7 @@ class ToolCall:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ToolCall:
+        """A call from `to_dict()`'s data."""
         return cls(d["id"], d["name"], d["arguments"], d.get("handoff"))
 
 
@@ -57,6 +59,8 @@ class UserMessage:
     role: ClassVar[Literal["user"]] = "user"
 
     def to_dict(self) -> dict[str, Any]:
+        """The message as JSON-ready data, tagged with its `kind` (`message_from_dict`
+        reads it back)."""
         return {"kind": "user", "text": self.text, "agent": self.agent}
 
 
@@ -73,6 +77,8 @@ class AssistantMessage:
     role: ClassVar[Literal["assistant"]] = "assistant"
 
     def to_dict(self) -> dict[str, Any]:
+        """The message as JSON-ready data, tagged with its `kind` (`message_from_dict`
+        reads it back)."""
         d: dict[str, Any] = {"kind": "assistant", "text": self.text, "agent": self.agent}
         if self.tool_calls:
             d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
@@ -96,6 +102,8 @@ class ToolResult:
     role: ClassVar[Literal["tool"]] = "tool"
 
     def to_dict(self) -> dict[str, Any]:
+        """The message as JSON-ready data, tagged with its `kind` (`message_from_dict`
+        reads it back)."""
         d: dict[str, Any] = {
             "kind": "tool_result",
             "call_id": self.call_id,
@@ -126,6 +134,8 @@ class Note:
     role: ClassVar[Literal["user"]] = "user"
 
     def to_dict(self) -> dict[str, Any]:
+        """The message as JSON-ready data, tagged with its `kind` (`message_from_dict`
+        reads it back)."""
         d: dict[str, Any] = {"kind": "note", "text": self.text, "agent": self.agent}
         if self.to_model:
             d["to_model"] = True

@@ -89,6 +89,8 @@ class SessionState:
     """Derived, never serialised: the transcript views (see `core.history`)."""
 
     def checkpoint(self) -> Checkpoint:
+        """How much of the session is written: what a store's next `commit` appends after
+        (take it right after `load`, pass it to `commit`)."""
         return Checkpoint(len(self.messages), len(self.handoffs), self.version)
 
     def snapshot(self) -> SessionState:
@@ -112,16 +114,23 @@ class SessionState:
         } | ({} if self.pending is None else {"pending": self.pending})
 
     def to_dict(self) -> dict[str, Any]:
+        """The whole session as JSON-ready data: its header (id, active agent, status,
+        shared memory, view, version, turn, times, metadata, pending approval, `schema`),
+        `messages` and `handoffs`. `from_dict` reads it back; a store's
+        `export_session` is this plus the stored `events`."""
         d = self.header()
         d["messages"] = [m.to_dict() for m in self.messages]
         d["handoffs"] = [r.to_dict() for r in self.handoffs]
         return d
 
     def to_json(self) -> str:
+        """`to_dict()` as JSON text (UTF-8 kept as is, not escaped)."""
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> SessionState:
+        """A session from `to_dict()`'s data (an older schema is upgraded; one written by
+        a newer handoffs is refused with `schema_too_new`)."""
         schema = d.get("schema", SCHEMA)
         if schema > SCHEMA:
             raise HandoffsError(
@@ -148,6 +157,7 @@ class SessionState:
 
     @classmethod
     def from_json(cls, text: str) -> SessionState:
+        """A session from `to_json()`'s text."""
         return cls.from_dict(json.loads(text))
 
     def record(self, record_id: str) -> HandoffRecord | None:

@@ -99,6 +99,11 @@ class Team:
             if a.name in by_name:
                 raise TeamError(f"Two agents are named {a.name!r}; agent names must be unique.")
             by_name[a.name] = a
+        with_mcp = [a.name for a in self.agents if a.mcp]
+        if with_mcp:
+            from ..mcp.servers import require_sdk
+
+            require_sdk(with_mcp)
         self.entry: str = self._member(entry, "entry", by_name) or self.agents[0].name
         self.supervisor: str | None = self._member(supervisor, "supervisor", by_name)
         self.fallback: str | None = self._member(fallback, "fallback", by_name)

@@ -76,6 +76,7 @@ class Tool:
 
     @property
     def spec(self) -> ToolSpec:
+        """What a model is shown of the tool: its name, description and JSON schema."""
         return ToolSpec(self.name, self.description, self.parameters)
 
     def parse(self, arguments: dict[str, Any] | str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.names import tool_name
 from ..core.tools import Tool, ToolSpec
-from ..errors import HandoffsError
+from ..errors import HandoffsError, install_hint
 from .servers import MCPServer
 
 if TYPE_CHECKING:
@@ -94,8 +94,8 @@ class Connection:
         try:
             from mcp import Client  # the `mcp` extra, only when a server is used
         except ImportError:
-            self._failed(ready, "the `mcp` package is not installed (pip install "
-                         "'handoffs[mcp]')", None)
+            self._failed(ready, f"the `mcp` package is not installed (install "
+                         f"{install_hint('mcp')})", None)
             return
         try:
             async with contextlib.AsyncExitStack() as stack, \

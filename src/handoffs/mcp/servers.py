@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..errors import HandoffsError
+from ..errors import HandoffsError, missing_extra
 
 
 @dataclass(slots=True, frozen=True)
@@ -87,3 +87,14 @@ class MCPServer:
 
 def _names(allow: Sequence[str] | None) -> frozenset[str] | None:
     return None if allow is None else frozenset(allow)
+
+
+def require_sdk(agents: Sequence[str]) -> None:
+    """Fail when the team is built, with the extra to install, if agents list MCP servers
+    and the `mcp` package is not installed (rather than those agents quietly having no
+    tools when a turn runs). Looks the package up without importing it."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        raise missing_extra(f"{', '.join(agents)} list{'s' * (len(agents) == 1)} MCP servers "
+                            "(Agent(mcp=...)), which need the official `mcp` package", "mcp")

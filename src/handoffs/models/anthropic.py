@@ -113,7 +113,8 @@ class AnthropicModel(SDKModel):
             yield piece
 
     async def _create(self, body: dict[str, Any]) -> Any:
-        return await self._client().messages.create(**body)
+        create = self._client().messages.create
+        return await create(**_sdk_arguments(create, body))
 
     def _response(self, raw: Any) -> ModelResponse:
         texts: list[str] = []
@@ -130,7 +131,8 @@ class AnthropicModel(SDKModel):
 
     async def _stream_once(self, body: dict[str, Any]
                            ) -> AsyncIterator[TextDelta | ModelResponse]:
-        stream = await self._client().messages.create(**body)
+        create = self._client().messages.create
+        stream = await create(**_sdk_arguments(create, body))
         # index -> ["text", parts] or ["tool_use", id, name, argument fragments]
         blocks: dict[int, list[Any]] = {}
         usage = Usage(0, 0, 1)
@@ -255,3 +257,28 @@ def final_output(response: ModelResponse) -> ModelResponse:
         if c.name == FINAL_OUTPUT_TOOL:
             return ModelResponse(c.arguments, (), response.usage, response.model)
     return response
+
+
+_ACCEPTED: dict[Any, frozenset[str] | None] = {}
+"""The keyword arguments each SDK `messages.create` (by its function) takes; None: any."""
+
+
+def _sdk_arguments(create: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """`body` as `messages.create` takes it: fields the installed SDK has no argument for
+    (`temperature` and `top_p` are gone from newer SDKs' signatures, though the API takes
+    them) travel in `extra_body`, so a setting is sent, not a TypeError raised."""
+    function = getattr(create, "__func__", create)
+    if function not in _ACCEPTED:
+        import inspect
+
+        params = inspect.signature(create).parameters.values()
+        _ACCEPTED[function] = (None if any(p.kind is inspect.Parameter.VAR_KEYWORD
+                                           for p in params)
+                               else frozenset(p.name for p in params))
+    accepted = _ACCEPTED[function]
+    if accepted is None or accepted.issuperset(body):
+        return body
+    kept = {k: v for k, v in body.items() if k in accepted}
+    kept["extra_body"] = {**{k: v for k, v in body.items() if k not in accepted},
+                          **(body.get("extra_body") or {})}
+    return kept

@@ -65,6 +65,7 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
     def to_dict(self) -> dict[str, int]:
+        """The counts as JSON-ready data."""
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "requests": self.requests}
 
@@ -106,6 +107,12 @@ class Model(Protocol):
     Errors are raised as exceptions; provider adapters raise `ModelError` with a code.
     """
 
-    async def complete(self, request: ModelRequest) -> ModelResponse: ...
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """One model call: the whole response to `request`. A failure raises `ModelError`
+        with a stable code (`rate_limited`, `auth_error`, `timeout`, ...)."""
+        ...
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]: ...
+    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        """The same call streamed: `TextDelta`s as the text comes, then the whole
+        `ModelResponse` last (an async generator)."""
+        ...

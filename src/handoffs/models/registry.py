@@ -45,8 +45,10 @@ def get_model(spec: str, **options: Any) -> Model:
         known = ", ".join(sorted({"openai", "anthropic", "ollama", *_PROVIDERS}))
         raise HandoffsError(f"Unknown model provider {provider!r} in {spec!r}; known: {known}.",
                             code="invalid_model")
+    factory_fn, adapter = builtin
+    _check_options(spec, adapter, options)
     try:
-        return builtin(name, **options)
+        return factory_fn(name, **options)
     except TypeError as exc:  # an option the adapter does not take
         raise HandoffsError(f"Model {spec!r}: {exc}.", code="invalid_model") from exc
 
@@ -76,15 +78,46 @@ def _value(text: str) -> Any:
     return text
 
 
-def _builtin(provider: str) -> Callable[..., Model] | None:
+def _builtin(provider: str) -> tuple[Callable[..., Model], type] | None:
+    """The factory of a built-in provider and the adapter class it makes."""
     # The adapter modules import their SDKs only when a model is created, and then fail
     # with the extra to install (pip install 'handoffs[openai]').
     if provider in ("openai", "ollama"):
         from . import openai as openai_adapter
 
-        return openai_adapter.ollama_model if provider == "ollama" else openai_adapter.openai_model
+        factory = (openai_adapter.ollama_model if provider == "ollama"
+                   else openai_adapter.openai_model)
+        return factory, openai_adapter.OpenAIModel
     if provider == "anthropic":
         from . import anthropic as anthropic_adapter
 
-        return anthropic_adapter.anthropic_model
+        return anthropic_adapter.anthropic_model, anthropic_adapter.AnthropicModel
     return None
+
+
+_KINDS: dict[str, tuple[type, ...]] = {
+    "bool": (bool,), "int": (int,), "float": (int, float), "str": (str,),
+    "int | None": (int, type(None)), "float | None": (int, float, type(None)),
+    "str | None": (str, type(None))}
+"""The values an option of a simple annotation takes (a bool is not a number here)."""
+
+
+def _check_options(spec: str, adapter: type, options: dict[str, Any]) -> None:
+    """Refuse an option the adapter does not take, or a value of the wrong kind
+    (`?text_tool_calls=maybe`), naming what it takes instead."""
+    import inspect
+
+    params = {n: p for n, p in inspect.signature(adapter).parameters.items()
+              if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    for key, value in options.items():
+        param = params.get(key)
+        if param is None:
+            raise HandoffsError(
+                f"Model {spec!r}: {adapter.__name__} has no option {key!r}; it takes "
+                f"{', '.join(params)}.", code="invalid_model")
+        kinds = _KINDS.get(str(param.annotation))
+        if kinds is not None and (not isinstance(value, kinds)
+                                  or (isinstance(value, bool) and bool not in kinds)):
+            wanted = "true or false" if kinds == (bool,) else str(param.annotation)
+            raise HandoffsError(f"Model {spec!r}: the option {key!r} takes {wanted}, not "
+                                f"{value!r}.", code="invalid_model")

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from types import ModuleType
 from typing import Any
 
-from ..errors import HandoffsError, ModelError
+from ..errors import ModelError, missing_extra
 from .base import ModelRequest, ModelResponse, TextDelta
 from .failures import to_model_error
 from .retry import RetryPolicy, stream_with_retries, with_retries
@@ -21,10 +21,7 @@ def import_sdk(module: str, what: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise HandoffsError(
-            f"{what} models need the {module} package: pip install 'handoffs[{module}]'.",
-            code="missing_dependency",
-        ) from exc
+        raise missing_extra(f"{what} models need the {module} package", module) from exc
 
 
 class ClientPerLoop:

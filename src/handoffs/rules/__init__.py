@@ -22,8 +22,10 @@ the message asks for a person; hands off toward the agent the message is most ab
 the words of names and descriptions, along the team's routes (given `team=`; without it,
 only the agent that received the message hands off, to a target its request offers),
 filling a payload from ids like A-1001 and numbers in the message; calls a tool whose name
-the message mentions when that fills its arguments; and otherwise answers politely
-(`handoffs.rules.fallback` has the details). It never runs out of answers, and the same
+the message mentions when that fills its arguments; and otherwise answers with a
+placeholder that says what a real model would do there: answer the message, or hand it
+to the agents its routes lead to, or call its tools, each named (`DEFAULT_ANSWER`;
+`handoffs.rules.fallback` has the details). It never runs out of answers, and the same
 conversation always gets the same responses; streamed, the text comes a word at a time.
 
 Templates are `str.format` strings over: `agent`, `text` (the user's message), `source`

@@ -15,7 +15,9 @@ In order, the first that works:
    cannot be found, the agent says what it needs instead of guessing.
 4. The message names a tool ("refund" names `issue_refund`) whose required arguments
    can be filled from it: the agent calls it (every such tool, in one response).
-5. Otherwise nothing: the model answers with its default answer.
+5. Otherwise nothing: the model answers with its default answer, a placeholder that says
+   what a real model would do here: answer the message (or do the delegated task), or
+   hand the conversation to the agents its routes lead to, or call its tools, each named.
 
 A handoff is never made twice since the message, never to the agent that received the
 message or handed it over, and never by a delegate (its answer goes back to its caller).
@@ -81,7 +83,39 @@ class Fallback:
                 found.append(f"{r.name}: {r.text}")
         if found:
             said.insert(0, "Here is what I found: " + "; ".join(found))
-        return f"{seen.agent}: " + " ".join(said)
+        return " ".join(said)
+
+    def placeholder(self, seen: Seen) -> dict[str, str]:
+        """Step 5's values for `DEFAULT_ANSWER`: `task`, what a real model would do with
+        the message, and `could`, the routes and tools it could use instead."""
+        quote = " ".join(seen.text.split())
+        quote = quote if len(quote) <= 80 else quote[:79] + "…"
+        if seen.delegate:
+            task = f"do the task “{quote}” and answer {self._label(seen.source)}"
+        else:
+            task = f"answer “{quote}”" if quote else "answer"
+        transfers: list[str] = []
+        asks: list[str] = []
+        for spec in seen.offered.values():
+            if is_handoff(spec) and spec.name not in seen.done:
+                name = self._target(seen, spec.name)
+                agent = self.team.get(name) if self.team is not None else None
+                about = agent.description.strip().rstrip(".") if agent is not None else ""
+                shown = f"{self._label(name)} ({about})" if about else self._label(name)
+                (asks if asks_task(spec) else transfers).append(shown)
+        tools = [s.name for s in seen.offered.values()
+                 if not is_handoff(s) and s.name not in seen.done]
+        could = ""
+        if transfers:
+            what = "the task" if seen.delegate else "the conversation"
+            could += f", or hand {what} to {_either(transfers)}"
+        if asks:
+            could += f", or ask {_either(asks)}"
+        if tools:
+            could += f", or call {_either(tools)}"
+        if could:
+            could += ". Mention one of them, or what it does, to see that happen"
+        return {"task": task, "could": could}
 
     # -- handoffs --------------------------------------------------------------------
 
@@ -219,6 +253,10 @@ class Fallback:
             if all(k in args for k in spec.parameters.get("required", ())):
                 calls.append((spec.name, args))
         return calls
+
+
+def _either(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _topic_of(name: str, label: str, description: str) -> tuple[list[str], list[str]]:

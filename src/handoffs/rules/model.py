@@ -15,8 +15,12 @@ from .fallback import Fallback
 from .request import Seen, asks_task, payload_schema
 from .rule import SKIP, Rule, Template, fill
 
-DEFAULT_ANSWER = "{agent}: Thank you for your message. I've noted it and will help you with it."
-"""The answer when nothing else applies (no rule, no `default`, nothing to report)."""
+DEFAULT_ANSWER = "(Offline placeholder) A real model would {task} here{could}."
+"""The answer when nothing else applies (no rule, no `default`, nothing to report): a
+placeholder that says what a real model would do. `{task}` is what it would do with the
+message (`answer “...”`, or do a delegated task), `{could}` the agent's other options
+(`, or hand the conversation to Billing (Charges and invoices), or call lookup_order...`),
+so a team of yours played offline shows where each agent could take the conversation."""
 
 
 class RuleModel:
@@ -59,14 +63,18 @@ class RuleModel:
         return list(self.rules)
 
     def rules_for(self, agent: str) -> tuple[Rule, ...]:
+        """The rules `agent` follows, in order (every agent's, for one list of rules)."""
         if isinstance(self.rules, dict):
             return self.rules.get(agent, ())
         return self.rules
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        """The response to `request` (see `respond`)."""
         return self.respond(request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        """The response streamed a word at a time (or in `stream_chunks` pieces), then
+        the whole response."""
         response = self.respond(request)
         if self.stream_chunks is not None:
             for piece in chunked(response, self.stream_chunks):
@@ -132,7 +140,7 @@ class RuleModel:
                 pass
         if seen.latest:
             return self.fallback.results(seen)
-        return DEFAULT_ANSWER.format(**seen.fixed)
+        return DEFAULT_ANSWER.format(**self.fallback.placeholder(seen))
 
     def _text(self, text: str) -> ModelResponse:
         return ModelResponse(text, (), Usage(0, 0, 1), "rules")

@@ -43,6 +43,7 @@ class RunError:
     chains it as the `__cause__` of the `RunFailed` it raises."""
 
     def to_dict(self) -> dict[str, Any]:
+        """`code`, `message` and `agent` as JSON-ready data (the exception is left out)."""
         return {"code": self.code, "message": self.message, "agent": self.agent}
 
 
@@ -106,6 +107,8 @@ class RunResult:
         return self
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data: what a `run_completed` / `run_failed` event and
+        the HTTP API carry as `result` (`output_data` as its JSON; events left out)."""
         return {
             "session_id": self.session_id, "output": self.output, "agent": self.agent,
             "status": self.status.value, "turn": self.turn,

@@ -23,7 +23,7 @@ from ..core.history import last_user_index
 from ..core.messages import Note, UserMessage
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
-from ..log import fields
+from ..log import fields, show_first_failure
 from ..telemetry.config import observe
 from .loop import drive
 from .result import RunResult, RunStatus
@@ -147,6 +147,10 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
         log.warning("turn %d of %s failed (%s): %s", state.turn, state.id, err.code,
                     err.message, exc_info=err.exception,
                     extra=fields(state.id, state.turn, res.agent))
+        if log.isEnabledFor(logging.WARNING):
+            show_first_failure(log, log.makeRecord(
+                log.name, logging.WARNING, __file__, 0, "turn %d of %s failed (%s): %s",
+                (state.turn, state.id, err.code, err.message), None))
     elif log.isEnabledFor(logging.INFO):
         log.info("turn %d of %s ended %s with %s", state.turn, state.id, res.status.value,
                  res.agent, extra=fields(state.id, state.turn, res.agent))

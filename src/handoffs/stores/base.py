@@ -28,6 +28,7 @@ class SessionSummary:
     messages: int
 
     def to_dict(self) -> dict[str, Any]:
+        """The row as JSON-ready data (what `handoffs sessions list --json` prints)."""
         return {"id": self.id, "active_agent": self.active_agent, "turn": self.turn,
                 "status": self.status, "created_at": self.created_at,
                 "updated_at": self.updated_at, "messages": self.messages}
@@ -57,15 +58,35 @@ class SessionStore(Protocol):
     `store_busy`, `store_error`); nothing stored changes when one is raised.
     """
 
-    def lock(self, session_id: str) -> AbstractAsyncContextManager[None]: ...
+    def lock(self, session_id: str) -> AbstractAsyncContextManager[None]:
+        """Hold the session for one turn: `async with store.lock(id):`. Turns on one
+        session never overlap (across processes and machines for a durable store); other
+        sessions never wait. The lock vanishes with the process that held it, and
+        `lock_timeout` (where a store has one) bounds the wait (`session_busy`)."""
+        ...
 
-    async def load(self, session_id: str) -> SessionState | None: ...
+    async def load(self, session_id: str) -> SessionState | None:
+        """The session as last committed, or None if there is none. A session whose turn
+        died mid-way is reported with status `interrupted`. The state returned is the
+        caller's to change until its next `commit` (a store may hand back the same
+        object it keeps, so change it only while holding the lock)."""
+        ...
 
     async def commit(
         self, state: SessionState, since: Checkpoint, events: Sequence[Event] = ()
-    ) -> None: ...
+    ) -> None:
+        """Write what changed in `state` since the checkpoint `since`
+        (`state.checkpoint()` taken after `load`): new messages, new handoff records, the
+        turn's `events`, and the session's header (active agent, status, shared memory,
+        view, pending approval). Creates the session when it is new. Increments
+        `state.version`; a durable store refuses a commit whose version is not the stored
+        one (`session_conflict`) and writes nothing. All or nothing: on any error nothing
+        stored changes."""
+        ...
 
-    async def delete(self, session_id: str) -> bool: ...
+    async def delete(self, session_id: str) -> bool:
+        """Remove the session with its messages, records and events; True if it existed."""
+        ...
 
     async def list_sessions(
         self, limit: int = 50, offset: int = 0, *, status: str | None = None
@@ -95,7 +116,10 @@ class SessionStore(Protocol):
         the target took. Durable stores compute it in SQL (see `stores.stats`)."""
         ...
 
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """Release connections, threads and files; calling it again does nothing. A
+        closed durable store refuses further calls (`store_closed`)."""
+        ...
 
 
 def open_store(spec: SessionStore | str | None) -> SessionStore:

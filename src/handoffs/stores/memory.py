@@ -256,6 +256,7 @@ class MemoryStore:
         self._committed[state.id] = _Committed(state)
 
     async def delete(self, session_id: str) -> bool:
+        """Forget the session and its events; True if it existed."""
         sid = checks.session_id(session_id)
         self._committed.pop(sid, None)
         self._events.pop(sid, None)
@@ -309,6 +310,7 @@ class MemoryStore:
         state.cache = None  # the views may have seen the undone messages
 
     async def close(self) -> None:
+        """Nothing to release: the sessions stay readable (a durable store closes)."""
         return None
 
     def __len__(self) -> int:

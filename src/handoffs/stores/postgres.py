@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
-from ..errors import HandoffsError
+from ..errors import HandoffsError, missing_extra
 from . import checks, rows, stats
 from . import postgres_sql as sql
 from .base import SessionSummary
@@ -103,8 +103,7 @@ class PostgresStore:
         try:
             import asyncpg  # type: ignore[import-untyped, import-not-found, unused-ignore]
         except ImportError as exc:
-            raise HandoffsError("PostgresStore needs asyncpg: pip install 'handoffs[postgres]'.",
-                                code="store_unavailable") from exc
+            raise missing_extra("PostgresStore needs asyncpg", "postgres") from exc
         self._errors = (asyncpg.PostgresError, asyncpg.InterfaceError,
                         asyncpg.exceptions.InternalClientError, OSError, TimeoutError)
         try:
@@ -131,9 +130,9 @@ class PostgresStore:
         """The connection that holds this store's advisory locks (reopened if lost)."""
         conn = self._lock_conn
         if conn is None or conn.is_closed():
+            await self._ready()  # first: it says how to install asyncpg when it is missing
             import asyncpg
 
-            await self._ready()
             try:
                 conn = self._lock_conn = await asyncpg.connect(self.dsn)
             except self._errors as exc:

@@ -255,8 +255,9 @@ def store_error(exc: sqlite3.Error, where: str) -> HandoffsError:
                           "Free some space and retry.", code="store_unavailable")
     if primary in _UNAVAILABLE or isinstance(exc, sqlite3.OperationalError):
         return StoreError(
-            f"Cannot use {where} ({exc}); nothing was written. Check that the path "
-            "exists and this process may read and write it.", code="store_unavailable")
+            f"Cannot use {where[:1].lower()}{where[1:]} ({exc}); nothing was written. "
+            "Check that the path exists and this process may read and write it.",
+            code="store_unavailable")
     return StoreError(f"{where} failed ({type(exc).__name__}: {exc}); nothing was "
                       "written.", code="store_error")
 

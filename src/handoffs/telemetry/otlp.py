@@ -11,7 +11,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import HandoffsError
+from ..errors import missing_extra
 from .config import global_meter_provider, global_tracer_provider
 
 log = logging.getLogger(__name__)
@@ -41,9 +41,8 @@ def export_otlp(endpoint: str | None = None, *, service_name: str = "handoffs",
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as exc:
-        raise HandoffsError(
-            f"export_otlp needs the OpenTelemetry SDK and its OTLP exporter ({exc.name} is "
-            "missing): pip install 'handoffs[otlp]'.", code="missing_dependency") from exc
+        raise missing_extra(f"export_otlp needs the OpenTelemetry SDK and its OTLP exporter "
+                            f"({exc.name} is missing)", "otlp") from exc
     base = endpoint.rstrip("/") if endpoint else None
     resource = Resource.create({"service.name": service_name})
     tracer_provider = global_tracer_provider()

@@ -18,16 +18,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import HandoffsError
+from ..errors import HandoffsError, missing_extra
 
 PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The content type of the Prometheus text format (version 0.0.4)."""
 
 
 def _missing(exc: ImportError) -> HandoffsError:
-    return HandoffsError(
-        f"Prometheus metrics need OpenTelemetry's Prometheus exporter ({exc.name} is "
-        "missing): pip install 'handoffs[prometheus]'.", code="missing_dependency")
+    return missing_extra(f"Prometheus metrics need OpenTelemetry's Prometheus exporter "
+                         f"({exc.name} is missing)", "prometheus")
 
 
 def prometheus_reader(registry: Any = None) -> Any:
