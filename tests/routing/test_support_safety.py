@@ -85,3 +85,12 @@ async def test_billing_hands_a_refund_on_with_the_order_only() -> None:
     result = await Runner(build_team(), model=model).run("s", "charged twice A-1001")
     assert result.handoffs[-1].payload == {"order_id": "A-1001"}
     assert result.output == "Refunded."
+
+
+async def test_refunds_asks_for_the_order_instead_of_sending_a_yes_back_to_triage() -> None:
+    runner = Runner(build_team(), model=rule_model())
+    await runner.run("s", "Hi, I was charged twice for order A-1001.")
+    yes = await runner.run("s", "Yes please refund it")
+    assert (yes.agent, yes.output) == (
+        "refunds", "Which order should I refund? Its number looks like A-1001.")
+    assert yes.handoffs == []

@@ -272,6 +272,8 @@ def rules() -> dict[str, list[Rule]]:
             Rule(pattern=ORDER, answer="Order {lookup_order[order_id]} was charged once, so "
                  "there is nothing to refund."),
             Rule(keywords=THANKS_WORDS, answer="You're welcome! Anything else?"),
+            Rule(keywords=[*DUPLICATE_WORDS, "yes", "please", "go ahead"],
+                 answer="Which order should I refund? Its number looks like A-1001."),
             Rule(handoff="triage", reason="Not a refund request."),
         ],
         "technical": [

@@ -17,8 +17,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from ..core.messages import Message, ToolCall
-from ..core.narration import looks_like_call
 from ..core.names import tool_name
+from ..core.narration import looks_like_call
 from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
 from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay
