@@ -126,9 +126,9 @@ _ECHO_MARKERS = (
 def echoes(text: str, sentences: Iterable[str] = ()) -> bool:
     """Whether `text` repeats a sentence written for the model: one of the runtime's
     feedback phrases, or the start of a refusal it received in this turn."""
-    lowered = text.lower()
-    if any(m in lowered for m in _ECHO_MARKERS):
+    if _markers().search(text) is not None:
         return True
+    lowered = text.lower()
     for s in sentences:
         head = s[:48].lower()
         if len(head) >= 24 and head in lowered:
@@ -149,6 +149,11 @@ def looks_like_call(text: str) -> bool:
     if _CALL_SHAPE.match(text) is None:
         return "<tool_call>" in text
     return '"arguments"' in text or '"parameters"' in text or '"function"' in text
+
+
+@functools.cache
+def _markers() -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, _ECHO_MARKERS)), re.IGNORECASE)
 
 
 def _fold(text: str) -> str:

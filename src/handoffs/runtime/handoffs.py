@@ -45,15 +45,17 @@ class Decision:
     delegations: list[tuple[HandoffAsk, HandoffRecord, Any]] = field(default_factory=list)
     transfer: Transfer | None = None
     transfer_ask: HandoffAsk | None = None
-    later: list[HandoffRecord] = field(default_factory=list)
+    later: list[HandoffRecord] | None = None
     """Refused requests made after the accepted transfer, recorded after it (records keep
     the order of the response's calls, and the transfer's is written when it settles)."""
 
     def flush(self, t: Turn) -> None:
         """Record the refusals that waited for the transfer's record."""
-        for record in self.later:
-            t.add_record(record)
-        self.later.clear()
+        later = self.later
+        if later:
+            for record in later:
+                t.add_record(record)
+            later.clear()
 
 
 def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult | None],
@@ -230,7 +232,11 @@ def reject(t: Turn, leg: Leg, ask: HandoffAsk, results: list[ToolResult | None],
     """Record a refused request and give the model the refusal as the call's result
     (recorded after the response's accepted transfer, if it has one)."""
     payload, _ = ask.payload_of()
-    later = decision.later if decision is not None and decision.transfer is not None else None
+    later = None
+    if decision is not None and decision.transfer is not None:
+        later = decision.later
+        if later is None:
+            later = decision.later = []
     refuse(t, leg, record_for(t, leg.agent.name, ask, payload, False, rejection, leg.line),
            rejection, later=later)
     result_for(t, leg, ask, results, marks, rejection.message, True, "rejected")

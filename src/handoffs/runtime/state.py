@@ -107,10 +107,8 @@ class Leg:
         """Cached for the current agent; cleared whenever the agent or its handoff changes."""
         self.system: str | None = None
         """Cached system text when the agent's instructions are a plain string."""
-        self._reset()
-
-    def _reset(self) -> None:
-        """What the current agent has been through in this turn (`runtime.converge`)."""
+        # What the current agent has been through in this turn (`runtime.converge`),
+        # reset by `switch` (assigned here, not in a method: this runs per handoff).
         self.failures = 0
         """Its responses in a row that got nothing but refusals and errors."""
         self.last_refusal: tuple[str, str] | None = None
@@ -130,7 +128,11 @@ class Leg:
         self.agent = plan.agent
         self.ctx = None
         self.system = None
-        self._reset()
+        self.failures = 0
+        self.last_refusal = None
+        self.hidden = frozenset()
+        self.force = None
+        self.nudged = self.last_word = False
 
     @property
     def handoff(self) -> HandoffContext | None:
