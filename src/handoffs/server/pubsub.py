@@ -17,8 +17,12 @@ sources feed it, in any order:
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
+
+from ..stores.rows import dumps
+from ..stores.text import json_encodable, valid
 
 log = logging.getLogger("handoffs.server.pubsub")
 
@@ -28,6 +32,16 @@ QUEUE_LIMIT = 10_000
 
 PAGE = 500
 """Events read from the store per query while catching a subscriber up."""
+
+
+def as_stored(event: dict[str, Any]) -> dict[str, Any]:
+    """`event` as every durable store keeps it, so live and replayed copies are equal:
+    itself when its text is valid Unicode, else with each lone surrogate replaced by
+    U+FFFD (`stores.text`), which a client could not be sent anyway."""
+    if json_encodable(event):
+        return event
+    fixed: dict[str, Any] = json.loads(valid(dumps(event)))
+    return fixed
 
 
 class Subscriber:
@@ -166,6 +180,7 @@ class Hub:
         while True:
             found = await self.store.events_after(session_id, after, PAGE)
             for event in found:
+                event = as_stored(event)  # the memory store keeps what it was given
                 for sub in subs:
                     sub.offer(event)
             if len(found) < PAGE:
