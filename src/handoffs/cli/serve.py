@@ -57,8 +57,9 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     print(f"handoffs: serving {team or 'the built-in support team'} on http://{shown}:{port}/"
           f"  (API docs: http://{shown}:{port}/docs)", flush=True)
-    print(f"handoffs: model {setup.model}; store {setup.store}; operator routes "
-          f"{'on' if key else 'off'}", flush=True)
+    print(f"handoffs: store {setup.store}; operator routes {'on' if key else 'off'}",
+          flush=True)
+    print(f"handoffs: model: {setup.model}", flush=True)
     uvicorn.run("handoffs.cli.serve:build_app", factory=True, host=host, port=port,
                 workers=workers, log_level=log_level, timeout_graceful_shutdown=5)
     return 0
