@@ -26,9 +26,12 @@ routes off), the store failing."""
 
 @router.get("/sessions", responses=responses(*OPERATOR, "invalid_argument",
                                              "validation_error"))
-async def list_sessions(request: Request, status: str | None = None,
+async def list_sessions(request: Request,
+                        status: str | None = Query(
+                            None, json_schema_extra={"enum": list(STATUSES)}),
                         limit: int = Query(50, ge=1, le=500),
-                        cursor: str | None = None) -> dict[str, Any]:
+                        cursor: str | None = Query(None, pattern=r"^[0-9]{1,10}$")
+                        ) -> dict[str, Any]:
     """Sessions, most recently updated first; `status` keeps one status
     (`waiting_for_human`, `interrupted`, ...); `cursor` is the `next_cursor` of the
     previous page."""
