@@ -19,6 +19,11 @@ from .views import Answer, agent_view, approvals_view
 
 router = APIRouter(prefix="/v1", tags=["operator"])
 
+LIMIT = {"minimum": 1, "maximum": 500}
+CURSOR = {"pattern": "^[0-9]{1,10}$"}
+"""The parameters' bounds, declared in the OpenAPI document and checked by the route
+(400 `invalid_argument` beyond them, as every refused parameter)."""
+
 OPERATOR = ("unauthorized", "forbidden", "store_unavailable")
 """What every operator route may answer: no key, not the operator key (or operator
 routes off), the store failing."""
@@ -29,8 +34,8 @@ routes off), the store failing."""
 async def list_sessions(request: Request,
                         status: str | None = Query(
                             None, json_schema_extra={"enum": list(STATUSES)}),
-                        limit: int = Query(50, ge=1, le=500),
-                        cursor: str | None = Query(None, pattern=r"^[0-9]{1,10}$")
+                        limit: int = Query(50, json_schema_extra=LIMIT),
+                        cursor: str | None = Query(None, json_schema_extra=CURSOR)
                         ) -> dict[str, Any]:
     """Sessions, most recently updated first; `status` keeps one status
     (`waiting_for_human`, `interrupted`, ...); `cursor` is the `next_cursor` of the
@@ -39,6 +44,8 @@ async def list_sessions(request: Request,
     svc.require_operator(request)
     if status is not None and status not in STATUSES:
         raise ApiError("invalid_argument", f"status is one of {', '.join(STATUSES)}.")
+    if not 1 <= limit <= 500:
+        raise ApiError("invalid_argument", "limit is between 1 and 500.")
     try:
         offset = int(cursor) if cursor else 0
         if offset < 0 or offset > 10**9:
