@@ -137,3 +137,16 @@ def test_a_human_agent_is_not_user_selectable_unless_the_team_says_so(
         assert picked.status_code == 200
         session = s.client.get(f"/v1/sessions/{sid}", headers=bearer(token)).json()
         assert session["status"] == "waiting_for_human"
+
+
+def test_the_rate_limiter_stays_bounded_under_a_flood_of_addresses(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from handoffs.server import ratelimit
+
+    monkeypatch.setattr(ratelimit, "MAX_CLIENTS", 100)
+    limiter = ratelimit.RateLimiter(ratelimit.Rate.parse("2/h"))
+    for i in range(5_000):
+        assert limiter.take(f"10.0.{i // 256}.{i % 256}") == 0.0  # each one's first
+    assert len(limiter._buckets) <= 100
+    assert [limiter.take("192.0.2.1") for _ in range(2)] == [0.0, 0.0]
+    assert limiter.take("192.0.2.1") == pytest.approx(1800, abs=1)  # 2/h: one per 30 min

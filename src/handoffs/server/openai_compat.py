@@ -200,9 +200,9 @@ async def _answer(svc: Service, result: RunResult, talk: Conversation) -> str:
     parts = [*talk.unseen, result.output] if result.output else list(talk.unseen)
     who = svc.team.get(result.agent)
     name = who.label if who is not None else result.agent
-    follow = (f" This conversation is kept as session {talk.id} until then: send the "
-              f"next message in it (header X-Handoffs-Session: {talk.id}, the token in "
-              "this answer's handoffs.token as the API key)." if talk.throwaway else "")
+    follow = (f" This conversation is kept as session {talk.id} for that: send your next "
+              f"message in it (header X-Handoffs-Session: {talk.id}, API key: the token "
+              "in this answer's handoffs.token)." if talk.throwaway else "")
     if result.status is RunStatus.WAITING_FOR_HUMAN:
         parts.append(f"{name} will reply: a person answers this conversation now. Their "
                      "reply comes with the answer to your next message." + follow)

@@ -19,7 +19,8 @@ _PERIODS = {"s": 1.0, "sec": 1.0, "second": 1.0, "seconds": 1.0, "m": 60.0, "min
 _FORM = re.compile(r"^(\d+)/(\d+(?:\.\d+)?)?([a-z]+)$")
 
 MAX_CLIENTS = 10_000
-"""Buckets kept before the full ones (clients idle for a whole period) are dropped."""
+"""Buckets kept at most: beyond, the full ones (clients idle for a whole period) are
+dropped, then, if that is not enough, the oldest quarter (those clients start afresh)."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -68,7 +69,10 @@ class RateLimiter:
     def _forget_full(self, now: float) -> None:
         """Drop the buckets that have refilled: those clients start afresh anyway."""
         count, per = self.rate.count, self.rate.per
-        full = [c for c, (t, then) in self._buckets.items()
-                if t + (now - then) * count / per >= count]
+        buckets = self._buckets
+        full = [c for c, (t, then) in buckets.items() if t + (now - then) * count / per >= count]
         for c in full:
-            del self._buckets[c]
+            del buckets[c]
+        if len(buckets) >= MAX_CLIENTS:  # a flood of addresses: bounded all the same
+            for c in list(buckets)[:MAX_CLIENTS // 4]:
+                del buckets[c]
