@@ -6,11 +6,17 @@ Real `handoffs serve` processes."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import uuid
 from pathlib import Path
 
 import httpx
 
-from .conftest import OPERATOR_KEY, bearer, free_port, handoffs_serve
+from stores.conftest import PG_DSN, drop_schema, require_pg
+
+from .conftest import OPERATOR_KEY, SRC, bearer, free_port, handoffs_serve
 
 
 def test_tokens_and_the_operator_key_are_masked_in_every_request_line(
@@ -85,3 +91,20 @@ def test_an_answer_with_a_bearer_header_is_not_logged_either(tmp_path: Path) -> 
         s.proc.terminate()
         s.proc.wait(10)
         assert created["token"] not in s.output()
+
+
+async def test_the_sessions_command_masks_the_password_too(tmp_path: Path) -> None:
+    await require_pg()
+    schema = f"handoffs_cli_{uuid.uuid4().hex[:12]}"
+    host = PG_DSN.removeprefix("postgresql://")
+    url = f"postgresql://postgres:hunter2@{host}?schema={schema}"
+    try:
+        for args in (["list"], ["delete", "nobody"]):
+            done = subprocess.run(
+                [sys.executable, "-m", "handoffs.cli", "sessions", *args, "--store", url],
+                env={**os.environ, "PYTHONPATH": str(SRC)}, cwd=tmp_path,
+                capture_output=True, text=True, timeout=60)
+            said = done.stdout + done.stderr
+            assert f"postgresql://postgres:***@{host}" in said and "hunter2" not in said
+    finally:
+        await drop_schema(schema)
