@@ -17,12 +17,8 @@ sources feed it, in any order:
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
-
-from ..stores.rows import dumps
-from ..stores.text import json_encodable, valid
 
 log = logging.getLogger("handoffs.server.pubsub")
 
@@ -32,16 +28,6 @@ QUEUE_LIMIT = 10_000
 
 PAGE = 500
 """Events read from the store per query while catching a subscriber up."""
-
-
-def as_stored(event: dict[str, Any]) -> dict[str, Any]:
-    """`event` as every durable store keeps it, so live and replayed copies are equal:
-    itself when its text is valid Unicode, else with each lone surrogate replaced by
-    U+FFFD (`stores.text`), which a client could not be sent anyway."""
-    if json_encodable(event):
-        return event
-    fixed: dict[str, Any] = json.loads(valid(dumps(event)))
-    return fixed
 
 
 class Subscriber:
@@ -98,8 +84,6 @@ class Hub:
         """The events of the turn this process runs on a session, until it is stored."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._filling: dict[str, asyncio.Event] = {}
-        self._repair = type(store).__name__ == "MemoryStore"
-        """The memory store keeps events as given; the others give back valid text."""
 
     # -- subscribing -----------------------------------------------------------------------
 
@@ -182,8 +166,6 @@ class Hub:
         while True:
             found = await self.store.events_after(session_id, after, PAGE)
             for event in found:
-                if self._repair:
-                    event = as_stored(event)
                 for sub in subs:
                     sub.offer(event)
             if len(found) < PAGE:

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from starlette.responses import StreamingResponse
 
+from ..stores.text import valid
 from . import sse
 from .errors import ApiError, body, from_exception, responses
 from .pubsub import Subscriber
@@ -82,7 +83,7 @@ async def websocket(ws: WebSocket, session_id: str) -> None:
             raw = await ws.receive_text()
             reply = await _command(svc, ws, session_id, raw)
             if reply is not None:
-                await ws.send_text(json.dumps(reply, ensure_ascii=False))
+                await ws.send_text(text_frame(reply))
     except WebSocketDisconnect:
         pass
     finally:
@@ -90,6 +91,12 @@ async def websocket(ws: WebSocket, session_id: str) -> None:
         sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await sender
+
+
+def text_frame(event: dict[str, Any]) -> str:
+    """An event (or answer) as a WebSocket text frame: its JSON, with text that is not
+    valid Unicode repaired as the stores repair it, so the frame is what is stored."""
+    return valid(json.dumps(event, ensure_ascii=False))
 
 
 async def _send(ws: WebSocket, sub: Subscriber, every: float) -> None:
@@ -106,7 +113,7 @@ async def _send(ws: WebSocket, sub: Subscriber, every: float) -> None:
             if event is None:
                 await ws.close(code=1013)  # fell behind: reconnect with ?after=
                 return
-            await ws.send_text(json.dumps(event, ensure_ascii=False))
+            await ws.send_text(text_frame(event))
     except (asyncio.CancelledError, WebSocketDisconnect):
         raise
     except Exception:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..runtime.result import RunResult
 from ..runtime.runner import Runner
-from .pubsub import Hub, as_stored
+from .pubsub import Hub
 
 log = logging.getLogger("handoffs.server.turns")
 
@@ -149,7 +149,7 @@ class Turns:
                       context: Any, base: int) -> bool:
         published = False
         async for event in self.runner.stream(sid, text, channel, context):
-            d = as_stored(event.to_dict())
+            d = event.to_dict()
             d["seq"] = base + len(run.events)
             run.events.append(d)
             self.hub.publish(sid, d)
