@@ -1,15 +1,19 @@
-"""A real uvicorn server on a real port of 127.0.0.1, in a thread of the test process,
-and the helpers the server tests share."""
+"""A real uvicorn server on a real port of 127.0.0.1, in a thread of the test process;
+a real `handoffs serve` process; and the helpers the server tests share."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +23,7 @@ from handoffs import Runner
 from handoffs.examples.support import build_team, rule_model
 
 OPERATOR_KEY = "operator-secret-for-tests"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def free_port() -> int:
@@ -123,3 +128,61 @@ def sse_events(response: httpx.Response, stop: Callable[[dict[str, Any]], bool]
 
 def terminal(event: dict[str, Any]) -> bool:
     return event["type"] in ("run_completed", "run_failed")
+
+
+@dataclass
+class ServeProcess:
+    """A running `handoffs serve`: its URL, its process, and what it printed."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def output(self) -> str:
+        """Everything the process wrote to stdout and stderr so far."""
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+@contextlib.contextmanager
+def handoffs_serve(args: Sequence[str], cwd: Path,
+                   env: Mapping[str, str | None] | None = None,
+                   ready: str = "/readyz") -> Iterator[ServeProcess]:
+    """`handoffs serve ARGS --port P` in its own process (PYTHONPATH: this checkout; the
+    operator key in the environment; no HANDOFFS_MODEL or HANDOFFS_STORE unless `env`
+    says), once `ready` answers 200; terminated afterwards. Its output goes to a file,
+    so a chatty server never blocks on a full pipe."""
+    port = free_port()
+    full = {**os.environ, "PYTHONPATH": str(SRC), "HANDOFFS_OPERATOR_KEY": OPERATOR_KEY}
+    for name in ("HANDOFFS_MODEL", "HANDOFFS_STORE", "HANDOFFS_OPERATOR_KEY_FILE"):
+        full.pop(name, None)
+    for k, v in (env or {}).items():
+        if v is None:
+            full.pop(k, None)
+        else:
+            full[k] = v
+    log = cwd / f"serve-{port}.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "handoffs.cli", "serve", *args,
+                                 "--port", str(port)],
+                                cwd=cwd, env=full, stdout=out, stderr=subprocess.STDOUT)
+    served = ServeProcess(f"http://127.0.0.1:{port}", proc, log)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(served.url + ready, timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"handoffs serve did not start:\n{served.output()}")
+            time.sleep(0.1)
+        yield served
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)

@@ -1,5 +1,6 @@
 """A team for the multi-process tests: the support team, whose model stalls for a minute
-on a message containing "stall" (so a test can kill a server mid-turn)."""
+on a message containing "stall" (so a test can kill a server mid-turn), and takes a
+second over one containing "slowly" (so another process's turn can overlap it)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ class StallingModel:
         users = [m for m in request.messages if isinstance(m, UserMessage)]
         if users and "stall" in users[-1].text:
             await asyncio.sleep(60)
+        elif users and "slowly" in users[-1].text:
+            await asyncio.sleep(1)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         await self._maybe_stall(request)

@@ -1,6 +1,7 @@
 """A random and hostile corpus at every route (schemathesis, from the app's own OpenAPI
-document): no 5xx, every error in the one shape with a code, and nothing lost from a
-session that the corpus could reach."""
+document): no 5xx, every error in the one shape with a code, every answer's status and
+body as the document declares them, and nothing lost from a session that the corpus
+could reach."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ from typing import Any
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 from starlette.testclient import TestClient
 
 from handoffs.server import create_app
@@ -42,7 +48,11 @@ def _check(response: Any) -> None:
 def test_no_input_makes_the_server_fail(case: Any, who: str) -> None:
     key = KEYS[who]
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    _check(case.call(headers=headers))
+    response = case.call(headers=headers)
+    _check(response)
+    case.validate_response(response, checks=[status_code_conformance,
+                                             response_schema_conformance,
+                                             content_type_conformance])
 
 
 def test_the_session_the_corpus_could_reach_lost_nothing() -> None:

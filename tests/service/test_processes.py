@@ -4,12 +4,8 @@ another, in order; a server killed mid-turn loses no user message."""
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
-import subprocess
-import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,45 +16,17 @@ import pytest
 
 from stores.conftest import PG_DSN, drop_schema, require_pg
 
-from .conftest import OPERATOR_KEY, bearer, free_port, sse_events, terminal
+from .conftest import OPERATOR_KEY, bearer, sse_events, terminal
+from .conftest import handoffs_serve as serve
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 TEAM = Path(__file__).with_name("slow_team.py")
 
 
 @contextlib.contextmanager
-def handoffs_serve(store: str, cwd: Path, *extra: str
-                   ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(SRC), "HANDOFFS_OPERATOR_KEY": OPERATOR_KEY}
-    env.pop("HANDOFFS_MODEL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "handoffs.cli", "serve", f"{TEAM}:runner", "--store", store,
-         "--port", str(port), "--log-level", "warning", *extra],
-        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(url + "/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read().decode() if proc.stdout else ""
-                raise RuntimeError(f"handoffs serve did not start:\n{out}")
-            time.sleep(0.1)
-        yield url, proc
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        if proc.stdout:
-            proc.stdout.close()
+def handoffs_serve(store: str, cwd: Path, *extra: str) -> Iterator[tuple[str, Any]]:
+    with serve([f"{TEAM}:runner", "--store", store, "--log-level", "warning", *extra],
+               cwd) as s:
+        yield s.url, s.proc
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -129,3 +97,34 @@ def test_a_server_killed_mid_turn_loses_no_message(store_url: str, tmp_path: Pat
         users = [m["text"] for m in transcript["messages"] if m["kind"] == "user"]
         assert users == ["please stall on my refund", "hello again"]
         assert transcript["messages"][-1]["kind"] == "assistant"
+
+
+def test_live_streams_closed_after_another_processs_turn_are_logged(
+        store_url: str, tmp_path: Path) -> None:
+    args = [f"{TEAM}:runner", "--store", store_url, "--log-level", "warning"]
+    with serve(args, tmp_path) as a, serve(args, tmp_path) as b:
+        created = httpx.post(a.url + "/v1/sessions", json={}).json()
+        sid, token = created["id"], created["token"]
+        seen: list[dict[str, Any]] = []
+        ready = threading.Event()
+
+        def watch() -> None:
+            with httpx.stream("GET", f"{b.url}/v1/sessions/{sid}/events",
+                              headers=bearer(token), timeout=30) as r:
+                ready.set()
+                seen.extend(sse_events(r, lambda e: False))  # until the server closes it
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        assert ready.wait(10)
+        slow = httpx.post(f"{a.url}/v1/sessions/{sid}/messages", json={
+            "text": "please answer slowly about my invoice"},
+            headers={**bearer(token), "Prefer": "respond-async"}, timeout=30)
+        assert slow.status_code == 202
+        meanwhile = httpx.post(f"{b.url}/v1/sessions/{sid}/messages", headers=bearer(token),
+                               json={"text": "hello"}, timeout=30)
+        assert meanwhile.status_code == 200
+        watcher.join(15)
+        assert not watcher.is_alive()  # B closed its stream, so the client replays
+        assert f"another process stored events of {sid!r} during this turn; closing its " \
+            "live streams so they replay" in b.output()

@@ -92,3 +92,34 @@ def test_unknown_routes_and_methods_answer_in_the_error_shape(served: Served) ->
 def test_a_session_id_in_the_path_that_no_store_accepts_is_not_found(served: Served) -> None:
     r = served.client.get("/v1/sessions/" + "x" * 300, headers=bearer(OPERATOR_KEY))
     assert _error(r) == (404, "session_not_found")
+
+
+def test_refusing_an_unknown_agent_names_only_agents_the_user_may_pick(
+        served: Served) -> None:
+    sid, token = served.session()
+    for r in (served.client.post(f"/v1/sessions/{sid}/agent", json={"agent": "nobody"},
+                                 headers=bearer(token)),
+              served.client.post("/v1/sessions", json={"agent": "nobody"})):
+        assert _error(r) == (404, "unknown_target")
+        message = r.json()["error"]["message"]
+        assert message.endswith("Selectable agents: triage, billing, refunds, technical.")
+
+
+def test_a_session_id_no_route_could_reach_is_refused(served: Served) -> None:
+    r = served.client.post("/v1/sessions", json={"id": "team/alice"},
+                           headers=bearer(OPERATOR_KEY))
+    assert _error(r) == (400, "invalid_argument")
+    assert "'/'" in r.json()["error"]["message"]
+    sid, _ = served.session()
+    export = served.client.get(f"/v1/sessions/{sid}/export", headers=bearer(OPERATOR_KEY))
+    imported = served.client.post("/v1/sessions/import", json={**export.json(), "id": "a/b"},
+                                  headers=bearer(OPERATOR_KEY))
+    assert _error(imported) == (400, "invalid_argument")
+
+
+def test_a_405_says_which_methods_are_allowed(served: Served) -> None:
+    r = served.client.put("/v1/team")
+    assert _error(r) == (405, "method_not_allowed")
+    assert r.headers["allow"] == "GET"
+    r = served.client.patch("/v1/sessions")
+    assert set(r.headers["allow"].split(", ")) == {"GET", "POST"}

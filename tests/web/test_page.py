@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,15 @@ def say(page: Any, text: str) -> None:
 
 def turn_done(page: Any, turn: int) -> None:
     page.wait_for_selector(f".turn[data-turn='{turn}'] .timing")
+
+
+def wait_until(page: Any, expression: str, timeout: float = 15.0) -> None:
+    """Poll a JavaScript expression until it is true. (`page.wait_for_function` evaluates
+    its predicate with `eval`, which the page's Content Security Policy refuses.)"""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"not true within {timeout} s: {expression}"
+        page.wait_for_timeout(50)
 
 
 def test_a_turn_with_a_handoff_shows_both_agents_and_the_handoff(
@@ -86,6 +96,41 @@ def test_the_picker_switches_agents(context: Any, server: str, errors: list[str]
     turn_done(page, 1)
     assert page.locator(".messages > .msg.agent").last.get_attribute("data-agent") == "technical"
     assert not errors
+
+
+def test_the_page_works_under_its_content_security_policy(
+        context: Any, server: str, errors: list[str]) -> None:
+    refused: list[str] = []
+
+    def note(message: Any) -> None:
+        if "Content Security Policy" in message.text:
+            refused.append(message.text)
+
+    page = context.new_page()
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", note)
+    response = page.goto(server + "/")
+    csp = response.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    page.wait_for_selector("#connection[data-state=live]")
+    say(page, CHARGED_TWICE)
+    turn_done(page, 1)
+    # The graph's colours are set through the CSSOM, which the policy allows.
+    colour = page.evaluate("getComputedStyle(document.querySelector('#graph g.node"
+                           "[data-agent=billing]')).getPropertyValue('--agent-color')")
+    assert colour.strip() == "#2563eb"  # billing's colour
+    # The picker offers what the server says a user may pick: no human operator.
+    offered = page.eval_on_selector_all("#agent-select option", "os => os.map(o => o.value)")
+    team = page.evaluate("fetch('v1/team').then(r => r.json())")
+    assert offered == [a["name"] for a in team["agents"] if a["user_selectable"]]
+    assert "operator" not in offered
+    console = context.new_page()
+    console.on("console", note)
+    console.goto(server + "/operator")
+    console.fill("#key", OPERATOR_KEY)
+    console.press("#key", "Enter")
+    console.wait_for_selector("#queue-count")
+    assert refused == [] and not errors
 
 
 def test_a_refused_pick_shows_its_sentence(context: Any, server: str, errors: list[str]) -> None:
@@ -188,7 +233,7 @@ def test_a_dropped_connection_mid_turn_shows_every_event_once(
     say(page, CHARGED_TWICE)
     page.wait_for_selector(".messages > .step.handoff")
     assert proxy.cut() > 0
-    page.wait_for_function("window.handoffsPage.connection.reconnects >= 1")
+    wait_until(page, "window.handoffsPage.connection.reconnects >= 1")
     turn_done(page, 1)
     seqs = page.evaluate("window.handoffsPage.events.map(e => e.seq)")
     assert seqs == list(range(len(seqs)))  # each once, in order, none missing
@@ -213,7 +258,7 @@ def test_a_reload_resumes_the_session(context: Any, server: str, errors: list[st
     assert page.locator(".msg.agent[data-agent=refunds]").count() == 1
     assert page.locator("#active-agent [data-agent=refunds]").count() == 1
     page.click("#new-session")
-    page.wait_for_function(f"document.querySelector('#session-id').textContent !== '{sid}'")
+    wait_until(page, f"document.querySelector('#session-id').textContent !== '{sid}'")
     assert page.locator(".msg").count() == 0
     assert not errors
 

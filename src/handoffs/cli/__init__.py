@@ -61,8 +61,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--session", default=None, help="session id (default: a new one)")
         p.add_argument("--model", default=None, help="e.g. openai:gpt-4.1-mini")
         p.add_argument("--store", default=None,
-                       help="memory://, sqlite:///path.db or postgresql://... "
-                       "(default: HANDOFFS_STORE or sqlite:///handoffs.db)")
+                       help="memory://, sqlite:///path.db or postgresql://... (default: a "
+                       "loaded Runner's store, HANDOFFS_STORE, or sqlite:///handoffs.db)")
         p.add_argument("--offline", action="store_true",
                        help="the offline model for every agent, even when a key is set")
 
@@ -91,8 +91,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--demo", action="store_true",
                        help="the built-in support team on the offline model")
     serve.add_argument("--store", default=None,
-                       help="memory://, sqlite:///path.db or postgresql://... "
-                       "(default: HANDOFFS_STORE or sqlite:///handoffs.db)")
+                       help="memory://, sqlite:///path.db or postgresql://... (default: a "
+                       "loaded Runner's store, HANDOFFS_STORE, or sqlite:///handoffs.db)")
     serve.add_argument("--model", default=None, help="e.g. openai:gpt-4.1-mini")
     serve.add_argument("--offline", action="store_true",
                        help="the offline model for every agent, even when a key is set")
@@ -100,7 +100,15 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--workers", type=int, default=1, help="server processes")
     serve.add_argument("--operator-key", default=None,
-                       help="opens operator routes (default: HANDOFFS_OPERATOR_KEY)")
+                       help="opens operator routes (default: HANDOFFS_OPERATOR_KEY); "
+                       "other users of the machine can read a command line: prefer "
+                       "--operator-key-file or the environment")
+    serve.add_argument("--operator-key-file", default=None, metavar="PATH",
+                       help="read the operator key from PATH (default: "
+                       "HANDOFFS_OPERATOR_KEY_FILE)")
+    serve.add_argument("--rate-limit", default=None, metavar="N/PERIOD",
+                       help="per client: at most N new sessions and turns per PERIOD "
+                       "(s, min, h), e.g. 30/min (default: no limit)")
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow browser calls from ORIGIN (repeatable; default: none)")
     serve.add_argument("--log-level", default="info")
@@ -216,7 +224,8 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         demo = args.demo
         return serve(None if demo else args.team, args.store, args.model,
                      args.offline or demo, args.host, args.port, args.workers,
-                     args.operator_key, args.cors, args.log_level, args.metrics)
+                     args.operator_key, args.cors, args.log_level, args.metrics,
+                     args.operator_key_file, args.rate_limit)
     if args.command == "sessions":
         from .runners import existing_store, store_url
         from .sessions import sessions_command

@@ -1,9 +1,12 @@
 """`handoffs serve`: a team's HTTP API (and its page) on uvicorn.
 
-The runner is built in each worker process from the same settings (passed through the
+The app is built in each worker process from the same settings (passed through the
 environment as `HANDOFFS_SERVE`, so `--workers N` starts N identical processes sharing
-the store). Secrets are never printed or logged: the operator key travels in
-`HANDOFFS_OPERATOR_KEY`, and `?access_token=` is masked in the access log.
+the store); each loads the TEAM itself, so a `Runner` is served as the user built it
+(its store, telemetry, limits), with only the flags given explicitly put in
+(`cli.runners.adopt`). Secrets are never printed or logged: the operator key travels in
+`HANDOFFS_OPERATOR_KEY`, store URLs are shown with their password masked, and
+`?access_token=` is masked in every server log line (`server.masking`).
 """
 
 from __future__ import annotations
@@ -11,17 +14,19 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
+from pathlib import Path
 from typing import Any
 
 ENV = "HANDOFFS_SERVE"
 KEY_ENV = "HANDOFFS_OPERATOR_KEY"
+KEY_FILE_ENV = "HANDOFFS_OPERATOR_KEY_FILE"
 
 
 def serve(team: str | None, store: str | None, model: str | None, offline: bool,
           host: str, port: int, workers: int, operator_key: str | None,
-          cors: list[str], log_level: str, metrics: bool = False) -> int:
+          cors: list[str], log_level: str, metrics: bool = False,
+          operator_key_file: str | None = None, rate_limit: str | None = None) -> int:
     """Start the server; returns when it stops."""
     try:
         import uvicorn
@@ -31,25 +36,32 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
         print(f"handoffs serve needs uvicorn and FastAPI; install {install_hint('server')}",
               file=sys.stderr)
         return 2
-    from .runners import store_url
+    from ..errors import HandoffsError
 
-    url = store_url(store)
-    if workers > 1 and url.startswith("memory"):
-        print("handoffs serve: --workers needs a shared store (sqlite:///file.db or "
-              "postgresql://...), not memory://", file=sys.stderr)
-        return 2
-    settings = {"team": team, "store": url, "model": model, "offline": offline,
-                "cors": cors, "metrics": metrics}
+    key = operator_key or _read_key(operator_key_file) or os.environ.get(KEY_ENV) or \
+        _read_key(os.environ.get(KEY_FILE_ENV))
+    if rate_limit is not None:
+        from ..server.ratelimit import Rate
+
+        Rate.parse(rate_limit)  # a bad value fails here, before any worker starts
+    settings = {"team": team, "store": store, "model": model, "offline": offline,
+                "cors": cors, "metrics": metrics, "rate_limit": rate_limit}
     os.environ[ENV] = json.dumps(settings)
-    key = operator_key or os.environ.get(KEY_ENV)
     if key:
         os.environ[KEY_ENV] = key
-    build_app()  # load the team once here, so a bad TEAM fails before any worker starts
+    # Load the team once here, so a bad TEAM fails before any worker starts, and say
+    # what is served as it really is.
+    _, setup = _build()
+    if workers > 1 and type(setup.runner.store).__name__ == "MemoryStore":
+        raise HandoffsError("--workers needs a shared store (sqlite:///file.db or "
+                            "postgresql://...), not memory://: give --store, or build the "
+                            "Runner with store=...", code="invalid_argument")
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
     print(f"handoffs: serving {team or 'the built-in support team'} on http://{shown}:{port}/"
           f"  (API docs: http://{shown}:{port}/docs)", flush=True)
-    print(f"handoffs: store {url}; operator routes {'on' if key else 'off'}", flush=True)
-    logging.getLogger("uvicorn.access").addFilter(_MaskTokens())
+    print(f"handoffs: store {setup.store}; operator routes {'on' if key else 'off'}",
+          flush=True)
+    print(f"handoffs: model: {setup.model}", flush=True)
     uvicorn.run("handoffs.cli.serve:build_app", factory=True, host=host, port=port,
                 workers=workers, log_level=log_level, timeout_graceful_shutdown=5)
     return 0
@@ -57,6 +69,11 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
 
 def build_app() -> Any:
     """The ASGI app of one worker, from `HANDOFFS_SERVE` (uvicorn's factory)."""
+    app, _ = _build()
+    return app
+
+
+def _build() -> tuple[Any, Any]:
     from ..server import create_app
     from .loading import load_target
     from .runners import make_runner
@@ -64,12 +81,43 @@ def build_app() -> Any:
     s = json.loads(os.environ.get(ENV) or "{}")
     if s.get("metrics"):
         _prometheus_metrics()
+    _show_library_warnings()
     setup = make_runner(load_target(s.get("team")), s.get("model"), s.get("store"),
                         bool(s.get("offline")))
-    logging.getLogger("uvicorn.access").addFilter(_MaskTokens())
-    return create_app(setup.runner, operator_key=os.environ.get(KEY_ENV) or None,
-                      cors_origins=s.get("cors") or (), model_label=setup.model,
-                      close_store=True)
+    app = create_app(setup.runner, operator_key=os.environ.get(KEY_ENV) or None,
+                     cors_origins=s.get("cors") or (), model_label=setup.model,
+                     rate_limit=s.get("rate_limit"), close_store=True)
+    return app, setup
+
+
+def _read_key(path: str | None) -> str | None:
+    """The operator key kept in a file (its first line), or None without a path."""
+    if not path:
+        return None
+    from ..errors import HandoffsError
+
+    try:
+        key = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HandoffsError(f"Cannot read the operator key file {path!r}: {exc}",
+                            code="invalid_argument") from exc
+    if not key:
+        raise HandoffsError(f"The operator key file {path!r} is empty.",
+                            code="invalid_argument")
+    return key
+
+
+def _show_library_warnings() -> None:
+    """Print the library's warnings and errors (a failed turn, live streams closed after
+    another process's turn) on standard error beside uvicorn's lines, unless the
+    application gave the `handoffs` logger a handler of its own."""
+    log = logging.getLogger("handoffs")
+    if any(not isinstance(h, logging.NullHandler) for h in log.handlers):
+        return
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(levelname)s:  %(name)s: %(message)s"))
+    log.addHandler(handler)
 
 
 def _prometheus_metrics() -> None:
@@ -85,15 +133,3 @@ def _prometheus_metrics() -> None:
     from ..telemetry import prometheus_reader
 
     metrics.set_meter_provider(MeterProvider(metric_readers=[prometheus_reader()]))
-
-
-class _MaskTokens(logging.Filter):
-    """Masks `access_token=...` in access-log lines."""
-
-    _pattern = re.compile(r"(access_token=)[^&\s\"]+")
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.args and isinstance(record.args, tuple):
-            record.args = tuple(self._pattern.sub(r"\1***", a) if isinstance(a, str) else a
-                                for a in record.args)
-        return True

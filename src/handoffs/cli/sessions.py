@@ -12,6 +12,7 @@ from ..core.session import SessionState
 from ..errors import HandoffsError
 from ..stores.base import SessionStore, open_store
 from .render import Painter, timeline_lines, transcript_lines
+from .runners import describe_store
 
 
 async def sessions_command(action: str, store_url: str, args: Any, painter: Painter) -> int:
@@ -28,7 +29,8 @@ async def sessions_command(action: str, store_url: str, args: Any, painter: Pain
             return await _import(store, args.file, args.replace)
         if action == "delete":
             if not await store.delete(args.id):
-                raise HandoffsError(f"There is no session {args.id!r} in {store_url}.",
+                raise HandoffsError(f"There is no session {args.id!r} in "
+                                    f"{describe_store(store_url)}.",
                                     code="unknown_session")
             print(f"deleted session {args.id}")
             return 0
@@ -44,7 +46,7 @@ async def _list(store: SessionStore, limit: int, as_json: bool, p: Painter, url:
             print(json.dumps(row.to_dict()))
         return 0
     if not rows:
-        print(f"no sessions in {url}")
+        print(f"no sessions in {describe_store(url)}")
         return 0
     print(p.sgr(f"{'session':<24} {'active agent':<16} {'turns':>5} {'messages':>8}  "
                 f"{'status':<18} updated", "1"))

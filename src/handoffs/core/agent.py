@@ -128,6 +128,11 @@ class HumanAgent(Agent):
     answers with `runner.reply_as_human(...)`.
     """
 
+    user_selectable: bool = False
+    """Whether the user may pick the person (`runner.select_agent`, the page's picker):
+    not unless the team says so with `HumanAgent(..., user_selectable=True)`; users
+    reach a person through an agent's escalation route."""
+
     @property
     def is_human(self) -> bool:
         """Always True: a person answers (`runner.reply_as_human`), not a model."""

@@ -236,9 +236,10 @@ class HandoffPolicy:
         """The rules for a user picking an agent (`select_agent`)."""
         agent = team.get(target)
         if agent is None:
-            names = ", ".join(a.name for a in team.agents if a.user_selectable) or "none"
+            names = ", ".join(a.name for a in team.agents
+                              if self.check_selection(team, a.name, session) is None)
             return Rejection(UNKNOWN_TARGET, f"There is no agent named {target!r}. "
-                             f"Selectable agents: {names}.")
+                             f"Selectable agents: {names or 'none'}.")
         if not agent.user_selectable:
             return Rejection(NOT_USER_SELECTABLE, f"{target!r} cannot be picked by the user.")
         if agent.system_only:

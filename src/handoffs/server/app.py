@@ -13,8 +13,10 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from .. import __version__
 from ..core.team import Team
 from ..runtime.runner import Runner
-from . import errors
+from . import errors, masking
+from .headers import SecurityHeaders
 from .limits import BodyLimit
+from .ratelimit import Rate
 from .service import Service, Settings
 from .views import team_view
 
@@ -30,7 +32,7 @@ async def healthz() -> dict[str, Any]:
     return {"ok": True}
 
 
-@meta.get("/readyz")
+@meta.get("/readyz", responses=errors.responses("store_unavailable"))
 async def readyz(request: Request) -> JSONResponse:
     """The store answers (503 `store_unavailable` when it does not)."""
     svc: Service = request.app.state.service
@@ -90,21 +92,27 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
                max_body_bytes: int = 1_048_576, max_message_chars: int = 100_000,
                cors_origins: tuple[str, ...] | list[str] = (), heartbeat: float = 15.0,
                poll_interval: float = 0.05, model_label: str | None = None,
-               close_store: bool = False) -> FastAPI:
+               close_store: bool = False, rate_limit: str | Rate | None = None) -> FastAPI:
     """The HTTP API of a team: sessions, messages (JSON and SSE), live events (SSE and
     WebSocket), the team, operator routes and an OpenAI-compatible endpoint.
 
-    `runner` is a `Runner` (or a `Team`, run on the memory store with `HANDOFFS_MODEL`).
-    `operator_key` opens every session and the operator routes (None: those are off).
-    See `Settings` for the rest and docs/serving.md for the API. `close_store` closes
-    the runner's store when the app shuts down.
+    `runner` is a `Runner` (or a `Team`, run on the memory store with `HANDOFFS_MODEL`),
+    served as it is: its store, telemetry and limits. `operator_key` opens every session
+    and the operator routes (None: those are off). `rate_limit` (`"30/min"`, or a
+    `Rate`) bounds the new sessions and turns of each client. See `Settings` for the
+    rest and docs/serving.md for the API. `close_store` closes the runner's store when
+    the app shuts down.
     """
     if isinstance(runner, Team):
         runner = Runner(runner)
+    if isinstance(rate_limit, str):
+        rate_limit = Rate.parse(rate_limit)
     settings = Settings(operator_key=operator_key or None, max_body_bytes=max_body_bytes,
-                        max_message_chars=max_message_chars,
+                        max_message_chars=min(max_message_chars, runner.max_message_chars),
                         cors_origins=tuple(cors_origins), heartbeat=heartbeat,
-                        poll_interval=poll_interval, model_label=model_label)
+                        poll_interval=poll_interval, model_label=model_label,
+                        rate_limit=rate_limit)
+    masking.install()
     service = Service(runner, settings)
 
     @asynccontextmanager
@@ -143,4 +151,5 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
                            allow_methods=["*"], allow_headers=["*"],
                            expose_headers=["Location"])
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(SecurityHeaders)
     return app

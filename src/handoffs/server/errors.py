@@ -2,7 +2,9 @@
 
 The library's stable codes pass through unchanged; the status comes from the code.
 Nothing a client sends can produce a 500 or a traceback: an unexpected exception is
-logged here and answered `internal_error` with a sentence, never its text.
+logged here and answered `internal_error` with a sentence, never its text. A store's
+failure (`store_*`) is answered with its code and a sentence that names nothing of the
+database (host, port, name, path); its own message and traceback go to the log.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import HandoffsError
+from .views import Answer
 
 log = logging.getLogger("handoffs.server")
 
@@ -41,14 +45,50 @@ STATUS: dict[str, int] = {
 not be served as asked) when it is a `HandoffsError`."""
 
 
+_STORE_SAYS = {
+    "store_unavailable": "The session store cannot be reached; try again shortly.",
+    "store_busy": "The session store is busy; try again.",
+    "store_read_only": "The session store refuses writes right now; try again later.",
+    "store_corrupt": "The session store reported damaged data.",
+}
+"""What a client is told of a store's failure (the details are in the server's log)."""
+
+
 class ApiError(Exception):
     """An error the API answers with: a stable code and a sentence saying what to do."""
 
-    def __init__(self, code: str, message: str, status: int | None = None) -> None:
+    def __init__(self, code: str, message: str, status: int | None = None,
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.status = status or STATUS.get(code, 400)
+        self.headers = headers
+        """Headers the answer carries (`Retry-After` of a 429)."""
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    """The stable code (`session_not_found`, `store_unavailable`, ...)."""
+    message: str
+    """A sentence saying what went wrong and what to do."""
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: `{"error": {"code", "message"}}`."""
+
+    error: ErrorDetail
+
+
+def responses(*codes: str) -> dict[int | str, dict[str, Any]]:
+    """The error answers a route may give, for its OpenAPI document: the codes grouped
+    by their status, each status with the one error shape."""
+    by_status: dict[int, list[str]] = {}
+    for code in codes:
+        by_status.setdefault(STATUS[code], []).append(code)
+    return {status: {"model": ErrorBody,
+                     "description": "Error codes: " + ", ".join(f"`{c}`" for c in found)}
+            for status, found in sorted(by_status.items())}
 
 
 def body(code: str, message: str) -> dict[str, Any]:
@@ -56,8 +96,10 @@ def body(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
 
-def respond(code: str, message: str, status: int | None = None) -> JSONResponse:
-    return JSONResponse(body(code, message), status_code=status or STATUS.get(code, 400))
+def respond(code: str, message: str, status: int | None = None,
+            headers: dict[str, str] | None = None) -> JSONResponse:
+    return Answer(body(code, message), status_code=status or STATUS.get(code, 400),
+                  headers=headers)
 
 
 def from_exception(exc: BaseException) -> tuple[int, str, str]:
@@ -65,6 +107,11 @@ def from_exception(exc: BaseException) -> tuple[int, str, str]:
     if isinstance(exc, ApiError):
         return exc.status, exc.code, exc.message
     if isinstance(exc, HandoffsError):
+        if exc.code.startswith("store_"):
+            log.error("the session store failed (%s): %s", exc.code, exc, exc_info=exc)
+            said = _STORE_SAYS.get(exc.code, "The session store failed; try again.")
+            return STATUS.get(exc.code, 503), exc.code, \
+                f"{said} The server's log has the details."
         return STATUS.get(exc.code, 400), exc.code, str(exc)
     log.error("unexpected error serving a request", exc_info=exc)
     return 500, "internal_error", "The server failed to handle this request; it is logged."
@@ -74,18 +121,35 @@ _HTTP_CODES = {401: "unauthorized", 403: "forbidden", 404: "not_found",
                405: "method_not_allowed", 413: "body_too_large", 429: "too_many_requests"}
 
 
+def _allowed(request: Request) -> str:
+    """The methods some route of the request's path takes, for a 405's `Allow`
+    (Starlette names only those of the first route it found, and one path may have
+    routes in two routers)."""
+    from starlette.routing import Match
+
+    scope = {**request.scope, "type": "http"}
+    return ", ".join(m for m in ("GET", "POST", "PUT", "PATCH", "DELETE")
+                     if any(route.matches({**scope, "method": m})[0] is Match.FULL
+                            for route in request.app.routes))
+
+
 def install(app: FastAPI) -> None:
     """Answer every error of `app` in the one JSON shape."""
 
     async def api_error(_: Request, exc: Exception) -> JSONResponse:
         status, code, message = from_exception(exc)
-        return respond(code, message, status)
+        return respond(code, message, status,
+                       exc.headers if isinstance(exc, ApiError) else None)
 
-    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         code = _HTTP_CODES.get(exc.status_code, "invalid_request")
         detail = exc.detail if isinstance(exc.detail, str) else "The request was refused."
-        return respond(code, detail, exc.status_code if exc.status_code < 500 else 400)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = _allowed(request)
+        return respond(code, detail, exc.status_code if exc.status_code < 500 else 400,
+                       headers)
 
     async def validation_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

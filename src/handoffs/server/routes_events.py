@@ -5,19 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from starlette.responses import StreamingResponse
 
+from ..stores.text import valid
 from . import sse
-from .errors import ApiError, body, from_exception
+from .errors import ApiError, body, from_exception, responses
 from .pubsub import Subscriber
-from .routes_sessions import service
+from .routes_sessions import OPENS, service
 from .service import Service
 
 router = APIRouter(prefix="/v1", tags=["events"])
+log = logging.getLogger("handoffs.server.events")
 
 
 def _after(last_event_id: str | None, after: str | None) -> int:
@@ -35,7 +38,8 @@ def _after(last_event_id: str | None, after: str | None) -> int:
 
 @router.get("/sessions/{session_id}/events",
             responses={200: {"content": {"text/event-stream": {}},
-                             "description": "The session's events as SSE"}})
+                             "description": "The session's events as SSE"},
+                       **responses(*OPENS, "invalid_argument")})
 async def events(request: Request, session_id: str, after: str | None = None) -> \
         StreamingResponse:
     """The session's stored events after `Last-Event-ID` (or `?after=`), then its live
@@ -77,9 +81,9 @@ async def websocket(ws: WebSocket, session_id: str) -> None:
     try:
         while True:
             raw = await ws.receive_text()
-            reply = await _command(svc, session_id, raw)
+            reply = await _command(svc, ws, session_id, raw)
             if reply is not None:
-                await ws.send_text(json.dumps(reply, ensure_ascii=False))
+                await ws.send_text(text_frame(reply))
     except WebSocketDisconnect:
         pass
     finally:
@@ -89,20 +93,38 @@ async def websocket(ws: WebSocket, session_id: str) -> None:
             await sender
 
 
+def text_frame(event: dict[str, Any]) -> str:
+    """An event (or answer) as a WebSocket text frame: its JSON, with text that is not
+    valid Unicode repaired as the stores repair it, so the frame is what is stored."""
+    return valid(json.dumps(event, ensure_ascii=False))
+
+
 async def _send(ws: WebSocket, sub: Subscriber, every: float) -> None:
-    while True:
-        try:
-            event = await asyncio.wait_for(sub.queue.get(), every)
-        except TimeoutError:
-            await ws.send_text('{"type":"ping"}')
-            continue
-        if event is None:
-            await ws.close(code=1013)  # fell behind: reconnect with ?after=
-            return
-        await ws.send_text(json.dumps(event, ensure_ascii=False))
+    """The subscriber's events to the socket, a ping when idle. If sending fails the
+    socket is closed (the client reconnects with ?after= and loses nothing), never left
+    open and silent."""
+    try:
+        while True:
+            try:
+                event = await asyncio.wait_for(sub.queue.get(), every)
+            except TimeoutError:
+                await ws.send_text('{"type":"ping"}')
+                continue
+            if event is None:
+                await ws.close(code=1013)  # fell behind: reconnect with ?after=
+                return
+            await ws.send_text(text_frame(event))
+    except (asyncio.CancelledError, WebSocketDisconnect):
+        raise
+    except Exception:
+        log.warning("sending the events of %r on a WebSocket failed; closing it",
+                    sub.session_id, exc_info=True)
+        with contextlib.suppress(Exception):
+            await ws.close(code=1011)
 
 
-async def _command(svc: Service, session_id: str, raw: str) -> dict[str, Any] | None:
+async def _command(svc: Service, ws: WebSocket, session_id: str,
+                   raw: str) -> dict[str, Any] | None:
     """Act on one client frame; an answer only for a refusal or a bad frame."""
     try:
         frame = json.loads(raw)
@@ -114,6 +136,7 @@ async def _command(svc: Service, session_id: str, raw: str) -> dict[str, Any] | 
             if not isinstance(text, str):
                 raise ApiError("invalid_request", "A message frame needs 'text' (a string).")
             svc.check_text(text)
+            svc.check_rate(ws)
             svc.turns.start(session_id, text, frame.get("channel"), frame.get("context"))
             return None
         if kind == "select_agent":

@@ -6,23 +6,37 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
 from ..runtime.result import RunResult
 from ..stores.checks import STATUSES
-from .errors import ApiError
-from .routes_sessions import service
+from .errors import ApiError, responses
+from .routes_sessions import PICK, check_path_id, service
 from .schemas import ApprovalDecision, HumanReply, SessionExport
 from .service import Service
-from .views import agent_view, approvals_view
+from .views import Answer, agent_view, approvals_view
 
 router = APIRouter(prefix="/v1", tags=["operator"])
 
+LIMIT = {"minimum": 1, "maximum": 500}
+CURSOR = {"pattern": "^[0-9]{1,10}$"}
+"""The parameters' bounds, declared in the OpenAPI document and checked by the route
+(400 `invalid_argument` beyond them, as every refused parameter)."""
 
-@router.get("/sessions")
-async def list_sessions(request: Request, status: str | None = None, limit: int = 50,
-                        cursor: str | None = None) -> dict[str, Any]:
+OPERATOR = ("unauthorized", "forbidden", "store_unavailable")
+"""What every operator route may answer: no key, not the operator key (or operator
+routes off), the store failing."""
+
+
+@router.get("/sessions", responses=responses(*OPERATOR, "invalid_argument",
+                                             "validation_error"))
+async def list_sessions(request: Request,
+                        status: str | None = Query(
+                            None, json_schema_extra={"enum": list(STATUSES)}),
+                        limit: int = Query(50, json_schema_extra=LIMIT),
+                        cursor: str | None = Query(None, json_schema_extra=CURSOR)
+                        ) -> dict[str, Any]:
     """Sessions, most recently updated first; `status` keeps one status
     (`waiting_for_human`, `interrupted`, ...); `cursor` is the `next_cursor` of the
     previous page."""
@@ -45,7 +59,9 @@ async def list_sessions(request: Request, status: str | None = None, limit: int 
             "next_cursor": str(offset + limit) if more else None}
 
 
-@router.post("/sessions/{session_id}/human")
+@router.post("/sessions/{session_id}/human", responses=responses(
+    *OPERATOR, "session_not_found", "not_waiting_for_human", *PICK, "not_declared",
+    "invalid_json", "message_too_large", "validation_error"))
 async def human_reply(request: Request, session_id: str, reply: HumanReply) -> JSONResponse:
     """The human agent that holds the session speaks; with `handoff_to`, it hands the
     conversation back to that agent (the human's routes and the policy apply)."""
@@ -56,7 +72,8 @@ async def human_reply(request: Request, session_id: str, reply: HumanReply) -> J
         session_id, reply.text, reply.handoff_to))
 
 
-@router.get("/sessions/{session_id}/approvals")
+@router.get("/sessions/{session_id}/approvals",
+            responses=responses(*OPERATOR, "session_not_found"))
 async def approvals(request: Request, session_id: str) -> dict[str, Any]:
     """The tool calls of the session that wait for a person's decision."""
     svc = service(request)
@@ -68,7 +85,9 @@ async def approvals(request: Request, session_id: str) -> dict[str, Any]:
             "approvals": approvals_view(state)}
 
 
-@router.post("/sessions/{session_id}/approvals/{call_id}")
+@router.post("/sessions/{session_id}/approvals/{call_id}", responses=responses(
+    *OPERATOR, "session_not_found", "no_pending_approval", "invalid_json",
+    "body_too_large", "validation_error"))
 async def decide(request: Request, session_id: str, call_id: str,
                  decision: ApprovalDecision) -> JSONResponse:
     """Approve (`{"approved": true}`) or reject (`{"approved": false, "reason": ...}`) a
@@ -93,10 +112,11 @@ async def _operator_turn(svc: Service, session_id: str,
     svc.hub.wake(session_id)
     d = result.to_dict()
     d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)
-    return JSONResponse(d)
+    return Answer(d)
 
 
-@router.get("/sessions/{session_id}/export")
+@router.get("/sessions/{session_id}/export",
+            responses=responses(*OPERATOR, "session_not_found"))
 async def export_session(request: Request, session_id: str) -> dict[str, Any]:
     """The whole session (transcript, records, events) as JSON to import elsewhere."""
     svc = service(request)
@@ -107,13 +127,16 @@ async def export_session(request: Request, session_id: str) -> dict[str, Any]:
     return found
 
 
-@router.post("/sessions/import", status_code=201)
+@router.post("/sessions/import", status_code=201, responses=responses(
+    *OPERATOR, "invalid_argument", "invalid_json", "session_exists", "body_too_large",
+    "validation_error", "invalid_export"))
 async def import_session(request: Request, data: SessionExport,
                          replace: bool = False) -> dict[str, Any]:
     """Store an export under its id (`?replace=true` to overwrite; else 409
     `session_exists`)."""
     svc = service(request)
     svc.require_operator(request)
+    check_path_id(data.id)
     try:
         state = await svc.store.import_session(data.model_dump(), replace=replace)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -11,12 +11,18 @@ from fastapi.responses import JSONResponse
 from ..core.session import SessionState
 from ..stores.checks import session_id as check_id
 from . import auth, sse
-from .errors import ApiError, body, from_exception
+from .errors import ApiError, body, from_exception, responses
 from .schemas import AgentPick, NewMessage, NewSession
-from .service import Service
-from .views import agent_view, session_view, transcript_view
+from .service import Service, new_session_id
+from .views import Answer, agent_view, session_view, transcript_view
 
 router = APIRouter(prefix="/v1", tags=["sessions"])
+
+OPENS = ("unauthorized", "forbidden", "session_not_found", "store_unavailable")
+"""What any route of one session may answer: no token, a wrong one, no such session."""
+PICK = ("not_user_selectable", "system_only", "unknown_target", "target_disabled",
+        "channel_unsupported")
+"""The refusals of a user's pick."""
 
 
 def service(request: Request) -> Service:
@@ -24,23 +30,21 @@ def service(request: Request) -> Service:
     return s
 
 
-@router.post("/sessions", status_code=201)
+@router.post("/sessions", status_code=201, responses=responses(
+    "invalid_json", "invalid_argument", "forbidden", *PICK, "session_exists", "body_too_large",
+    "validation_error", "too_many_requests", "store_unavailable"))
 async def create_session(request: Request, spec: NewSession | None = None) -> JSONResponse:
-    """Start a session. Answers its `id`, its `token` (the bearer secret for every
-    route of this session; shown once, stored hashed) and its active agent."""
+    """Start a session. Answers its `id` (random), its `token` (the bearer secret for
+    every route of this session; shown once, stored hashed) and its active agent."""
     svc = service(request)
     spec = spec or NewSession()
     if spec.id is not None:
         if not svc.operator(request):
             raise ApiError("forbidden", "Only the operator key may choose a session id; "
                            "leave 'id' out to get a new one.")
-        try:
-            check_id(spec.id)
-        except Exception as exc:
-            raise ApiError("invalid_argument", str(exc)) from exc
-    from ..runtime.ids import new_id
-
-    sid = spec.id or f"s_{new_id()}"
+        check_path_id(spec.id)
+    svc.check_rate(request)
+    sid = spec.id or new_session_id()
     team = svc.team
     agent = spec.agent or team.entry
     if spec.agent is not None:
@@ -56,12 +60,24 @@ async def create_session(request: Request, spec: NewSession | None = None) -> JS
         if await svc.store.load(sid) is not None:
             raise ApiError("session_exists", f"Session {sid!r} already exists.")
         await svc.store.commit(state, state.checkpoint())
-    return JSONResponse({"id": sid, "token": token,
+    return Answer({"id": sid, "token": token,
                          "active_agent": agent_view(team.get(agent), agent),
                          "channel": spec.channel}, status_code=201)
 
 
-@router.get("/sessions/{session_id}")
+def check_path_id(session_id: str) -> None:
+    """Refuse (`invalid_argument`) an id that no store or no route could reach: one
+    with '/' has no URL of its own under /v1/sessions/."""
+    try:
+        check_id(session_id)
+    except Exception as exc:
+        raise ApiError("invalid_argument", str(exc)) from exc
+    if "/" in session_id:
+        raise ApiError("invalid_argument", f"Invalid session id {session_id!r}: it "
+                       "contains '/', so no URL could name it. Leave '/' out.")
+
+
+@router.get("/sessions/{session_id}", responses=responses(*OPENS))
 async def get_session(request: Request, session_id: str) -> dict[str, Any]:
     """The session: its active agent (with display name, icon, colour), status, turn,
     channel."""
@@ -70,7 +86,7 @@ async def get_session(request: Request, session_id: str) -> dict[str, Any]:
     return session_view(svc.team, state)
 
 
-@router.get("/sessions/{session_id}/transcript")
+@router.get("/sessions/{session_id}/transcript", responses=responses(*OPENS))
 async def get_transcript(request: Request, session_id: str) -> dict[str, Any]:
     """Every message with the agent it belongs to, and every handoff record."""
     svc = service(request)
@@ -78,7 +94,7 @@ async def get_transcript(request: Request, session_id: str) -> dict[str, Any]:
     return transcript_view(svc.team, state)
 
 
-@router.delete("/sessions/{session_id}", status_code=204)
+@router.delete("/sessions/{session_id}", status_code=204, responses=responses(*OPENS))
 async def delete_session(request: Request, session_id: str) -> Response:
     """Delete the session and everything stored with it."""
     svc = service(request)
@@ -88,7 +104,8 @@ async def delete_session(request: Request, session_id: str) -> Response:
     return Response(status_code=204)
 
 
-@router.post("/sessions/{session_id}/agent")
+@router.post("/sessions/{session_id}/agent", responses=responses(
+    *OPENS, *PICK, "invalid_json", "body_too_large", "validation_error"))
 async def pick_agent(request: Request, session_id: str, pick: AgentPick) -> dict[str, Any]:
     """The user picks who answers next; refused with the policy's code
     (`unknown_target`, `not_user_selectable`, `system_only`, `target_disabled`,
@@ -104,7 +121,11 @@ async def pick_agent(request: Request, session_id: str, pick: AgentPick) -> dict
 @router.post("/sessions/{session_id}/messages",
              responses={200: {"description": "The turn's RunResult (JSON), or its events "
                               "(text/event-stream)"},
-                        202: {"description": "Prefer: respond-async: the turn started"}})
+                        202: {"description": "Prefer: respond-async: the turn started"},
+                        **responses(*OPENS, "invalid_json", "session_busy",
+                                    "waiting_for_approval", "message_too_large",
+                                    "body_too_large", "validation_error",
+                                    "too_many_requests")})
 async def post_message(request: Request, session_id: str, message: NewMessage) -> Response:
     """Run one user turn. JSON `RunResult` by default; `Accept: text/event-stream`
     streams the turn's events; `Prefer: respond-async` answers 202 once the turn has
@@ -113,6 +134,7 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
     svc = service(request)
     state = await svc.session(request, session_id)
     svc.check_text(message.text)
+    svc.check_rate(request)
     prefer = request.headers.get("prefer", "").lower()
     if "wait=0" in prefer and (svc.turns.busy(session_id) or state.status == "running"):
         raise ApiError("session_busy", "A turn is running on this session; send again "
@@ -124,7 +146,7 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
             await run.finished()  # raises what stopped it
             raise ApiError("internal_error", "The turn did not start.", 503)
         after = first["seq"] - 1
-        return JSONResponse(
+        return Answer(
             {"session_id": session_id, "turn": first["turn"], "first_seq": first["seq"],
              "events": f"/v1/sessions/{session_id}/events?after={after}"},
             status_code=202,
@@ -134,7 +156,7 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
     result = await run.finished()
     d = result.to_dict()
     d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)
-    return JSONResponse(d)
+    return Answer(d)
 
 
 async def _turn_frames(run: Any) -> AsyncIterator[str]:

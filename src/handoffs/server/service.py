@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,8 +18,16 @@ from ..stores.checks import session_id as _check_id
 from . import auth
 from .errors import ApiError
 from .pubsub import Hub
-from .turns import Turns
+from .ratelimit import Rate, RateLimiter
+from .turns import TurnRun, Turns
 from .wakeup import Wakeup
+
+log = logging.getLogger("handoffs.server")
+
+
+def new_session_id(prefix: str = "s_") -> str:
+    """A session id no one can guess or count: 128 random bits."""
+    return prefix + secrets.token_urlsafe(16)
 
 
 @dataclass(slots=True, frozen=True)
@@ -38,6 +50,10 @@ class Settings:
     """Seconds between polls of a SQLite store for other processes' events."""
     model_label: str | None = None
     """What `GET /v1/config` says about the model (e.g. `offline rules`)."""
+    rate_limit: Rate | None = None
+    """Per client address: at most `count` new sessions and turns per `per` seconds
+    (429 `too_many_requests` beyond, with `Retry-After`); None: no limit. The operator
+    key is never limited."""
 
 
 class Service:
@@ -56,14 +72,51 @@ class Service:
         self.hub = Hub(self.store)
         self.turns = Turns(runner, self.hub)
         self.wakeup = Wakeup(self.hub, settings.poll_interval)
+        self.limiter = RateLimiter(settings.rate_limit) if settings.rate_limit else None
+        self._cleanups: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         await self.wakeup.start()
 
     async def stop(self) -> None:
         await self.turns.close()
+        if self._cleanups:
+            await asyncio.wait(list(self._cleanups), timeout=5)
         await self.wakeup.stop()
         await self.hub.close()
+
+    def check_rate(self, conn: HTTPConnection) -> None:
+        """Count a new session or turn against the client's rate limit (429 beyond it)."""
+        if self.limiter is None or self.operator(conn):
+            return
+        client = conn.client.host if conn.client is not None else "unknown"
+        wait = self.limiter.take(client)
+        if wait > 0:
+            rate = self.limiter.rate
+            raise ApiError("too_many_requests",
+                           f"Too many new sessions and turns from this client (at most "
+                           f"{rate.count} per {rate.per:g} s); retry in {wait:.1f} s.",
+                           headers={"Retry-After": str(max(1, round(wait + 0.5)))})
+
+    def discard_after(self, session_id: str, run: TurnRun, keep: Any = None) -> None:
+        """Delete a throw-away session once its turn has ended, whatever became of the
+        request that started it (a client that disconnects included); `keep(result)`
+        true keeps it (a turn that waits for a person)."""
+        async def cleanup() -> None:
+            with contextlib.suppress(Exception):
+                await run.finished()
+            if keep is not None and run.result is not None and keep(run.result):
+                return
+            try:
+                async with self.store.lock(session_id):
+                    await self.store.delete(session_id)
+            except Exception:
+                log.warning("deleting the throw-away session %r failed", session_id,
+                            exc_info=True)
+
+        task = asyncio.get_running_loop().create_task(cleanup())
+        self._cleanups.add(task)
+        task.add_done_callback(self._cleanups.discard)
 
     def operator(self, conn: HTTPConnection) -> bool:
         return auth.is_operator(auth.presented(conn), self.settings.operator_key)

@@ -9,12 +9,16 @@ from typing import Any
 
 from starlette.responses import StreamingResponse
 
+from ..stores.text import valid
+
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def frame(event: dict[str, Any]) -> str:
-    """`id: SEQ`, `event: TYPE`, `data: JSON` (one line: JSON escapes newlines)."""
-    data = json.dumps(event, ensure_ascii=False).replace("\u2028", "\\u2028") \
+    """`id: SEQ`, `event: TYPE`, `data: JSON` (one line: JSON escapes newlines). Text
+    that is not valid Unicode (a lone surrogate) is repaired as the stores repair it, so
+    a live event is sent exactly as it is stored."""
+    data = valid(json.dumps(event, ensure_ascii=False)).replace("\u2028", "\\u2028") \
         .replace("\u2029", "\\u2029")
     seq = event.get("seq")
     head = f"id: {seq}\n" if seq is not None else ""

@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from starlette.responses import JSONResponse
 
 from ..core.agent import Agent
 from ..core.session import SessionState
 from ..core.team import Team
+from ..stores.text import valid
 
 HIDDEN = ("token_sha256",)
 """Metadata a client never sees."""
+
+
+class Answer(JSONResponse):
+    """A JSON answer whose text is valid Unicode: a lone surrogate (which a client may
+    send as `\\ud800`) becomes U+FFFD, as the stores keep it, instead of failing the
+    answer."""
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None,
+                          separators=(",", ":"))
+        return valid(text).encode("utf-8")
+
+
+def selectable(agent: Agent) -> bool:
+    """Whether a user may pick `agent` (the policy's rules for a pick, but the channel):
+    what the page's picker and `GET /v1/models` offer."""
+    return agent.user_selectable and not agent.system_only and agent.enabled
 
 
 def agent_view(agent: Agent | None, name: str | None) -> dict[str, Any] | None:
@@ -67,7 +88,7 @@ def team_view(team: Team) -> dict[str, Any]:
         agents.append({
             "name": a.name, "display_name": a.display_name or a.name,
             "description": a.description, "icon": a.icon, "color": a.color,
-            "user_selectable": a.user_selectable and not a.system_only and a.enabled,
+            "user_selectable": selectable(a),
             "system_only": a.system_only, "human": a.is_human,
             "entry": a.name == team.entry,
         })

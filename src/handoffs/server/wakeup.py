@@ -1,8 +1,9 @@
 """Hearing of events that another process stored, so its turns reach our subscribers.
 
 PostgreSQL: one connection per process `LISTEN`s on the channel the store notifies at
-each commit that stores events (payload: the session's event count and its id, nothing
-else). SQLite: the sessions watched here are polled every `poll_interval` seconds (one
+each commit that stores events (payload: the schema, the session's id and its event
+count, nothing else); notifications of another schema of the same database (another
+app) are ignored. SQLite: the sessions watched here are polled every `poll_interval` seconds (one
 indexed read each), which bounds the latency. The memory store lives in one process and
 needs neither.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from typing import Any
 
@@ -27,6 +29,10 @@ class Wakeup:
         self.poll_interval = poll_interval
         self._task: asyncio.Task[None] | None = None
         self._conn: Any = None
+        self._schema: str | None = None
+        """The schema this store's notifications name (`current_schema()` there)."""
+        self.listening = asyncio.Event()
+        """Set while PostgreSQL notifications are heard."""
         self.kind = _kind(hub.store)
 
     async def start(self) -> None:
@@ -53,8 +59,14 @@ class Wakeup:
             try:
                 import asyncpg  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
-                self._conn = await asyncpg.connect(self.hub.store.dsn)
+                store = self.hub.store
+                self._conn = await asyncpg.connect(store.dsn)
+                # Without ?schema=, the tables are where the user's search_path puts
+                # them: the store's connections resolve it as this one does.
+                self._schema = store.schema or await self._conn.fetchval(
+                    "SELECT current_schema()")
                 await self._conn.add_listener(NOTIFY_CHANNEL, self._heard)
+                self.listening.set()
                 # Whatever was stored while we were not listening.
                 for sid, _ in self.hub.watched():
                     self.hub.wake(sid)
@@ -65,15 +77,22 @@ class Wakeup:
             except Exception:
                 log.warning("listening for PostgreSQL notifications failed; retrying in 1 s",
                             exc_info=True)
+            self.listening.clear()
             await asyncio.sleep(1.0)
 
     def _heard(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
-        count, _, session_id = payload.partition(" ")
-        try:
-            n = int(count)
-        except ValueError:
+        if not payload.startswith("{"):  # `<count> <session id>` of an older version,
+            count, _, session_id = payload.partition(" ")  # which names no schema
+            if count.isdigit():
+                self.hub.wake(session_id, int(count))
             return
-        self.hub.wake(session_id, n)
+        try:
+            d = json.loads(payload)
+            session_id, n = d["session_id"], int(d["events"])
+        except (ValueError, TypeError, KeyError):
+            return
+        if d.get("schema") == self._schema and isinstance(session_id, str):
+            self.hub.wake(session_id, n)
 
     # -- SQLite ----------------------------------------------------------------------------
 

@@ -26,8 +26,11 @@ SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIM
 """
 
 NOTIFY_CHANNEL = "handoffs_events"
-"""A commit that stores events notifies this channel with `<event count> <session id>`
-(in its transaction, so listeners hear of it once it is visible): a wake-up, not data."""
+"""A commit that stores events notifies this channel (in its transaction, so listeners
+hear of it once it is visible) with a JSON object: `schema` (the schema its tables are
+in, `current_schema()`: apps that share a database under different `?schema=` tell
+their notifications apart), `session_id`, and `events`, the session's event count. A
+wake-up, not data."""
 
 LOAD = """
 SELECT s.header,
@@ -67,7 +70,8 @@ _ROWS = """
     WITH ORDINALITY AS u(t, y, a, b, o)
 )
 SELECT s.events, CASE WHEN $12::bigint > 0
-  THEN pg_notify('handoffs_events', s.events::text || ' ' || $1) END FROM s
+  THEN pg_notify('handoffs_events', json_build_object('schema', current_schema(),
+    'session_id', $1::text, 'events', s.events)::text) END FROM s
 """
 
 UPDATE = """
@@ -145,12 +149,16 @@ def _bad_url(dsn: str, why: str) -> HandoffsError:
 
 
 def redact(dsn: str) -> str:
-    """The URL without its password."""
+    """The URL without its password (`user:***@`, and `password=***` in the query)."""
     parts = urlsplit(dsn)
-    if parts.password is None:
-        return dsn
-    user, _, hosts = parts.netloc.rpartition("@")
-    return urlunsplit(parts._replace(netloc=f"{user.partition(':')[0]}:***@{hosts}"))
+    if parts.password is not None:
+        user, _, hosts = parts.netloc.rpartition("@")
+        parts = parts._replace(netloc=f"{user.partition(':')[0]}:***@{hosts}")
+    if "password" in parts.query.lower():
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        parts = parts._replace(query=urlencode(
+            [(k, "***" if k.lower() == "password" else v) for k, v in query], safe="*"))
+    return urlunsplit(parts)
 
 
 def store_error(exc: BaseException, where: str) -> HandoffsError:

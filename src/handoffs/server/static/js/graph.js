@@ -13,7 +13,12 @@ const GAP_Y = 58;
 
 function svg(tag, attrs = {}, ...children) {
   const node = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) node.setAttribute(k, v);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null) continue;
+    // Styles through the CSSOM: the page's CSP refuses style attributes.
+    if (k === "style") for (const [prop, value] of Object.entries(v)) node.style.setProperty(prop, value);
+    else node.setAttribute(k, v);
+  }
   for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return node;
 }
@@ -129,7 +134,7 @@ export class Graph {
       root.append(svg("g", {
         class: `node${active ? " active" : ""}${visited ? " visited" : ""}${a.human ? " human" : ""}`,
         "data-agent": name, "aria-current": active ? "true" : null,
-        style: `--agent-color: ${a.color || "#6b7280"}`,
+        style: { "--agent-color": a.color || "#6b7280" },
         transform: `translate(${p.x},${p.y})`,
       },
       svg("title", {}, `${this.team.label(name)}${a.description ? ": " + a.description : ""}`),

@@ -22,9 +22,10 @@ export class TeamInfo {
     return this.routes.find((r) => r.source === source && r.target === target) || null;
   }
 
-  /** The user-selectable agents, in team order. */
+  /** The agents a user may pick, in team order, as the server says (a human agent
+   * only when the team lets users pick it). */
   selectable() {
-    return [...this.agents.values()].filter((a) => a.user_selectable && !a.human);
+    return [...this.agents.values()].filter((a) => a.user_selectable);
   }
 }
 
