@@ -174,7 +174,7 @@ def _turn(t: TurnResult) -> str:
     facts = [f"expected <b>{escape(' or '.join(t.expected))}</b>, answered by "
              f"<b>{escape(t.agent or 'nobody')}</b> ({escape(t.status)})",
              f"path {escape(' → '.join(t.path) or '(none)')}",
-             f"{len(t.calls)} model calls, {_secs(t.seconds)}"]
+             f"{_n(len(t.calls), 'model call')}, {_secs(t.seconds)}"]
     if t.tools:
         facts.append("tools " + escape(", ".join(t.tools)))
     out = [f'<div class="turn{"" if t.passed else " fail"}">',
@@ -191,7 +191,7 @@ def _turn(t: TurnResult) -> str:
         out.append(f"<div class=facts>answer: {escape(_short(t.output, 400))}</div>")
     if t.calls:
         out.append(f"<details class=calls><summary>what each agent saw and did "
-                   f"({len(t.calls)} model calls)</summary>")
+                   f"({_n(len(t.calls), 'model call')})</summary>")
         out.extend(_call(c) for c in t.calls)
         out.append("</details>")
     out.append("</div>")
@@ -212,7 +212,7 @@ def _call(c: ModelCall) -> str:
     return (f"<div class=call><div class=who>{escape(c.agent)}</div>"
             f"<div class=facts>tools: {escape(', '.join(c.tools) or 'none')}; tool choice "
             f"{escape(c.tool_choice or 'default')}; {c.prompt_bytes} bytes sent</div>"
-            f"<details class=saw><summary>what it saw ({len(c.messages)} messages and the "
+            f"<details class=saw><summary>what it saw ({_n(len(c.messages), 'message')} and the "
             f"system text)</summary><pre>{escape(c.system)}</pre>{saw}</details>"
             f"{''.join(answer) or '<div class=msg>(empty answer)</div>'}</div>")
 
@@ -242,3 +242,7 @@ def _short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"

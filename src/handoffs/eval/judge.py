@@ -91,9 +91,7 @@ def observe(t: TurnResult, events: list[Event], records: dict[str, Any]) -> None
     moved_by: dict[str, Any] | None = None
     for e in events:
         d = e.data
-        if e.type == "run_started":
-            t.path.append(d["agent"])
-        elif e.type == "agent_changed":
+        if e.type == "run_started" or e.type == "agent_changed":
             t.path.append(d["agent"])
         elif e.type == "agent_handoff" and not d["returns"]:
             moved_by = d

@@ -116,13 +116,17 @@ async def run_eval(
 
 
 def run_eval_sync(*args: Any, **kwargs: Any) -> EvalReport:
-    """`run_eval` for code that is not async (a script, a plain test function)."""
+    """`run_eval` for code that is not async (a script, a plain test function). Called
+    where an event loop is already running (a notebook, Playwright's sync API), it plays
+    the evaluation on a loop of its own in another thread and waits for it."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(run_eval(*args, **kwargs))
-    raise HandoffsError("run_eval_sync was called inside a running event loop; there, "
-                        "use `await run_eval(...)`.", code="invalid_argument")
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="handoffs-eval") as pool:
+        return pool.submit(asyncio.run, run_eval(*args, **kwargs)).result()
 
 
 @dataclasses.dataclass(slots=True)
