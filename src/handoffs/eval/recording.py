@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
+from ..models.openai import chat_messages  # the neutral wire form; no SDK is imported
 
 log = logging.getLogger("handoffs.eval")
 
@@ -149,8 +150,6 @@ def request_bytes(model: Model, request: ModelRequest) -> int:
 
 
 def _neutral_body(request: ModelRequest) -> dict[str, Any]:
-    from ..models.openai import chat_messages
-
     body: dict[str, Any] = {"messages": chat_messages(request.system, request.messages)}
     if request.tools:
         body["tools"] = [{"type": "function", "function": {

@@ -44,8 +44,7 @@ def render_text(report: EvalReport, color: bool = False) -> str:
         lines.append("")
         tags = run.per_tag()
         if tags:
-            lines.append("by tag: " + ", ".join(f"{k} {_frac(p, n)}"
-                                                for k, (p, n) in tags.items()))
+            lines += _wrapped("by tag: ", [f"{k} {_frac(p, n)}" for k, (p, n) in tags.items()])
         lines.append("refusals by code: " + _counts(run.refusals()))
         lines.append("failed turns by code: " + _counts(run.failures()))
         failing = [t for t in run.turns if not t.passed]
@@ -71,7 +70,9 @@ def misroutes(run: EvalRun) -> list[str]:
 
 def _story(t: TurnResult) -> str:
     n = len(t.calls)
-    parts = [f"path {' → '.join(t.path) or '(none)'}", f"{n} model call{'s' * (n != 1)}"]
+    parts = [f"{n} model call{'s' * (n != 1)}"]
+    if not any(p.startswith("path ") for p in t.problems):
+        parts.insert(0, f"path {' → '.join(t.path) or '(none)'}")
     if t.tools:
         parts.append("tools " + ", ".join(t.tools))
     if t.refusals:
@@ -79,6 +80,18 @@ def _story(t: TurnResult) -> str:
             f"{r['agent']}→{r.get('target') or r.get('tool')} ({r['code']})"
             for r in t.refusals))
     return "; ".join(parts)
+
+
+def _wrapped(head: str, items: list[str], width: int = 96) -> list[str]:
+    """`head` and the items joined by commas, wrapped between items."""
+    lines = [head]
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        if len(lines[-1]) + 1 + len(piece) > width and lines[-1].strip():
+            lines.append("  " + piece)
+        else:
+            lines[-1] += ("" if lines[-1].endswith(" ") else " ") + piece
+    return lines
 
 
 def _matrix(run: EvalRun) -> list[str]:
