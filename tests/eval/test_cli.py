@@ -4,11 +4,14 @@ one's own with a case file, thresholds for CI, JSON, and case files from stored 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+
+import pytest
 
 from handoffs.eval import load_cases, support_cases
 
-from .conftest import ROOT, Handoffs, write_cases
+from .conftest import ROOT, Handoffs, offline_env, write_cases
 
 DESK = str(ROOT / "tests" / "eval" / "teams.py")
 
@@ -102,3 +105,29 @@ def test_a_stored_session_becomes_a_case_file_that_replays(handoffs: Handoffs,
 
     replay = handoffs("eval", "cases.jsonl", "--model", "offline", "--min-accuracy", "1")
     assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+def test_a_terminal_sees_a_progress_bar(tmp_path: Path) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(sys.executable, ["-m", "handoffs.cli", "eval", "--model", "offline",
+                                           "--tag", "fr"], cwd=str(tmp_path),
+                          env=offline_env(), encoding="utf-8", timeout=60)
+    child.expect(pexpect.EOF)
+    child.close()
+
+    assert child.exitstatus == 0
+    assert "] 6/6 cases played" in child.before
+    assert "[##############################] 6/6" in child.before
+    assert "turn accuracy" in child.before
+
+
+def test_played_sessions_can_be_kept_and_looked_at(handoffs: Handoffs, tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'eval.db'}"
+
+    done = handoffs("eval", "--model", "offline", "--tag", "thanks", "--store", db)
+    listed = handoffs("sessions", "list", "--store", db, "--json")
+
+    assert done.returncode == 0, done.stderr
+    sessions = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert len(sessions) == 2
+    assert all(s["id"].startswith("eval-") for s in sessions)

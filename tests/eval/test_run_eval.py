@@ -83,7 +83,8 @@ async def test_refusals_and_failed_turns_are_counted_by_code() -> None:
     cases = parse_jsonl('{"id": "ghost", "user": "ghost please", "agent": "front"}\n'
                         '{"id": "loop", "user": "loop", "agent": "front"}\n')
 
-    run = (await run_eval(build_team(), cases, model=DeskModel(), max_steps=3)).run
+    report = await run_eval(build_team(), cases, model=DeskModel(), max_steps=3)
+    run = report.run
 
     assert run.refusals() == {"unknown_target": 4}  # 1 in ghost, 3 in loop
     assert run.failures() == {"max_steps": 1}
@@ -93,6 +94,8 @@ async def test_refusals_and_failed_turns_are_counted_by_code() -> None:
     assert run.matrix["front"] == {"front": 1, FAILED: 1}
     assert run.agents()[-1] == FAILED
     assert next(t for t in run.turns if t.case == "ghost").passed
+    assert "refused front→ghost (unknown_target) ×3" in report.text()
+    assert "refused (3 times in a row): front → ghost" in report.html()
 
 
 async def test_calls_bytes_tokens_and_latency_are_measured() -> None:

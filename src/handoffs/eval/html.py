@@ -8,7 +8,7 @@ import json
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from .judge import TurnResult
+from .judge import TurnResult, grouped_refusals
 from .recording import ModelCall
 
 if TYPE_CHECKING:
@@ -182,9 +182,11 @@ def _turn(t: TurnResult) -> str:
            f"<div class=facts>{' · '.join(facts)}</div>"]
     if t.problems:
         out.append(f"<div class=problems>{escape('; '.join(t.problems))}</div>")
-    for r in t.refusals:
+    for times, r in grouped_refusals(t.refusals):
         target = r.get("target") or r.get("tool")
-        out.append(f"<div class=refused>refused: {escape(r['agent'])} → {escape(str(target))}"
+        again = f" ({times} times in a row)" if times > 1 else ""
+        out.append(f"<div class=refused>refused{again}: {escape(r['agent'])} → "
+                   f"{escape(str(target))}"
                    f" <code>{escape(r['code'])}</code>: {escape(_short(r['message'], 300))}"
                    "</div>")
     if t.output:

@@ -86,6 +86,17 @@ class TurnResult:
         return d
 
 
+def grouped_refusals(refusals: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
+    """Refusals with identical neighbours merged: (how many in a row, the refusal)."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    for r in refusals:
+        if out and out[-1][1] == r:
+            out[-1] = (out[-1][0] + 1, r)
+        else:
+            out.append((1, r))
+    return out
+
+
 def observe(t: TurnResult, events: list[Event], records: dict[str, Any]) -> None:
     """Fill what happened in the turn from its events (and its handoff records by id)."""
     moved_by: dict[str, Any] | None = None
@@ -113,7 +124,7 @@ def judge(t: TurnResult, expect: CaseTurn) -> None:
     """Write in `t.problems` each of `expect`'s labels that the played turn missed."""
     p = t.problems
     if t.status in ("failed", "error"):
-        p.append(f"the turn failed ({t.error}): {t.error_message}".rstrip(": "))
+        p.append(f"the turn failed ({t.error}): {t.error_message}".rstrip(":. "))
     if t.agent not in expect.agents:
         p.append(f"answered by {t.agent or 'nobody'}, expected {' or '.join(expect.agents)}")
     if expect.path is not None and tuple(t.path) != expect.path:

@@ -141,9 +141,23 @@ def _runner(target: Team | Runner, team: Team, model: Model | str | None,
     from ..runtime.runner import Runner
 
     base = target if isinstance(target, Runner) else None
-    resolved: dict[int, Recorder] = {}
-    shared: Any = None
-    label = _label(model, base)
+    runner = Runner(
+        _rebuilt(team, _recorded(team, model, base)),
+        store=store if store is not None else "memory://",
+        max_steps=max_steps or (base.max_steps if base is not None else 20),
+        history=cast("HistoryMode", history) if history is not None else (
+            base.history if base is not None else None),
+        turn_timeout=base.turn_timeout if base is not None else None,
+        on_max_steps=base.on_max_steps if base is not None else None,
+        max_message_chars=base.max_message_chars if base is not None else 1_000_000)
+    view = runner.history
+    return _Setup(runner, view if isinstance(view, str) else "custom"), _label(model, base)
+
+
+def _recorded(team: Team, model: Model | str | None, base: Runner | None) -> list[Any]:
+    """The team's agents, each with its model (`model`, else its own, else the runner's,
+    else HANDOFFS_MODEL) wrapped in a `Recorder`; one model (and recorder) per spec."""
+    recorders: dict[Any, Recorder] = {}
     agents = []
     for agent in team.agents:
         if agent.is_human:
@@ -157,25 +171,15 @@ def _runner(target: Team | Runner, team: Team, model: Model | str | None,
             raise HandoffsError(f"Agent {agent.name!r} has no model: pass model=... "
                                 "(`--model`; \"offline\" for the offline rule-based model), "
                                 "set Agent(model=...) or HANDOFFS_MODEL.", code="no_model")
-        if isinstance(spec, str) and spec in OFFLINE:
-            if shared is None:
+        key = spec if isinstance(spec, str) else id(spec)
+        if key not in recorders:
+            if isinstance(spec, str) and spec in OFFLINE:
                 from ..cli.offline import offline_model
 
-                shared = offline_model(team)
-            spec = shared
-        inner = _resolve(spec, agent.name)
-        recorder = resolved.setdefault(id(inner), Recorder(inner))
-        agents.append(dataclasses.replace(agent, model=recorder))
-    runner = Runner(
-        _rebuilt(team, agents), store=store if store is not None else "memory://",
-        max_steps=max_steps or (base.max_steps if base is not None else 20),
-        history=cast("HistoryMode", history) if history is not None else (
-            base.history if base is not None else None),
-        turn_timeout=base.turn_timeout if base is not None else None,
-        on_max_steps=base.on_max_steps if base is not None else None,
-        max_message_chars=base.max_message_chars if base is not None else 1_000_000)
-    view = runner.history
-    return _Setup(runner, view if isinstance(view, str) else "custom"), label
+                spec = offline_model(team)
+            recorders[key] = Recorder(_resolve(spec, agent.name))
+        agents.append(dataclasses.replace(agent, model=recorders[key]))
+    return agents
 
 
 def _resolve(spec: Any, agent: str) -> Model:

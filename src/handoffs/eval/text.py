@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from .judge import TurnResult
+from .judge import TurnResult, grouped_refusals
 
 if TYPE_CHECKING:
     from .report import EvalReport, EvalRun
@@ -78,7 +78,7 @@ def _story(t: TurnResult) -> str:
     if t.refusals:
         parts.append("refused " + ", ".join(
             f"{r['agent']}→{r.get('target') or r.get('tool')} ({r['code']})"
-            for r in t.refusals))
+            + (f" ×{times}" if times > 1 else "") for times, r in grouped_refusals(t.refusals)))
     return "; ".join(parts)
 
 
