@@ -65,7 +65,6 @@ async def test_a_recording_ends_with_its_block() -> None:
     await model.complete(request("hello again"))
 
     assert len(calls) == 1
-    with pytest.raises(ModelError):
-        with recording() as failed:
-            await Recorder(Broken()).complete(request("x"))
+    with pytest.raises(ModelError), recording() as failed:
+        await Recorder(Broken()).complete(request("x"))
     assert failed[0].error == "ModelError: the server said no"

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..core.messages import AssistantMessage, UserMessage
+from ..core.handoff import HandoffRecord
+from ..core.messages import AssistantMessage, Message, UserMessage
 from ..core.session import SessionState
 from ..errors import HandoffsError
 from .cases import Case, CaseTurn
@@ -20,9 +21,9 @@ if TYPE_CHECKING:
 
 
 def case_from_session(state: SessionState, case_id: str | None = None) -> Case:
-    """A case of `state`'s user messages, each labelled with the agent that answered it:
-    the last agent that wrote text before the next user message (a human operator too),
-    else the agent the turn handed the conversation to, else the one that received it.
+    """A case of `state`'s user messages, each labelled with the agent that answered it,
+    as `RunResult.agent` says it: the last to write text or to be handed the conversation
+    (a human operator too) before the next user message; else the one that received it.
     The path each turn took is kept in the case's `notes`, for the person who edits it.
     """
     messages = state.messages
@@ -39,15 +40,31 @@ def case_from_session(state: SessionState, case_id: str | None = None) -> Case:
         moves = [r for r in state.handoffs
                  if r.turn == number and r.accepted and not r.returns
                  and "line" not in r.extra]
-        answered = [m.agent for m in messages[start + 1:end]
-                    if isinstance(m, AssistantMessage) and m.text.strip()]
-        agent = (answered[-1] if answered else moves[-1].target if moves else user.agent)
+        agent = _answered(messages[start + 1:end], moves) or user.agent
         turns.append(CaseTurn(user=user.text, agents=(agent,)))
         paths.append(" → ".join([user.agent, *(r.target for r in moves)]))
     notes = (f"From session {state.id}: the labels are what happened; correct them. "
              "Paths taken: " + " | ".join(f"turn {i}: {p}" for i, p in enumerate(paths, 1)))
     tags = ("from_session", "multi_turn") if len(turns) > 1 else ("from_session",)
     return Case(case_id or state.id, tuple(turns), tags, notes)
+
+
+def _answered(span: Sequence[Message], moves: Sequence[HandoffRecord]) -> str | None:
+    """Who answered in this stretch of the transcript: text and transfers in order."""
+    by_call = {r.call_id: r for r in moves if r.call_id is not None}
+    label: str | None = None
+    for m in span:
+        if not isinstance(m, AssistantMessage):
+            continue
+        if m.text.strip():
+            label = m.agent
+        for c in m.tool_calls:
+            record = by_call.get(c.id)
+            if record is not None:
+                label = record.target
+    if label is None and moves:  # moves no call asked for (error recovery, a user's pick)
+        label = moves[-1].target
+    return label
 
 
 async def cases_from_store(store: SessionStore | str, session_ids: Sequence[str]) -> list[Case]:
