@@ -1,5 +1,5 @@
-"""The `handoffs` command: chat with a team, run one turn, check and draw a team, and
-look after stored sessions.
+"""The `handoffs` command: chat with a team, run one turn, check and draw a team, measure
+how it routes, and look after stored sessions.
 
 TEAM is `path/to/file.py:NAME` or `package.module:NAME` naming a `Team`, a `Runner` or a
 function returning one (see `handoffs.cli.loading`); left out, the built-in support team.
@@ -26,6 +26,7 @@ EPILOG = """examples:
   handoffs check app.py:team                     exit 1 on errors
   handoffs graph app.py:team --format svg -o team.svg
   handoffs sessions list                         (in sqlite:///handoffs.db by default)
+  handoffs eval app.py:team cases.jsonl --min-accuracy 0.9   who answers each case
   handoffs serve app.py:team --port 8000         the HTTP API, live events, the page
 
 Offline (no --model, HANDOFFS_MODEL or API key) agents answer with a rule-based model:
@@ -136,6 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     delete.add_argument("id")
     for p in (listing, show, export, imp, delete):
         p.add_argument("--store", default=None, help=store_help)
+    from .evaluate import add_parser as add_eval
+
+    add_eval(sub, team_help, store_help)
     stats = sub.add_parser("stats", help="per route: requests, refusals by code, failures")
     stats.add_argument("--store", default=None, help=store_help)
     stats.add_argument("--since", default=None, help="a window: 30m, 24h, 7d, or a Unix time")
@@ -235,6 +239,10 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.action != "import":  # only an import may start a new database
             existing_store(url)
         return asyncio.run(sessions_command(args.action, url, args, Painter(team, color)))
+    if args.command == "eval":
+        from .evaluate import eval_command
+
+        return eval_command(args, color)
     if args.command == "stats":
         from .runners import existing_store, store_url
         from .stats import stats_command

@@ -1,0 +1,261 @@
+"""`run_eval`: play labelled cases against a team, each in a fresh session, and measure.
+
+Every agent's model is wrapped in a `Recorder` (what it was sent and answered, bytes,
+tokens, time); each case is played in a new session of its own, cases run concurrently
+within a limit, and each user message is one turn judged against its labels.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from ..core.handoff import HISTORY_MODES, HistoryMode
+from ..core.team import Team
+from ..errors import HandoffsError
+from ..models.base import Model
+from .cases import Case, check_cases, load_cases
+from .judge import TurnResult, judge, observe
+from .recording import Recorder, recording
+from .report import EvalReport, EvalRun
+
+if TYPE_CHECKING:
+    from ..runtime.runner import Runner
+    from ..stores.base import SessionStore
+
+log = logging.getLogger("handoffs.eval")
+
+OFFLINE = ("offline", "rules")
+"""Model strings that mean the offline rule-based model the CLI uses (`handoffs chat
+--offline`): the support team's own rules for the support team, else keyword routing
+along the team's routes."""
+
+Progress = Callable[[int, int], None]
+"""Called after each case is played with (cases played, cases to play) over the whole
+evaluation."""
+
+
+async def run_eval(
+    target: Team | Runner,
+    cases: Sequence[Case] | str | Path,
+    *,
+    model: Model | str | Sequence[Model | str | None] | None = None,
+    repeat: int = 1,
+    history: str | Sequence[str] | None = None,
+    concurrency: int = 4,
+    progress: Progress | None = None,
+    store: SessionStore | str | None = None,
+    max_steps: int | None = None,
+) -> EvalReport:
+    """Play `cases` against `target` (a `Team`, or a `Runner` whose settings are kept) and
+    measure who answered each turn.
+
+    `model`: the model every agent uses (a "provider:name" string, a `Model`, or
+    `"offline"` for the offline rule-based model); None keeps each agent's own model, else
+    the runner's, else HANDOFFS_MODEL. A list runs the evaluation once per model, side by
+    side in one report; so does a list of `history` views (the runner's default view for
+    routes that set none: `full`, `conversation`, `last_user`, `none`, `summary`).
+    `repeat`: how many times each case is played (models that sample differ between
+    plays). `concurrency`: cases played at once (a local server that answers one request
+    at a time wants 1). `store`: where the sessions go (default: a new memory store per
+    evaluation). `max_steps`: the runner's bound on model calls per turn (default: the
+    `Runner`'s, else 20).
+
+    Raises `HandoffsError` before anything is played when the cases name agents or tools
+    the team does not have, or an agent has no model.
+    """
+    if repeat < 1:
+        raise HandoffsError("repeat must be at least 1.", code="invalid_argument")
+    if concurrency < 1:
+        raise HandoffsError("concurrency must be at least 1.", code="invalid_argument")
+    team = target if isinstance(target, Team) else target.team
+    case_list = load_cases(cases) if isinstance(cases, str | Path) else list(cases)
+    if not case_list:
+        raise HandoffsError("There are no cases to play.", code="invalid_case")
+    check_cases(case_list, team)
+    models: list[Model | str | None] = (
+        [model] if model is None or isinstance(model, str) or not isinstance(model, Sequence)
+        else list(model))
+    views: list[str | None] = ([history] if history is None or isinstance(history, str)
+                               else list(history))
+    for view in views:
+        if view is not None and view not in HISTORY_MODES:
+            raise HandoffsError(f"Unknown history view {view!r}; one of "
+                                f"{', '.join(HISTORY_MODES)}.", code="invalid_argument")
+    configs = [(m, v) for m in models for v in views]
+    total = len(configs) * len(case_list) * repeat
+    done = 0
+
+    def played() -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    runs = []
+    for m, v in configs:
+        setup, label = _runner(target, team, m, v, store, max_steps)
+        started = time.perf_counter()
+        try:
+            turns = await _play_all(setup.runner, case_list, repeat, concurrency, played)
+        finally:
+            if store is None:
+                await setup.runner.store.close()
+        runs.append(EvalRun(model=label, history=setup.history_label, cases=case_list,
+                            turns=turns, repeat=repeat,
+                            seconds=time.perf_counter() - started))
+    return EvalReport(runs)
+
+
+def run_eval_sync(*args: Any, **kwargs: Any) -> EvalReport:
+    """`run_eval` for code that is not async (a script, a plain test function). Called
+    where an event loop is already running (a notebook, Playwright's sync API), it plays
+    the evaluation on a loop of its own in another thread and waits for it."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_eval(*args, **kwargs))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="handoffs-eval") as pool:
+        return pool.submit(asyncio.run, run_eval(*args, **kwargs)).result()
+
+
+@dataclasses.dataclass(slots=True)
+class _Setup:
+    runner: Runner
+    history_label: str
+
+
+def _runner(target: Team | Runner, team: Team, model: Model | str | None,
+            history: str | None, store: SessionStore | str | None,
+            max_steps: int | None) -> tuple[_Setup, str]:
+    from ..runtime.runner import Runner
+
+    base = target if isinstance(target, Runner) else None
+    runner = Runner(
+        _rebuilt(team, _recorded(team, model, base)),
+        store=store if store is not None else "memory://",
+        max_steps=max_steps or (base.max_steps if base is not None else 20),
+        history=cast("HistoryMode", history) if history is not None else (
+            base.history if base is not None else None),
+        turn_timeout=base.turn_timeout if base is not None else None,
+        on_max_steps=base.on_max_steps if base is not None else None,
+        max_message_chars=base.max_message_chars if base is not None else 1_000_000)
+    view = runner.history
+    return _Setup(runner, view if isinstance(view, str) else "custom"), _label(model, base)
+
+
+def _recorded(team: Team, model: Model | str | None, base: Runner | None) -> list[Any]:
+    """The team's agents, each with its model (`model`, else its own, else the runner's,
+    else HANDOFFS_MODEL) wrapped in a `Recorder`; one model (and recorder) per spec."""
+    recorders: dict[Any, Recorder] = {}
+    agents = []
+    for agent in team.agents:
+        if agent.is_human:
+            agents.append(agent)
+            continue
+        spec: Any = model if model is not None else agent.model
+        if spec is None:
+            spec = base.model if base is not None and base.model is not None else (
+                os.environ.get("HANDOFFS_MODEL") or None)
+        if spec is None:
+            raise HandoffsError(f"Agent {agent.name!r} has no model: pass model=... "
+                                "(`--model`; \"offline\" for the offline rule-based model), "
+                                "set Agent(model=...) or HANDOFFS_MODEL.", code="no_model")
+        key = spec if isinstance(spec, str) else id(spec)
+        if key not in recorders:
+            if isinstance(spec, str) and spec in OFFLINE:
+                from ..cli.offline import offline_model
+
+                spec = offline_model(team)
+            recorders[key] = Recorder(_resolve(spec, agent.name))
+        agents.append(dataclasses.replace(agent, model=recorders[key]))
+    return agents
+
+
+def _resolve(spec: Any, agent: str) -> Model:
+    if isinstance(spec, str):
+        from ..models.registry import get_model
+
+        return get_model(spec)
+    if not hasattr(spec, "complete"):
+        raise HandoffsError(f"Agent {agent!r}: {spec!r} is not a model (it has no "
+                            "complete()).", code="no_model")
+    model: Model = spec
+    return model
+
+
+def _label(model: Model | str | None, base: Runner | None) -> str:
+    if isinstance(model, str):
+        return model
+    if model is not None:
+        return type(model).__name__
+    if base is not None and base.model is not None:
+        return base.model if isinstance(base.model, str) else type(base.model).__name__
+    return os.environ.get("HANDOFFS_MODEL") or "each agent's own model"
+
+
+def _rebuilt(team: Team, agents: list[Any]) -> Team:
+    """`team` with `agents` in place of its own; every other setting of the constructor
+    (entry, fallback, policy...) read back from the team under the parameter's name."""
+    params = inspect.signature(Team.__init__).parameters
+    kwargs = {name: getattr(team, name) for name in params
+              if name not in ("self", "agents") and hasattr(team, name)}
+    return Team(agents, **kwargs)
+
+
+async def _play_all(runner: Runner, cases: list[Case], repeat: int, concurrency: int,
+                    played: Callable[[], None]) -> list[TurnResult]:
+    gate = asyncio.Semaphore(concurrency)
+    results: dict[tuple[int, int], list[TurnResult]] = {}
+
+    async def one(i: int, case: Case, play: int) -> None:
+        async with gate:
+            results[i, play] = await play_case(runner, case, play)
+        played()
+
+    async with asyncio.TaskGroup() as group:
+        for play in range(repeat):
+            for i, case in enumerate(cases):
+                group.create_task(one(i, case, play))
+    return [t for key in sorted(results) for t in results[key]]
+
+
+async def play_case(runner: Runner, case: Case, play: int = 0) -> list[TurnResult]:
+    """Play one case in a new session of `runner`; one judged `TurnResult` per turn."""
+    session = f"eval-{case.id}-{play}-{uuid.uuid4().hex[:8]}"
+    out: list[TurnResult] = []
+    for index, expect in enumerate(case.turns):
+        t = TurnResult(case=case.id, play=play, index=index, user=expect.user,
+                       expected=expect.agents, agent=None, status="error")
+        started = time.perf_counter()
+        with recording() as calls:
+            try:
+                result = await runner.run(session, expect.user)
+            except HandoffsError as exc:
+                t.error, t.error_message = exc.code, str(exc)
+                result = None
+            except Exception as exc:
+                log.warning("eval case %s turn %d raised", case.id, index + 1, exc_info=True,
+                            extra={"session_id": session, "turn": index + 1})
+                t.error, t.error_message = "exception", f"{type(exc).__name__}: {exc}"
+                result = None
+        t.seconds = time.perf_counter() - started
+        t.calls = calls
+        if result is not None:
+            t.agent, t.status, t.output = result.agent, result.status.value, result.output
+            if result.error is not None:
+                t.error, t.error_message = result.error.code, result.error.message
+            observe(t, result.events, {r.id: r for r in result.handoffs})
+        judge(t, expect)
+        out.append(t)
+    return out

@@ -1,0 +1,146 @@
+"""The evaluation report as text: the figures side by side, then per run the matrix, the
+routes, the refusals and failures, and every turn that did not pass."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from .judge import TurnResult, grouped_refusals
+
+if TYPE_CHECKING:
+    from .report import EvalReport, EvalRun
+
+
+def render_text(report: EvalReport, color: bool = False) -> str:
+    """The whole report: a side-by-side table when there are several runs, then each."""
+    lines: list[str] = []
+    runs = report.runs
+    first = runs[0]
+    lines.append(f"handoffs eval: {len(first.cases)} cases, "
+                 f"{len(first.turns) // max(first.repeat, 1)} turns"
+                 + (f", each played {first.repeat} times" if first.repeat > 1 else ""))
+    lines.append("")
+    lines += _table(["", *(r.label for r in runs)], [
+        ["turn accuracy", *(_frac(sum(t.passed for t in r.turns), len(r.turns))
+                            for r in runs)],
+        ["routing accuracy", *(_frac(sum(t.routed for t in r.turns), len(r.turns))
+                               for r in runs)],
+        ["case accuracy", *(_frac(sum(all(t.passed for t in c) for c in r.conversations),
+                                  len(r.conversations)) for r in runs)],
+        ["failed turns", *(str(sum(r.failures().values())) for r in runs)],
+        ["refusals", *(str(sum(r.refusals().values())) for r in runs)],
+        ["model calls / conversation", *(f"{r.totals()['model_calls_per_conversation']:.1f}"
+                                         for r in runs)],
+        ["prompt kB / conversation",
+         *(f"{r.totals()['prompt_bytes_per_conversation'] / 1000:.1f}" for r in runs)],
+        ["tokens in / out", *(_tokens(r) for r in runs)],
+        ["latency p50 / p95 per turn", *(f"{_secs(r.totals()['latency_p50'])} / "
+                                         f"{_secs(r.totals()['latency_p95'])}" for r in runs)],
+    ])
+    for run in runs:
+        lines += ["", _bold(f"== {run.label}", color), ""]
+        lines += _matrix(run)
+        lines.append("")
+        tags = run.per_tag()
+        if tags:
+            lines += _wrapped("by tag: ", [f"{k} {_frac(p, n)}" for k, (p, n) in tags.items()])
+        lines.append("refusals by code: " + _counts(run.refusals()))
+        lines.append("failed turns by code: " + _counts(run.failures()))
+        failing = [t for t in run.turns if not t.passed]
+        lines.append("")
+        lines.append(f"turns that did not pass ({len(failing)}):" if failing
+                     else "every turn passed")
+        lines += misroutes(run)
+    return "\n".join(lines) + "\n"
+
+
+def misroutes(run: EvalRun) -> list[str]:
+    """One line per turn that did not pass (with its problems), and what the agents did."""
+    out: list[str] = []
+    for t in run.turns:
+        if t.passed:
+            continue
+        play = f" (play {t.play + 1})" if run.repeat > 1 else ""
+        out.append(f"  {t.case} turn {t.index + 1}{play}: {_quote(t.user)}")
+        out.append(f"    {'; '.join(t.problems)}")
+        out.append(f"    {_story(t)}")
+    return out
+
+
+def _story(t: TurnResult) -> str:
+    n = len(t.calls)
+    parts = [f"{n} model call{'s' * (n != 1)}"]
+    if not any(p.startswith("path ") for p in t.problems):
+        parts.insert(0, f"path {' → '.join(t.path) or '(none)'}")
+    if t.tools:
+        parts.append("tools " + ", ".join(t.tools))
+    if t.refusals:
+        parts.append("refused " + ", ".join(
+            f"{r['agent']}→{r.get('target') or r.get('tool')} ({r['code']})"
+            + (f" ×{times}" if times > 1 else "") for times, r in grouped_refusals(t.refusals)))
+    return "; ".join(parts)
+
+
+def _wrapped(head: str, items: list[str], width: int = 96) -> list[str]:
+    """`head` and the items joined by commas, wrapped between items."""
+    lines = [head]
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        if len(lines[-1]) + 1 + len(piece) > width and lines[-1].strip():
+            lines.append("  " + piece)
+        else:
+            lines[-1] += ("" if lines[-1].endswith(" ") else " ") + piece
+    return lines
+
+
+def _matrix(run: EvalRun) -> list[str]:
+    names = run.agents()
+    rows = [name for name in names if name in run.matrix]
+    header = ["expected \\ answered", *names, "right"]
+    body = []
+    for row in rows:
+        counts = run.matrix[row]
+        right, total = counts.get(row, 0), sum(counts.values())
+        body.append([row, *(str(counts[c]) if counts.get(c) else "." for c in names),
+                     _frac(right, total)])
+    return _table(header, body)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
+        return "  ".join([first, *rest]).rstrip()
+
+    return [line(header), *(line(r) for r in rows)]
+
+
+def _frac(part: int, whole: int) -> str:
+    return f"{part}/{whole} {part / whole:.1%}" if whole else "-"
+
+
+def _tokens(run: EvalRun) -> str:
+    totals = run.totals()
+    if totals["input_tokens"] is None:
+        return "not reported"
+    return f"{totals['input_tokens']} / {totals['output_tokens']}"
+
+
+def _secs(value: float) -> str:
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.1f} s"
+
+
+def _counts(counter: Counter[str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counter.most_common()) or "none"
+
+
+def _quote(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _bold(text: str, color: bool) -> str:
+    return f"\033[1m{text}\033[0m" if color else text

@@ -1,0 +1,133 @@
+"""`handoffs eval` as a user runs it: the support team on its own cases offline, a team of
+one's own with a case file, thresholds for CI, JSON, and case files from stored sessions."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from handoffs.eval import load_cases, support_cases
+
+from .conftest import ROOT, Handoffs, offline_env, write_cases
+
+DESK = str(ROOT / "tests" / "eval" / "teams.py")
+
+
+def test_the_support_team_is_evaluated_offline_on_its_own_cases(handoffs: Handoffs) -> None:
+    done = handoffs("eval", "--model", "offline", "--min-accuracy", "0.75")
+
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("handoffs eval: 47 cases, 57 turns")
+    assert "turn accuracy" in out and "expected \\ answered" in out
+    assert "refunds by code" not in out and "failed turns by code: none" in out
+    assert "handoffs eval: 47 cases; model offline" in done.stderr
+    assert "\r[" not in done.stderr  # no progress bar when stderr is not a terminal
+
+
+def test_a_threshold_above_the_score_fails_the_command(handoffs: Handoffs) -> None:
+    done = handoffs("eval", "--model", "offline", "--min-accuracy", "99%")
+
+    assert done.returncode == 1
+    assert "below --min-accuracy 99.0%: offline · history full scored" in done.stderr
+
+
+def test_json_has_the_figures_and_explains_failing_turns(handoffs: Handoffs,
+                                                         tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "desk.jsonl",
+                        {"id": "p", "user": "price of the dock", "agent": "sales"},
+                        {"id": "h", "user": "hello", "agent": "front"})
+
+    done = handoffs("eval", f"{DESK}:misrouting", str(cases), "--json")
+
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)["runs"][0]
+    assert (run["model"], run["turns"], run["turns_passed"]) == ("DeskModel", 2, 1)
+    assert run["matrix"] == {"sales": {"repairs": 1}, "front": {"front": 1}}
+    assert run["per_route"]["sales"] == {"right": 0, "turns": 1, "accuracy": 0.0}
+    assert run["input_tokens"] == 30 and run["model_calls"] == 3
+    failing = next(t for t in run["turns_played"] if not t["passed"])
+    assert failing["problems"] == ["answered by repairs, expected sales"]
+    assert failing["calls"][0]["messages"][-1]["text"] == "price of the dock"
+    passing = next(t for t in run["turns_played"] if t["passed"])
+    assert "calls" not in passing
+
+
+def test_several_models_are_compared_in_one_report(handoffs: Handoffs) -> None:
+    done = handoffs("eval", "--model", "offline", "--model", "offline", "--history",
+                    "full", "--history", "last_user", "--tag", "fr", "--json")
+
+    assert done.returncode == 0, done.stderr
+    runs = json.loads(done.stdout)["runs"]
+    assert [(r["model"], r["history"]) for r in runs] == [
+        ("offline", "full"), ("offline", "last_user"), ("offline", "full"),
+        ("offline", "last_user")]
+    french = [c for c in support_cases() if "fr" in c.tags]
+    assert {r["cases"] for r in runs} == {len(french)} and len(french) >= 5
+
+
+def test_mistakes_are_clear_errors(handoffs: Handoffs, tmp_path: Path) -> None:
+    bad = handoffs("eval", "--min-accuracy", "1.5")
+    no_cases = handoffs("eval", DESK)
+    missing = handoffs("eval", DESK, "nope.jsonl")
+    typo = write_cases(tmp_path / "typo.jsonl", {"id": "a", "user": "x", "agnet": "front"})
+    bad_case = handoffs("eval", DESK, str(typo))
+
+    assert bad.returncode == 2 and "--min-accuracy takes a share" in bad.stderr
+    assert no_cases.returncode == 2 and "Give a case file" in no_cases.stderr
+    assert missing.returncode == 2 and "No case file 'nope.jsonl'" in missing.stderr
+    assert bad_case.returncode == 2 and "did you mean 'agent'?" in bad_case.stderr
+    assert "Traceback" not in bad.stderr + no_cases.stderr + missing.stderr + bad_case.stderr
+
+
+def test_a_stored_session_becomes_a_case_file_that_replays(handoffs: Handoffs,
+                                                           tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 's.db'}"
+    for text in ("Hi, I was charged twice for order A-1001.",
+                 "Thanks! Also, the dock from A-1002 keeps disconnecting my monitor.",
+                 "Hello"):
+        ran = handoffs("run", text, "--session", "s-1", "--store", db, "--offline")
+        assert ran.returncode == 0, ran.stderr
+
+    made = handoffs("eval", "--from-session", "s-1", "--store", db, "-o", "cases.jsonl")
+    unknown = handoffs("eval", "--from-session", "nobody", "--store", db)
+
+    assert made.returncode == 0, made.stderr
+    assert "wrote cases.jsonl: 1 case(s), 3 turns" in made.stderr
+    (case,) = load_cases(tmp_path / "cases.jsonl")
+    assert [(t.user[:5], t.agents) for t in case.turns] == [
+        ("Hi, I", ("refunds",)), ("Thank", ("technical",)), ("Hello", ("technical",))]
+    assert "turn 1: triage → billing → refunds" in case.notes
+    assert unknown.returncode == 2 and "No session 'nobody'" in unknown.stderr
+
+    replay = handoffs("eval", "cases.jsonl", "--model", "offline", "--min-accuracy", "1")
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
+def test_a_terminal_sees_a_progress_bar(tmp_path: Path) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(sys.executable, ["-m", "handoffs.cli", "eval", "--model", "offline",
+                                           "--tag", "fr"], cwd=str(tmp_path),
+                          env=offline_env(), encoding="utf-8", timeout=60)
+    child.expect(pexpect.EOF)
+    child.close()
+
+    assert child.exitstatus == 0
+    assert "] 6/6 cases played" in child.before
+    assert "[##############################] 6/6" in child.before
+    assert "turn accuracy" in child.before
+
+
+def test_played_sessions_can_be_kept_and_looked_at(handoffs: Handoffs, tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'eval.db'}"
+
+    done = handoffs("eval", "--model", "offline", "--tag", "thanks", "--store", db)
+    listed = handoffs("sessions", "list", "--store", db, "--json")
+
+    assert done.returncode == 0, done.stderr
+    sessions = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert len(sessions) == 2
+    assert all(s["id"].startswith("eval-") for s in sessions)
