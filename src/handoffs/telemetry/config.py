@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..core.handoff import HandoffRecord
+    from ..core.session import SessionState
     from ..runtime.runner import Runner
     from ..runtime.state import Turn
 
@@ -146,7 +147,7 @@ def observe(t: Turn) -> None:
     """Decide, once for this turn, whether it is traced or measured, and if so, attach the
     observer that turns its events into spans and metrics."""
     telemetry = t.runner.telemetry
-    if telemetry is None:
+    if telemetry is None or t.obs is not None:
         return
     tracer = telemetry.tracer()
     instruments = telemetry.instruments()
@@ -157,10 +158,27 @@ def observe(t: Turn) -> None:
     Observer(t, telemetry, tracer, instruments).attach()
 
 
-def count_handoff(runner: Runner, record: HandoffRecord) -> None:
-    """Count a handoff made outside a turn (a user's pick) when metrics are on."""
+def count_handoff(runner: Runner, record: HandoffRecord,
+                  state: SessionState | None = None) -> None:
+    """Count a handoff made outside a turn (a user's pick) when metrics are on, and make
+    it a span in the session's last trace (`state`'s) when traced."""
     telemetry = runner.telemetry
-    instruments = telemetry.instruments() if telemetry is not None else None
+    if telemetry is None:
+        return
+    instruments = telemetry.instruments()
     if instruments is not None:
         instruments.handoff(runner.team, record.source, record.target, record.reason.value,
                             "accepted" if record.accepted else record.rejection or "refused")
+    tracer = telemetry.tracer() if state is not None else None
+    if tracer is not None and state is not None:
+        from .links import picked
+
+        picked(tracer, state, record)
+
+
+def captures(runner: Runner) -> bool:
+    """Whether content (a model's handoff reason, a person's reason) may go into logs:
+    the same switch as for spans (`Telemetry(capture_content=...)`, else
+    `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`)."""
+    telemetry = runner.telemetry
+    return (telemetry if telemetry is not None else AUTO).capture_content
