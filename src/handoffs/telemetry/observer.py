@@ -378,8 +378,9 @@ class Observer:
         cur = self.current()
         span = cur.tools.pop(d["call_id"], None) if cur is not None else None
         error = "tool_error"
-        if span is None:  # no tool by that name: nothing ran, the model is told so
-            error = "unknown_tool"
+        if span is None:  # nothing ran: no tool by that name, or a person did not approve
+            error = ("not_approved" if _tool_of(self.t, d["agent"], d["tool"]) is not None
+                     else "unknown_tool")
             span = self.start(f"execute_tool {d['tool']}", self.context(), {
                 sc.OPERATION: sc.EXECUTE_TOOL, sc.TOOL_NAME: d["tool"],
                 sc.TOOL_CALL_ID: d["call_id"], sc.TOOL_TYPE: "function"})
@@ -398,14 +399,18 @@ class Observer:
         return span
 
 
-def _description(t: Turn, agent: str, name: str) -> str | None:
-    """The description of tool `name` as offered to `agent` (a function or MCP tool)."""
+def _tool_of(t: Turn, agent: str, name: str) -> Any:
+    """Tool `name` as offered to `agent` (a function or MCP tool), if it has one."""
     plan = t.team._plans.get(agent)
     tl: Any = plan.tools.get(name) if plan is not None else None
     if tl is None:
         hub = t.runner._mcp
         tl = hub.tool(agent, name) if hub is not None else None
-    description = getattr(tl, "description", None)
+    return tl
+
+
+def _description(t: Turn, agent: str, name: str) -> str | None:
+    description = getattr(_tool_of(t, agent, name), "description", None)
     return description if isinstance(description, str) else None
 
 
