@@ -16,6 +16,7 @@ from ..runtime.runner import Runner
 from . import errors
 from .limits import BodyLimit
 from .service import Service, Settings
+from .tracing import TraceContext
 from .views import team_view
 
 STATIC = Path(__file__).parent / "static"
@@ -143,4 +144,5 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
                            allow_methods=["*"], allow_headers=["*"],
                            expose_headers=["Location"])
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(TraceContext, runner=runner)  # a caller's traceparent, when traced
     return app
