@@ -35,6 +35,7 @@ the support team's own rules, or keyword routing along your team's routes.
 
 def _parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from .observability import add_options
 
     parser = argparse.ArgumentParser(
         prog="handoffs", description="A handoff runtime for multi-agent LLM systems.",
@@ -52,6 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--rules", action="store_true",
                       help="play it offline on the rule-based model (keyword rules and "
                       "templates that answer any message), not the script")
+    add_options(demo, "warning")
 
     team_help = "FILE.py:NAME or package.module:NAME (default: the built-in support team)"
 
@@ -63,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
                        "(default: HANDOFFS_STORE or sqlite:///handoffs.db)")
         p.add_argument("--offline", action="store_true",
                        help="the offline model for every agent, even when a key is set")
+        add_options(p, "warning")
 
     run = sub.add_parser("run", help="run one turn and print who answered and every handoff")
     run.add_argument("args", nargs="+", metavar="[TEAM] MESSAGE",
@@ -100,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="opens operator routes (default: HANDOFFS_OPERATOR_KEY)")
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow browser calls from ORIGIN (repeatable; default: none)")
-    serve.add_argument("--log-level", default="info")
+    add_options(serve, "info")
     serve.add_argument("--metrics", action="store_true",
                        help="count handoffs, turns and model calls for GET /metrics "
                        "(needs handoffs[prometheus])")
@@ -156,6 +159,10 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from .render import Painter, use_color
 
     color = use_color(sys.stdout, args.no_color)
+    if args.command in ("demo", "run", "chat"):
+        from . import observability
+
+        observability.setup(args, "warning")  # --log-level, --otlp (serve: in its workers)
     if args.command == "demo":
         from ..demo import run_demo
 
@@ -205,7 +212,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         demo = args.demo
         return serve(None if demo else args.team, args.store, args.model,
                      args.offline or demo, args.host, args.port, args.workers,
-                     args.operator_key, args.cors, args.log_level, args.metrics)
+                     args.operator_key, args.cors, args.log_level, args.metrics, args.otlp)
     if args.command == "sessions":
         from .runners import store_url
         from .sessions import sessions_command

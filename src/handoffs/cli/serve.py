@@ -15,14 +15,18 @@ import re
 import sys
 from typing import Any
 
+from .observability import LOG_ENV, setup_logging, setup_tracing
+
 ENV = "HANDOFFS_SERVE"
 KEY_ENV = "HANDOFFS_OPERATOR_KEY"
 
 
 def serve(team: str | None, store: str | None, model: str | None, offline: bool,
           host: str, port: int, workers: int, operator_key: str | None,
-          cors: list[str], log_level: str, metrics: bool = False) -> int:
-    """Start the server; returns when it stops."""
+          cors: list[str], log_level: str | None, metrics: bool = False,
+          otlp: str | None = None) -> int:
+    """Start the server; returns when it stops. `log_level` (None: `HANDOFFS_LOG_LEVEL`,
+    else info) is uvicorn's and the library's; `otlp`: `--otlp` (see `observability`)."""
     try:
         import uvicorn
     except ImportError:
@@ -36,9 +40,12 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
         print("handoffs serve: --workers needs a shared store (sqlite:///file.db or "
               "postgresql://...), not memory://", file=sys.stderr)
         return 2
+    level = setup_logging(log_level, "info")
+    os.environ[LOG_ENV] = level  # every worker logs at the same level
     settings = {"team": team, "store": url, "model": model, "offline": offline,
-                "cors": cors, "metrics": metrics}
+                "cors": cors, "metrics": metrics, "otlp": otlp}
     os.environ[ENV] = json.dumps(settings)
+    traced = setup_tracing(otlp)  # here first: a missing extra fails before any worker
     key = operator_key or os.environ.get(KEY_ENV)
     if key:
         os.environ[KEY_ENV] = key
@@ -47,9 +54,11 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     print(f"handoffs: serving {team or 'the built-in support team'} on http://{shown}:{port}/"
           f"  (API docs: http://{shown}:{port}/docs)", flush=True)
     print(f"handoffs: store {url}; operator routes {'on' if key else 'off'}", flush=True)
+    if traced is not None:
+        print(f"handoffs: tracing to {traced} (OTLP/HTTP)", flush=True)
     logging.getLogger("uvicorn.access").addFilter(_MaskTokens())
     uvicorn.run("handoffs.cli.serve:build_app", factory=True, host=host, port=port,
-                workers=workers, log_level=log_level, timeout_graceful_shutdown=5)
+                workers=workers, log_level=level, timeout_graceful_shutdown=5)
     return 0
 
 
@@ -60,6 +69,8 @@ def build_app() -> Any:
     from .runners import make_runner
 
     s = json.loads(os.environ.get(ENV) or "{}")
+    setup_logging(None, "info")  # HANDOFFS_LOG_LEVEL, as `serve` set it
+    setup_tracing(s.get("otlp"))
     if s.get("metrics"):
         _prometheus_metrics()
     setup = make_runner(load_target(s.get("team")), s.get("model"), s.get("store"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,6 +14,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from .. import __version__
 from ..core.team import Team
 from ..runtime.runner import Runner
+from ..telemetry.config import flush
 from . import errors
 from .limits import BodyLimit
 from .service import Service, Settings
@@ -116,6 +118,7 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
         finally:
             await service.stop()
             await runner.aclose()  # streamed turns end, MCP connections close
+            await asyncio.to_thread(flush, runner)  # the last turns' spans, before exit
             if close_store:
                 await runner.store.close()
 

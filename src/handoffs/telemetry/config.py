@@ -182,3 +182,23 @@ def captures(runner: Runner) -> bool:
     `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`)."""
     telemetry = runner.telemetry
     return (telemetry if telemetry is not None else AUTO).capture_content
+
+
+def flush(runner: Runner, timeout: float = 5.0) -> None:
+    """Export what the runner's tracer and meter providers still hold (blocking, at most
+    about `timeout` seconds each). A server calls it when it shuts down: uvicorn ends the
+    process with the signal it caught, so the SDK's own flush at exit never runs."""
+    telemetry = runner.telemetry
+    if telemetry is None:
+        return
+    for provider in (telemetry.tracer_provider or global_tracer_provider(),
+                     telemetry.meter_provider or global_meter_provider()):
+        force_flush = getattr(provider, "force_flush", None)
+        if force_flush is not None:
+            try:
+                force_flush(int(timeout * 1000))
+            except Exception:
+                import logging
+
+                logging.getLogger(__name__).warning("telemetry: flushing failed",
+                                                    exc_info=True)
