@@ -64,12 +64,23 @@ fastapi-oldest: $(STAMP)
 	    'fastapi==$(FASTAPI_OLDEST)' 'uvicorn[standard]>=0.29' 'opentelemetry-sdk>=1.27' && \
 	  touch $(OLDEST_VENV)/.installed; }
 
+# docs/img/trace_phoenix.png: one traced turn as Arize Phoenix shows it. Phoenix (pinned in
+# docs/_tools/requirements-phoenix.txt, from PyPI) runs offline from a venv of its own;
+# Debian's Chromium takes the picture. Not a step of `make test` (Phoenix is large).
+trace-screenshot: $(STAMP) chromium
+	@cmp -s docs/_tools/requirements-phoenix.txt .test-venvs/phoenix/.installed || { \
+	  $(PYTHON) -m venv .test-venvs/phoenix && \
+	  .test-venvs/phoenix/bin/python -m pip install --quiet --disable-pip-version-check \
+	    -r docs/_tools/requirements-phoenix.txt && \
+	  cp docs/_tools/requirements-phoenix.txt .test-venvs/phoenix/.installed; }
+	$(BIN)/python docs/_tools/trace_screenshot.py
+
 # The README's pictures of the page (docs/img/web_*.png), taken by a browser test.
 web-screenshots: $(STAMP) chromium
 	HANDOFFS_WEB_SCREENSHOTS=docs/img $(BIN)/pytest tests/web -k screenshots
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff check src tests bench examples docs/_tools
 	$(BIN)/mypy --strict src
 
 # pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
