@@ -147,12 +147,12 @@ def observe(t: Turn) -> None:
     """Decide, once for this turn, whether it is traced or measured, and if so, attach the
     observer that turns its events into spans and metrics."""
     telemetry = t.runner.telemetry
-    if telemetry is None or t.obs is not None:
+    if telemetry is None:
         return
     tracer = telemetry.tracer()
     instruments = telemetry.instruments()
-    if tracer is None and instruments is None:
-        return
+    if (tracer is None and instruments is None) or t.obs is not None:
+        return  # not traced; or observed already (a decision that continues its turn)
     from .observer import Observer
 
     Observer(t, telemetry, tracer, instruments).attach()
