@@ -39,15 +39,13 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ..core.events import Event
-from . import handoff_spans, links
+from . import handoff_spans, links, tool_spans
 from . import semconv as sc
 from .chat import TracedModels, info_of
 from .frames import FRAME as _FRAME
 from .frames import Frame
 
 if TYPE_CHECKING:
-    from ..core.context import RunContext
-    from ..core.tools import Tool
     from ..runtime.state import Turn
     from .config import Telemetry
     from .metrics import Instruments
@@ -336,82 +334,8 @@ class Observer:
             links.follow_session(self)
         return self.root if self.root is not _INVALID else None
 
-    # -- tools ---------------------------------------------------------------------------
-
-    def tool_called(self, e: Event) -> Any:
-        d = e.data
-        name = d["tool"]
-        attrs: dict[str, Any] = {sc.OPERATION: sc.EXECUTE_TOOL, sc.TOOL_NAME: name,
-                                 sc.TOOL_CALL_ID: d["call_id"], sc.TOOL_TYPE: "function"}
-        description = _description(self.t, d["agent"], name)
-        if description:
-            attrs[sc.TOOL_DESCRIPTION] = description
-        if self.capture:
-            attrs[sc.TOOL_ARGUMENTS] = d["arguments"]
-        span = self.start(f"execute_tool {name}", self.context(), attrs)
-        cur = self.current()
-        if cur is not None:
-            cur.tools[d["call_id"]] = span
-        if self.metrics is not None:
-            self.tool_t0[d["call_id"]] = time.perf_counter()
-        return span
-
-    async def invoke(self, tl: Tool, ctx: RunContext, arguments: dict[str, Any],
-                     call_id: str) -> Any:
-        """`tl.invoke(ctx, arguments)` with the call's `execute_tool` span current, and
-        the exception it raised (with its stack trace) recorded on that span."""
-        cur = self.current()
-        span = cur.tools.get(call_id) if cur is not None else None
-        if span is None:
-            return await tl.invoke(ctx, arguments)
-        token = _attach(_set_span(span))
-        try:
-            return await tl.invoke(ctx, arguments)
-        except Exception as exc:
-            span.record_exception(exc)
-            raise
-        finally:
-            _detach(token)
-
-    def tool_result(self, e: Event) -> Any:
-        d = e.data
-        cur = self.current()
-        span = cur.tools.pop(d["call_id"], None) if cur is not None else None
-        error = "tool_error"
-        if span is None:  # nothing ran: no tool by that name, or a person did not approve
-            error = ("not_approved" if _tool_of(self.t, d["agent"], d["tool"]) is not None
-                     else "unknown_tool")
-            span = self.start(f"execute_tool {d['tool']}", self.context(), {
-                sc.OPERATION: sc.EXECUTE_TOOL, sc.TOOL_NAME: d["tool"],
-                sc.TOOL_CALL_ID: d["call_id"], sc.TOOL_TYPE: "function"})
-        if self.capture:
-            span.set_attribute(sc.TOOL_RESULT, d["text"])
-        if d["is_error"]:
-            span.set_attribute(sc.ERROR_TYPE, error)
-            span.set_status(Status(StatusCode.ERROR, error))
-        span.end()
-        if self.metrics is not None:
-            t0 = self.tool_t0.pop(d["call_id"], None)
-            if t0 is not None:
-                self.metrics.tool_duration.record(
-                    time.perf_counter() - t0, {sc.TOOL_NAME: d["tool"], sc.ERROR_TYPE: error}
-                    if d["is_error"] else {sc.TOOL_NAME: d["tool"]})
-        return span
-
-
-def _tool_of(t: Turn, agent: str, name: str) -> Any:
-    """Tool `name` as offered to `agent` (a function or MCP tool), if it has one."""
-    plan = t.team._plans.get(agent)
-    tl: Any = plan.tools.get(name) if plan is not None else None
-    if tl is None:
-        hub = t.runner._mcp
-        tl = hub.tool(agent, name) if hub is not None else None
-    return tl
-
-
-def _description(t: Turn, agent: str, name: str) -> str | None:
-    description = getattr(_tool_of(t, agent, name), "description", None)
-    return description if isinstance(description, str) else None
+    invoke = tool_spans.invoke
+    """`tl.invoke(ctx, arguments)` with the call's span current (`tool_spans.invoke`)."""
 
 
 _HANDLERS: dict[str, Any] = {
@@ -421,8 +345,8 @@ _HANDLERS: dict[str, Any] = {
     "agent_started": Observer.agent_started,
     "guardrail_tripped": Observer.guardrail_tripped,
     "human_waiting": Observer.human_waiting,
-    "tool_called": Observer.tool_called,
-    "tool_result": Observer.tool_result,
+    "tool_called": tool_spans.called,
+    "tool_result": tool_spans.result,
     "handoff_requested": handoff_spans.requested,
     "handoff_rejected": handoff_spans.rejected,
     "agent_handoff": handoff_spans.accepted,
