@@ -8,7 +8,7 @@ BASE   := $(VENV)/.installed-base
 SERVER := $(VENV)/.installed-server
 APT_LOG := .apt.log
 
-.PHONY: demo chat eval web web-screenshots chromium graphviz valgrind test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions clean
+.PHONY: demo chat eval web web-screenshots trace-screenshot chromium graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions clean
 
 define venv
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -86,16 +86,40 @@ valgrind:
 	  $(call apt,valgrind,for the instruction-count test); \
 	else echo "make: no valgrind and not root: the instruction-count test will skip"; fi
 
+# The oldest FastAPI the `server` extra allows (its `fastapi>=` bound), in a venv of its own
+# with this checkout, from PyPI: tests/service/test_trace_context.py serves a traced team
+# on it (a FastAPI without telemetry of its own). Made once; skipped by that test when
+# missing, outside CI.
+FASTAPI_OLDEST := $(shell sed -n 's/.*"fastapi>=\([0-9.]*\)".*/\1/p' pyproject.toml | head -1)
+OLDEST_VENV := .test-venvs/fastapi-$(FASTAPI_OLDEST)
+fastapi-oldest: $(STAMP)
+	@test -f $(OLDEST_VENV)/.installed || { \
+	  $(PYTHON) -m venv $(OLDEST_VENV) && \
+	  $(OLDEST_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e . \
+	    'fastapi==$(FASTAPI_OLDEST)' 'uvicorn[standard]>=0.29' 'opentelemetry-sdk>=1.27' && \
+	  touch $(OLDEST_VENV)/.installed; }
+
+# docs/img/trace_phoenix.png: one traced turn as Arize Phoenix shows it. Phoenix (pinned in
+# docs/_tools/requirements-phoenix.txt, from PyPI) runs offline from a venv of its own;
+# Debian's Chromium takes the picture. Not a step of `make test` (Phoenix is large).
+trace-screenshot: $(STAMP) chromium
+	@cmp -s docs/_tools/requirements-phoenix.txt .test-venvs/phoenix/.installed || { \
+	  $(PYTHON) -m venv .test-venvs/phoenix && \
+	  .test-venvs/phoenix/bin/python -m pip install --quiet --disable-pip-version-check \
+	    -r docs/_tools/requirements-phoenix.txt && \
+	  cp docs/_tools/requirements-phoenix.txt .test-venvs/phoenix/.installed; }
+	$(BIN)/python docs/_tools/trace_screenshot.py
+
 # The README's pictures of the page (docs/img/web_*.png), taken by a browser test.
 web-screenshots: $(STAMP) chromium
 	HANDOFFS_WEB_SCREENSHOTS=docs/img $(BIN)/pytest tests/web -k screenshots
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff check src tests bench examples docs/_tools
 	$(BIN)/mypy --strict src
 
 # pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
-test: lint chromium graphviz valgrind
+test: lint chromium graphviz valgrind fastapi-oldest
 	$(BIN)/pytest
 
 # A release's sdist and wheel in dist/, built as a package index would (an isolated build)

@@ -10,8 +10,12 @@ Modes (each in its own process, since a process sets its global providers once):
 - `sdk`: the SDK configured globally: traces (batch processor, an exporter that discards)
   and metrics (an in-memory reader): what a traced production process pays, exporter
   I/O aside.
-The figure is bench/ours.py's per_handoff: (median turn at H=20 - median at H=0) / 20
-with the zero-latency chain model, so per-turn costs (the workflow span) cancel out.
+Two figures, with the zero-latency chain model of bench/ours.py:
+- per handoff: bench/ours.py's per_handoff, (median turn at H=20 - median at H=0) / 20,
+  so per-turn costs (the workflow span) cancel out;
+- the 6-span turn: the median `runner.run` turn at H=1 (one handoff: `invoke_workflow`,
+  two `invoke_agent`, two `chat`, one `execute_tool transfer_to_...` when traced), and
+  its ratio to the same turn untraced (`off`): what a traced turn costs in all.
 """
 
 from __future__ import annotations
@@ -71,11 +75,25 @@ def one(mode: str, reps: int, warmup: int, hops: int) -> dict[str, Any]:
 
     args = argparse.Namespace(reps=reps, warmup=warmup, hops=hops)
     body = asyncio.run(common.fig_per_handoff(Adapter(), args))
+    turn = asyncio.run(six_span_turn(Adapter(), reps, warmup))
     loaded = sorted({m.split(".")[1] for m in sys.modules if m.startswith("opentelemetry.")})
     if mode in ("off", "absent"):
         assert not loaded, f"{mode}: OpenTelemetry was imported: {loaded}"
     return {"mode": mode, "per_handoff_s": body["per_handoff_s"],
-            "turn_h0_s": body["median_h0_s"], "otel_modules": loaded}
+            "turn_h0_s": body["median_h0_s"], "turn_h1_s": turn, "otel_modules": loaded}
+
+
+async def six_span_turn(adapter: Any, reps: int, warmup: int) -> float:
+    """The median turn at H=1 (6 spans when traced), timed alone."""
+    import common
+
+    runner = await adapter.build(1)
+    samples = []
+    for rep in range(warmup + reps * 2):
+        dt = await common._timed_turn(adapter, runner, 1, rep, f"turn H=1 rep {rep}")
+        if rep >= warmup:
+            samples.append(dt)
+    return statistics.median(samples)
 
 
 def table(rounds: int, reps: int, warmup: int, hops: int) -> None:
@@ -89,11 +107,14 @@ def table(rounds: int, reps: int, warmup: int, hops: int) -> None:
             found[mode].append(json.loads(out))
     us = 1e6
     print(f"per handoff, H={hops} vs H=0, median of {rounds} runs x {reps} reps")
-    print("  mode     per handoff   turn at H=0")
+    print("  mode     per handoff   turn at H=0   turn at H=1 (6 spans)   / off")
+    off = statistics.median(r["turn_h1_s"] for r in found["off"])
     for mode in MODES:
         ph = statistics.median(r["per_handoff_s"] for r in found[mode]) * us
         h0 = statistics.median(r["turn_h0_s"] for r in found[mode]) * us
-        print(f"  {mode:<7} {ph:9.1f} µs  {h0:9.1f} µs")
+        h1 = statistics.median(r["turn_h1_s"] for r in found[mode])
+        print(f"  {mode:<7} {ph:9.1f} µs  {h0:9.1f} µs  {h1 * us:15.1f} µs"
+              f"        ×{h1 / off:.2f}")
 
 
 def main() -> None:

@@ -63,7 +63,40 @@ async def test_a_busy_turn_tells_its_story_in_the_logs() -> None:
     assert {(d["session_id"], d["turn"]) for d in lines} == {("sess-7", 1)}
     assert [d["traceback"] for d in lines] == [False, True] + [False] * 6
     accepted = next(d for d in lines if "-> billing accepted" in d["message"])
-    assert accepted["message"].endswith(": duplicate charge")  # why it went to billing
+    # the model's reason is content: only with the capture switch (below)
+    assert accepted["message"] == "handoff triage -> billing accepted (llm)"
+    recovered = next(d for d in lines if "-> support accepted" in d["message"])
+    assert recovered["message"].endswith(": billing failed (guardrail_tripped): No refunds "
+                                         "here.")  # the runtime's own explanation
+
+
+@pytest.mark.parametrize("switch", ["option", "environment"])
+async def test_the_models_reason_is_logged_only_when_content_is_captured(
+        switch: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Traces keep the model-written reason out unless content capture is on; logs follow
+    the same switch (`Telemetry(capture_content=True)`, or the GenAI conventions'
+    environment variable), whether or not the turn is traced."""
+    from handoffs.telemetry import Telemetry, config
+
+    if switch == "option":
+        telemetry: Any = Telemetry(capture_content=True)
+    else:
+        monkeypatch.setattr(config, "AUTO", Telemetry(capture_content=True))
+        telemetry = False  # off for traces: the environment's switch still says
+    team = Team([Agent("triage", handoffs=["billing"]), Agent("billing")])
+    model = ScriptedModel({"triage": [transfer("billing", reason="card ending 4242")],
+                           "billing": [reply("Done.")]})
+    with caplog.at_level(logging.INFO, logger="handoffs"):
+        await Runner(team, model=model, telemetry=telemetry).run("s", "hi")
+        await Runner(team, model=ScriptedModel({
+            "triage": [transfer("billing", reason="card ending 4242")],
+            "billing": [reply("Done.")]})).run("t", "hi")
+
+    moves = [r.getMessage() for r in caplog.records if "accepted" in r.getMessage()]
+    said = "handoff triage -> billing accepted (llm): card ending 4242"
+    unsaid = "handoff triage -> billing accepted (llm)"
+    # the second runner follows the environment's switch (its default Telemetry)
+    assert moves == [said, unsaid] if switch == "option" else [said, said]
 
 
 async def test_a_failed_turn_is_a_warning_with_its_traceback(
@@ -101,8 +134,8 @@ async def test_a_delegation_inside_a_transfer_logs_each_move(
         await Runner(team, model=model).run("s", "hi")
 
     moves = [r.getMessage() for r in caplog.records if "accepted" in r.getMessage()]
-    assert moves == ["handoff triage -> billing accepted (llm): bill",
-                     "handoff billing -> ledger accepted (llm, delegation): sum"]
+    assert moves == ["handoff triage -> billing accepted (llm)",
+                     "handoff billing -> ledger accepted (llm, delegation)"]
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "postgres"])

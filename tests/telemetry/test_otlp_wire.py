@@ -34,7 +34,10 @@ class Receiver:
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, str, bytes]] = []
+        self.refuse = ""
+        """A path answered 405 (kept all the same), as a trace-only backend's metrics."""
         received = self.requests
+        receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
@@ -42,7 +45,7 @@ class Receiver:
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
                 received.append((self.path, self.headers["Content-Type"], body))
-                self.send_response(200)
+                self.send_response(405 if self.path == receiver.refuse else 200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -54,7 +57,9 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def spans(self) -> list[Any]:
+    def spans(self, scope: str | None = "handoffs") -> list[Any]:
+        """Every span received (`scope`: checked to be the only instrumentation scope;
+        None: any, as a FastAPI with telemetry of its own adds its server spans)."""
         found = []
         for path, content_type, body in self.requests:
             if path == "/v1/traces":
@@ -62,7 +67,7 @@ class Receiver:
                 request = ExportTraceServiceRequest.FromString(body)
                 for rs in request.resource_spans:
                     for ss in rs.scope_spans:
-                        assert ss.scope.name == "handoffs"
+                        assert scope is None or ss.scope.name == scope
                         found.extend(ss.spans)
         return found
 
@@ -119,15 +124,22 @@ async def test_spans_reach_an_otlp_receiver_intact(receiver: Receiver) -> None:
     assert {s.trace_id.hex() for s in spans} == {result.events[0].data["trace_id"]}
 
 
-def test_export_otlp_is_the_three_lines_of_the_readme(receiver: Receiver) -> None:
+@pytest.mark.parametrize("metrics", [False, True])
+def test_export_otlp_is_the_three_lines_of_the_readme(receiver: Receiver, metrics: bool) -> None:
+    """Spans by default; metrics only when asked for (`metrics=True`): a trace-only
+    backend (Jaeger, Phoenix, ...) answers 404 or 405 to `/v1/metrics`, and the exporter
+    would print that every minute."""
+    receiver.refuse = "/v1/metrics"  # as a trace-only backend does
+    extra = ", metrics=True, metric_interval=0.2" if metrics else ""
     code = textwrap.dedent(f"""
-        import asyncio, sys
+        import asyncio, sys, time
         sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
         from telemetry.test_spans import busy_model, busy_team
         from handoffs import Runner
         from handoffs.telemetry import export_otlp
-        export_otlp({receiver.url!r}, service_name="support-bot")
+        export_otlp({receiver.url!r}, service_name="support-bot"{extra})
         asyncio.run(Runner(busy_team(), model=busy_model()).run("s", "I was charged twice"))
+        time.sleep(0.5 if {metrics!r} else 0)
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
@@ -145,5 +157,11 @@ def test_export_otlp_is_the_three_lines_of_the_readme(receiver: Receiver) -> Non
     resource = {kv.key: kv.value.string_value
                 for kv in request.resource_spans[0].resource.attributes}
     assert resource["service.name"] == "support-bot"
+    if not metrics:
+        assert not [r for r in receiver.requests if r[0] == "/v1/metrics"]
+        assert "metrics" not in done.stderr, done.stderr
+        return
+    # asked for: sent (a scripted model reports no token usage, so there is none)
     assert {"handoffs.handoff.requests", "handoffs.turns", "gen_ai.client.operation.duration",
-            "gen_ai.client.token.usage"} <= receiver.metric_names()
+            "handoffs.agent.duration"} <= receiver.metric_names()
+    assert "gen_ai.client.token.usage" not in receiver.metric_names()

@@ -102,7 +102,8 @@ async def test_workflow_agent_and_chat_spans_follow_the_conventions(otel: Otel) 
     assert triage.kind is SpanKind.INTERNAL
     assert dict(triage.attributes or {}) == {
         "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage",
-        "gen_ai.agent.description": "Routes customers.", "gen_ai.conversation.id": "sess-1"}
+        "gen_ai.agent.description": "Routes customers.", "gen_ai.conversation.id": "sess-1",
+        "gen_ai.provider.name": "scripted", "gen_ai.request.model": "scripted-1"}
     chat = otel.named("chat scripted-1")[0]
     assert chat.kind is SpanKind.CLIENT
     assert chat.attributes["gen_ai.operation.name"] == "chat"
@@ -110,8 +111,9 @@ async def test_workflow_agent_and_chat_spans_follow_the_conventions(otel: Otel) 
     assert chat.attributes["gen_ai.request.model"] == "scripted-1"
     assert chat.attributes["gen_ai.response.model"] == "scripted"
     assert chat.attributes["gen_ai.agent.name"] == "triage"
-    assert chat.attributes["gen_ai.usage.input_tokens"] == 0
-    assert chat.attributes["gen_ai.usage.output_tokens"] == 0
+    # a scripted model reports no usage (zeros): left out, as unknown
+    assert "gen_ai.usage.input_tokens" not in chat.attributes
+    assert "gen_ai.usage.output_tokens" not in chat.attributes
     assert chat.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
     last = otel.named("chat scripted-1")[-1]
     assert last.attributes["gen_ai.response.finish_reasons"] == ("stop",)

@@ -36,6 +36,7 @@ the support team's own rules, or keyword routing along your team's routes.
 
 def _parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from .observability import add_options
 
     parser = argparse.ArgumentParser(
         prog="handoffs", description="A handoff runtime for multi-agent LLM systems.",
@@ -55,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--rules", action="store_true",
                       help="play it offline on the rule-based model (keyword rules and "
                       "templates that answer any message), not the script")
+    add_options(demo, "error")
 
     team_help = "FILE.py:NAME or package.module:NAME (default: the built-in support team)"
 
@@ -66,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
                        "loaded Runner's store, HANDOFFS_STORE, or sqlite:///handoffs.db)")
         p.add_argument("--offline", action="store_true",
                        help="the offline model for every agent, even when a key is set")
+        add_options(p, "error")
 
     run = sub.add_parser("run", help="run one turn and print who answered and every handoff",
                          usage="handoffs run [-h] [options] [TEAM] MESSAGE")
@@ -112,7 +115,7 @@ def _parser() -> argparse.ArgumentParser:
                        "(s, min, h), e.g. 30/min (default: no limit)")
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow browser calls from ORIGIN (repeatable; default: none)")
-    serve.add_argument("--log-level", default="info")
+    add_options(serve, "info")
     serve.add_argument("--metrics", action="store_true",
                        help="count handoffs, turns and model calls for GET /metrics "
                        "(needs handoffs[prometheus])")
@@ -177,8 +180,10 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     color = use_color(sys.stdout, args.no_color)
     if args.command in ("demo", "run", "chat"):
         from ..log import failures_shown_elsewhere
+        from . import observability
 
         failures_shown_elsewhere()  # these print every failed turn themselves
+        observability.setup(args, "error")  # --log-level, --otlp (serve: in its workers)
     if args.command == "demo":
         from ..demo import run_demo
 
@@ -229,7 +234,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return serve(None if demo else args.team, args.store, args.model,
                      args.offline or demo, args.host, args.port, args.workers,
                      args.operator_key, args.cors, args.log_level, args.metrics,
-                     args.operator_key_file, args.rate_limit)
+                     args.operator_key_file, args.rate_limit, args.otlp)
     if args.command == "sessions":
         from .runners import existing_store, store_url
         from .sessions import sessions_command

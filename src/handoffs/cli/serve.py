@@ -12,11 +12,12 @@ the store); each loads the TEAM itself, so a `Runner` is served as the user buil
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from .observability import LOG_ENV, setup_logging, setup_tracing
 
 ENV = "HANDOFFS_SERVE"
 KEY_ENV = "HANDOFFS_OPERATOR_KEY"
@@ -25,9 +26,11 @@ KEY_FILE_ENV = "HANDOFFS_OPERATOR_KEY_FILE"
 
 def serve(team: str | None, store: str | None, model: str | None, offline: bool,
           host: str, port: int, workers: int, operator_key: str | None,
-          cors: list[str], log_level: str, metrics: bool = False,
-          operator_key_file: str | None = None, rate_limit: str | None = None) -> int:
-    """Start the server; returns when it stops."""
+          cors: list[str], log_level: str | None, metrics: bool = False,
+          operator_key_file: str | None = None, rate_limit: str | None = None,
+          otlp: str | None = None) -> int:
+    """Start the server; returns when it stops. `log_level` (None: `HANDOFFS_LOG_LEVEL`,
+    else info) is uvicorn's and the library's; `otlp`: `--otlp` (see `observability`)."""
     try:
         import uvicorn
     except ImportError:
@@ -44,9 +47,12 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
         from ..server.ratelimit import Rate
 
         Rate.parse(rate_limit)  # a bad value fails here, before any worker starts
+    level = setup_logging(log_level, "info")
+    os.environ[LOG_ENV] = level  # every worker logs at the same level
     settings = {"team": team, "store": store, "model": model, "offline": offline,
-                "cors": cors, "metrics": metrics, "rate_limit": rate_limit}
+                "cors": cors, "metrics": metrics, "rate_limit": rate_limit, "otlp": otlp}
     os.environ[ENV] = json.dumps(settings)
+    traced = setup_tracing(otlp)  # here first: a missing extra fails before any worker
     if key:
         os.environ[KEY_ENV] = key
     # Load the team once here, so a bad TEAM fails before any worker starts, and say
@@ -62,8 +68,10 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     print(f"handoffs: store {setup.store}; operator routes {'on' if key else 'off'}",
           flush=True)
     print(f"handoffs: model: {setup.model}", flush=True)
+    if traced is not None:
+        print(f"handoffs: tracing to {traced} (OTLP/HTTP)", flush=True)
     uvicorn.run("handoffs.cli.serve:build_app", factory=True, host=host, port=port,
-                workers=workers, log_level=log_level, timeout_graceful_shutdown=5)
+                workers=workers, log_level=level, timeout_graceful_shutdown=5)
     return 0
 
 
@@ -79,9 +87,10 @@ def _build() -> tuple[Any, Any]:
     from .runners import make_runner
 
     s = json.loads(os.environ.get(ENV) or "{}")
+    setup_logging(None, "info")  # HANDOFFS_LOG_LEVEL, as `serve` set it
+    setup_tracing(s.get("otlp"))
     if s.get("metrics"):
         _prometheus_metrics()
-    _show_library_warnings()
     setup = make_runner(load_target(s.get("team")), s.get("model"), s.get("store"),
                         bool(s.get("offline")))
     app = create_app(setup.runner, operator_key=os.environ.get(KEY_ENV) or None,
@@ -105,19 +114,6 @@ def _read_key(path: str | None) -> str | None:
         raise HandoffsError(f"The operator key file {path!r} is empty.",
                             code="invalid_argument")
     return key
-
-
-def _show_library_warnings() -> None:
-    """Print the library's warnings and errors (a failed turn, live streams closed after
-    another process's turn) on standard error beside uvicorn's lines, unless the
-    application gave the `handoffs` logger a handler of its own."""
-    log = logging.getLogger("handoffs")
-    if any(not isinstance(h, logging.NullHandler) for h in log.handlers):
-        return
-    handler = logging.StreamHandler()
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("%(levelname)s:  %(name)s: %(message)s"))
-    log.addHandler(handler)
 
 
 def _prometheus_metrics() -> None:

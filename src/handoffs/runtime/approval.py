@@ -21,13 +21,16 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 from typing import TYPE_CHECKING, Any
 
 from ..core.history import last_user_index
 from ..core.messages import ToolCall
 from ..core.tools import Tool
 from ..errors import HandoffsError
+from ..log import fields
 from ..models.base import ModelResponse
+from ..telemetry.config import captures, observe
 from .result import RunResult, RunStatus
 from .state import Leg, Pause, Turn, finish, result
 
@@ -36,6 +39,8 @@ if TYPE_CHECKING:
 
 REJECTED = ("A person did not approve this call of {tool!r}{why}. Do not retry it; tell "
             "the user or take another step.")
+log = logging.getLogger(__name__)
+
 IN_DELEGATION = ("{tool!r} needs a person's approval, which this delegated task cannot wait "
                  "for; answer your caller without it (the caller may call it itself).")
 
@@ -75,6 +80,10 @@ def pause(t: Turn, leg: Leg, response: ModelResponse,
     for _, c, _ in waiting:
         t.emit("approval_requested", {"agent": name, "tool": c.name, "call_id": c.id,
                                       "arguments": c.arguments})
+    state = t.state
+    log.info("%s waits for a person's approval of %s", name,
+             ", ".join(f"{c.name} ({c.id})" for _, c, _ in waiting),
+             extra=fields(state.id, state.turn, name))
     if leg.main:
         t.state.pending = frame
         return Pause(name)
@@ -140,9 +149,14 @@ async def decide(runner: Runner, session_id: str, call_id: str, approved: bool,
         state.pending = pending = {**pending, "decisions": decisions}
         t = Turn(runner, state, context, None)
         t.user_index = last_user_index(state.messages)
+        observe(t)  # traced: the decision joins the trace of the turn that waits
         tool = next((c["name"] for c in pending["calls"] if c["id"] == call_id), "")
         t.emit("approval_decided", {"agent": agent, "tool": tool, "call_id": call_id,
                                     "approved": bool(approved), "reason": reason})
+        log.info("call %s (%s) of %s %s%s", tool, call_id, agent,
+                 "approved" if approved else "rejected",
+                 f": {reason[:200]}" if reason and captures(runner) else "",
+                 extra=fields(state.id, state.turn, agent))
         caller = pending.get("caller")
         line_agent = agent if caller is None else caller["agent"]
         if any(c not in decisions for c in pending["waiting"]):

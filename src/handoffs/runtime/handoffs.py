@@ -26,6 +26,7 @@ from ..core.policy import MULTIPLE_HANDOFFS, Rejection
 from ..core.session import ViewSpec
 from ..core.team import Route
 from ..log import fields
+from ..telemetry.config import captures
 from . import converge
 from .ids import new_id
 from .prompt import ctx_of, enabled
@@ -197,10 +198,14 @@ def refuse(t: Turn, leg: Leg, record: HandoffRecord, rejection: Rejection,
 
 
 def log_accepted(t: Turn, record: HandoffRecord) -> None:
-    """An accepted handoff at INFO: who handed to whom, of which kind, and why."""
+    """An accepted handoff at INFO: who handed to whom, of which kind, and why (the
+    requester's reason only when content is captured, as on spans: it may hold personal
+    data; an error recovery's, which the runtime writes, always)."""
     if log.isEnabledFor(logging.INFO):
         state = t.state
         why = record.explanation
+        if record.reason is not HandoffReason.ERROR_RECOVERY and not captures(t.runner):
+            why = ""
         log.info("handoff %s -> %s accepted (%s%s)%s", record.source, record.target,
                  record.reason.value, ", delegation" if record.returns else "",
                  f": {why[:200]}" if why else "",

@@ -53,7 +53,7 @@ async def select_agent(runner: Runner, session_id: str, name: str) -> HandoffRec
             elif state.status == "waiting_for_human":
                 state.status = "idle"
         await store.commit(state, since)
-    count_handoff(runner, record)
+    count_handoff(runner, record, state)
     log.info("user picked %s: handoff %s -> %s %s", name, source, name,
              "accepted" if rejection is None else f"refused ({rejection.code})",
              extra=fields(session_id, state.turn, source))

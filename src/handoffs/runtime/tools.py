@@ -59,8 +59,10 @@ async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) 
         t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
                                "text": problem, "is_error": True})
         return problem, True, None
-    try:
-        value = await tl.invoke(ctx, args)
+    obs = t.obs
+    try:  # traced: the call's span is current while the tool runs (`Observer.invoke`)
+        value = await (tl.invoke(ctx, args) if obs is None
+                       else obs.invoke(tl, ctx, args, c.id))
     except Exception as exc:
         if tl.on_error == "raise":
             raise

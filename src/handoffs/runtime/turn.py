@@ -141,7 +141,6 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
     finally:
         running.pop(state.id, None)
     state.status = _STATUS.get(res.status, "idle")
-    finish(t, res)
     err = res.error
     if err is not None:
         log.warning("turn %d of %s failed (%s): %s", state.turn, state.id, err.code,
@@ -154,6 +153,7 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
     elif log.isEnabledFor(logging.INFO):
         log.info("turn %d of %s ended %s with %s", state.turn, state.id, res.status.value,
                  res.agent, extra=fields(state.id, state.turn, res.agent))
+    finish(t, res)  # after the logs: a traced turn's span is current until its end event
     await t.runner.store.commit(state, since, t.lazy_events)
     return res
 

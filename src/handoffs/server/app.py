@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,11 +14,13 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from .. import __version__
 from ..core.team import Team
 from ..runtime.runner import Runner
+from ..telemetry.config import flush
 from . import errors, masking
 from .headers import SecurityHeaders
 from .limits import BodyLimit
 from .ratelimit import Rate
 from .service import Service, Settings
+from .tracing import TraceContext
 from .views import team_view
 
 STATIC = Path(__file__).parent / "static"
@@ -123,6 +126,7 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
         finally:
             await service.stop()
             await runner.aclose()  # streamed turns end, MCP connections close
+            await asyncio.to_thread(flush, runner)  # the last turns' spans, before exit
             if close_store:
                 await runner.store.close()
 
@@ -152,4 +156,5 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
                            expose_headers=["Location"])
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(TraceContext, runner=runner)  # a caller's traceparent, when traced
     return app

@@ -75,6 +75,26 @@ def turn_facts(events: Sequence[Any], delegations: bool) -> Facts:
     return {part[2]: _end(part[0], part[1], part[3])}, {}
 
 
+def final_outcome(records: Sequence[HandoffRecord], first: int, turn: int,
+                  events: Sequence[Any]) -> tuple[int, str] | None:
+    """A commit that ends turn `turn` after an earlier commit stored some of its records
+    (the turn waited for a person's approval, so they got `waiting_for_approval`):
+    (turn, the outcome those records get now). None for every other commit, after
+    looking at one record (`first`: where this commit's own records start)."""
+    if not 0 < first <= len(records) or records[first - 1].turn != turn or not events:
+        return None
+    last = getattr(events, "last", None)
+    part = last() if last is not None else _part(events[-1])
+    if part is None or part[0] not in ("run_completed", "run_failed") or part[2] != turn:
+        return None
+    outcome = _end(part[0], part[1], part[3])[0]
+    return None if outcome == "waiting_for_approval" else (turn, outcome)
+
+
+WAITING_FOR_APPROVAL = "waiting_for_approval"
+"""The outcome a turn's records have until the turn goes on after the approval."""
+
+
 def _end(type_: str, at: float, data: Mapping[str, Any]) -> tuple[str, float]:
     return ("failed" if type_ == "run_failed" else str(data.get("status", "completed")), at)
 

@@ -135,6 +135,8 @@ class MemoryStore:
         self._committed: dict[str, _Committed] = {}
         self._holders: dict[str, asyncio.Task[Any] | None] = {}
         self._locks = KeyedLocks()
+        self._finals: dict[str, dict[int, str]] = {}
+        """Per session, the outcome of turns that waited for approval, once they ended."""
         self._stats: dict[str, list[tuple[int, int, facts.Facts]]] = {}
         """Per session, per commit with records: which records (from, to) and the facts
         of their turn; the stats rows are made from them when asked for."""
@@ -213,6 +215,10 @@ class MemoryStore:
             delegated = any(recs[i].returns for i in range(first_record, len(recs)))
             self._stats.setdefault(sid, []).append(
                 (first_record, len(recs), facts.turn_facts(events, delegated)))
+        if first_record:
+            final = facts.final_outcome(recs, first_record, state.turn, events)
+            if final is not None:
+                self._finals.setdefault(sid, {})[final[0]] = final[1]
         self._keep(state)
         if events:
             self._log(sid, events)
@@ -262,6 +268,7 @@ class MemoryStore:
         self._events.pop(sid, None)
         self._event_counts.pop(sid, None)
         self._stats.pop(sid, None)
+        self._finals.pop(sid, None)
         return self._sessions.pop(sid, None) is not None
 
     async def import_session(
@@ -279,6 +286,7 @@ class MemoryStore:
             if w.events:
                 self._log(state.id, [json.loads(e[3]) for e in w.events])
             self._stats[state.id] = [(0, len(state.handoffs), w.facts)]
+            self._finals.pop(state.id, None)  # the import's events say how turns ended
         return state.snapshot()
 
     async def handoff_stats(self, since: float | None = None,
@@ -291,8 +299,13 @@ class MemoryStore:
         found: list[facts.Row] = []
         for sid, commits in self._stats.items():
             records = self._sessions[sid].handoffs
+            finals = self._finals.get(sid)
             for first, end, known in commits:
-                found.extend(facts.rows_of(records[first:end], known))
+                rows_ = facts.rows_of(records[first:end], known)
+                if finals:  # turns that waited for approval and have ended since
+                    rows_ = [r if r[7] != facts.WAITING_FOR_APPROVAL or r[6] not in finals
+                             else (*r[:7], finals[r[6]], r[8]) for r in rows_]
+                found.extend(rows_)
         return aggregate(found, since, until)
 
     def _restore(self, sid: str) -> None:

@@ -310,8 +310,14 @@ class PostgresStore:
             w = rows.encode_commit(state, since, events)
         pool = self._pool or await self._ready()
         try:
-            found = await pool.fetchval(sql.INSERT if w.expected == 0 else sql.UPDATE,
-                                        *sql.params(w))
+            if w.final is None:
+                found = await pool.fetchval(sql.INSERT if w.expected == 0 else sql.UPDATE,
+                                            *sql.params(w))
+            else:  # a turn that waited for approval ends: its earlier records too
+                async with pool.acquire() as conn, conn.transaction():
+                    found = await conn.fetchval(sql.UPDATE, *sql.params(w))
+                    if found is not None:
+                        await conn.execute(sql.FINAL_OUTCOME, w.final[1], w.id, w.final[0])
         except self._errors as exc:
             raise self._failed(exc) from exc
         if found is None:

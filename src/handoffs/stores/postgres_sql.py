@@ -74,6 +74,11 @@ SELECT s.events, CASE WHEN $12::bigint > 0
     'session_id', $1::text, 'events', s.events)::text) END FROM s
 """
 
+FINAL_OUTCOME = """
+UPDATE records SET outcome = $1
+WHERE session_id = $2 AND turn = $3 AND outcome = 'waiting_for_approval'"""
+"""A turn that waited for approval has ended: its earlier records get its outcome."""
+
 UPDATE = """
 WITH s AS (
   UPDATE sessions SET version = $3, active_agent = $4, status = $5, turn = $6, channel = $7,

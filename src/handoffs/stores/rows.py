@@ -23,7 +23,7 @@ from ..core.messages import message_from_dict
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
 from .checks import session_id
-from .facts import Facts, Row, facts, rows_of
+from .facts import Facts, Row, facts, final_outcome, rows_of
 from .text import column, valid
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
@@ -79,6 +79,9 @@ class Write:
     """The stats columns of each record in `records` (see `stores.stats`)."""
     facts: Facts = field(default_factory=lambda: ({}, {}))
     """What `stats` was made from (an import's, kept by the memory store)."""
+    final: tuple[int, str] | None = None
+    """(turn, outcome) when this commit ends a turn that an earlier commit left waiting
+    for approval: its records stored then get that outcome (`facts.final_outcome`)."""
 
     @property
     def size(self) -> int:
@@ -105,6 +108,8 @@ def encode_commit(state: SessionState, since: Checkpoint, events: Sequence[Event
     )
     if len(recs) > since.handoffs:
         w.stats = rows_of(recs[since.handoffs:], facts(events))
+    if since.handoffs:
+        w.final = final_outcome(recs, since.handoffs, state.turn, events)
     make_valid(w)
     return w
 

@@ -28,6 +28,11 @@ _INSERT_RECORD = (
     "INSERT INTO records (session_id, seq, body, source, target, kind, accepted, rejection,"
     " at, turn, outcome, took) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_FINAL_OUTCOME = (
+    "UPDATE records SET outcome = ? WHERE session_id = ? AND turn = ?"
+    " AND outcome = 'waiting_for_approval'"
+)
+"""A turn that waited for approval has ended: its earlier records get its outcome."""
 _INSERT_EVENT = (
     "INSERT INTO events (session_id, seq, turn, type, at, body) VALUES (?, ?, ?, ?, ?, ?)"
 )
@@ -164,6 +169,8 @@ def write(c: sqlite3.Connection, w: rows.Write, replace: bool = False) -> None:
             c.executemany(_INSERT_EVENT, [
                 (sid, first_event + i, turn, type_, at, body)
                 for i, (turn, type_, at, body) in enumerate(w.events)])
+        if w.final is not None:
+            c.execute(_FINAL_OUTCOME, (w.final[1], sid, w.final[0]))
         c.execute("COMMIT")
     except BaseException:
         rollback(c)

@@ -2,9 +2,10 @@
 
 The runtime has no event for a model call, so a traced turn gets its own view of the
 runner's models in which each model is wrapped: the wrapper opens a `chat` span under
-the calling agent's activation, and records the duration, the token usage and the finish
-reason (spans and the GenAI client metrics). Turns that are not traced use the models
-as they are.
+the calling agent's activation, makes it the current span while the model works (an
+instrumented HTTP client's spans nest under it), and records the duration, the token
+usage and the finish reason (spans and the GenAI client metrics). Turns that are not
+traced use the models as they are.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import json
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.context import attach, detach
+from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
 from ..core.messages import AssistantMessage, Message, ToolResult
 from ..models.base import Model, ModelRequest, ModelResponse, TextDelta
@@ -40,31 +43,97 @@ class TracedModels(dict[str, "Model | None"]):
         return traced
 
 
-def names_of(model: Any) -> tuple[str, str | None]:
-    """(`gen_ai.provider.name`, `gen_ai.request.model`) as far as the model tells them."""
+def names_of(model: Any) -> tuple[str | None, str | None]:
+    """(`gen_ai.provider.name`, `gen_ai.request.model`) as far as the model tells them
+    (None: it does not say, as the offline models)."""
     provider = getattr(model, "provider", None)
     name = getattr(model, "model", None)
-    return (provider if isinstance(provider, str) else type(model).__name__,
-            name if isinstance(name, str) else None)
+    return (provider if isinstance(provider, str) and provider else None,
+            name if isinstance(name, str) and name else None)
+
+
+DEFAULT_HOSTS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
+"""Where an adapter with no `base_url` sends its requests: its provider's own API."""
+
+
+def server_of(model: Any, provider: str | None) -> dict[str, Any]:
+    """`server.address` and `server.port` of the model's API, when it has one."""
+    url = getattr(model, "base_url", None)
+    if not isinstance(url, str) or not url:
+        url = DEFAULT_HOSTS.get(provider or "")
+        if url is None:
+            return {}
+    try:
+        parts = urlsplit(url if "//" in url else f"//{url}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return {}
+    if not host:
+        return {}
+    if port is None:
+        port = 80 if parts.scheme == "http" else 443
+    return {sc.SERVER_ADDRESS: host, sc.SERVER_PORT: port}
+
+
+class ModelInfo:
+    """What a model says about itself, worked out once per model object."""
+
+    __slots__ = ("agent_attrs", "metrics", "model", "provider", "span_attrs")
+
+    def __init__(self, model: Any) -> None:
+        self.provider, self.model = names_of(model)
+        named: dict[str, Any] = {}
+        if self.provider is not None:
+            named[sc.PROVIDER] = self.provider
+        if self.model is not None:
+            named[sc.REQUEST_MODEL] = self.model
+        self.agent_attrs = named
+        """What an `invoke_agent` span of an agent on this model says about it."""
+        self.span_attrs = {sc.OPERATION: sc.CHAT, **named, **server_of(model, self.provider)}
+        """The attributes every `chat` span of this model starts with."""
+        self.metrics: dict[str | None, dict[str, Any]] = {}
+        """Metric attributes by response model, made once."""
+
+    def metric_attrs(self, response_model: str | None) -> dict[str, Any]:
+        attrs = self.metrics.get(response_model)
+        if attrs is None:
+            attrs = {sc.OPERATION: sc.CHAT, **self.agent_attrs}
+            if response_model:
+                attrs[sc.RESPONSE_MODEL] = response_model
+            self.metrics[response_model] = attrs
+        return attrs
+
+
+_INFO: dict[int, tuple[Any, ModelInfo]] = {}
+"""`ModelInfo` by model object (kept with it, so its id is not reused while cached)."""
+
+
+def info_of(model: Any) -> ModelInfo:
+    found = _INFO.get(id(model))
+    if found is not None and found[0] is model:
+        return found[1]
+    if len(_INFO) >= 256:  # models made per request: forget the old ones
+        _INFO.clear()
+    info = ModelInfo(model)
+    _INFO[id(model)] = (model, info)
+    return info
 
 
 class TracedModel:
-    """A model whose every call is a `chat` span and a GenAI client measurement."""
+    """A model whose every call is a `chat` span, current while the model is called (so
+    the provider SDK's HTTP spans nest under it), and a GenAI client measurement."""
 
-    __slots__ = ("attrs", "inner", "model", "obs", "provider")
+    __slots__ = ("info", "inner", "obs")
 
     def __init__(self, inner: Model, obs: Observer) -> None:
         self.inner = inner
         self.obs = obs
-        self.provider, self.model = names_of(inner)
-        self.attrs: dict[str | None, dict[str, Any]] = {}
-        """Metric attributes by response model, made once."""
+        self.info = info_of(inner)
 
     def _start(self, request: ModelRequest) -> Any:
-        attrs: dict[str, Any] = {sc.OPERATION: sc.CHAT, sc.PROVIDER: self.provider,
-                                 sc.AGENT_NAME: request.agent}
-        if self.model is not None:
-            attrs[sc.REQUEST_MODEL] = self.model
+        info = self.info
+        attrs = info.span_attrs.copy()
+        attrs[sc.AGENT_NAME] = request.agent
         settings = request.settings
         if settings:
             if isinstance(settings.get("temperature"), int | float):
@@ -76,28 +145,40 @@ class TracedModel:
             attrs[sc.SYSTEM_INSTRUCTIONS] = obs.content(
                 [{"type": "text", "content": request.system}])
             attrs[sc.INPUT_MESSAGES] = obs.content(input_messages(request.messages))
-        name = f"chat {self.model}" if self.model else "chat"
-        return obs.start(name, obs.context(), attrs, SpanKind.CLIENT)
+        f = obs.current()
+        if f is not None and f.model is not info:
+            f.model = info
+            if f.span is not None and info.agent_attrs:
+                f.span.set_attributes(info.agent_attrs)
+        model = info.model
+        return obs.start(f"chat {model}" if model else "chat",
+                         f.ctx if f is not None else obs.root_ctx, attrs, SpanKind.CLIENT)
 
     def _done(self, span: Any, request: ModelRequest, response: ModelResponse,
               t0: float) -> None:
         finish = getattr(response, "finish_reason", None) or (
             "tool_calls" if response.tool_calls else "stop")
         usage = response.usage
+        if usage is not None and not (usage.input_tokens or usage.output_tokens):
+            usage = None  # an offline model, or a stream that did not say: unknown
         attrs: dict[str, Any] = {sc.FINISH_REASONS: (finish,)}
         if response.model:
             attrs[sc.RESPONSE_MODEL] = response.model
+        obs = self.obs
         if usage is not None:
             attrs[sc.INPUT_TOKENS] = usage.input_tokens
             attrs[sc.OUTPUT_TOKENS] = usage.output_tokens
-        obs = self.obs
+            f = obs.current()
+            if f is not None:
+                f.input_tokens += usage.input_tokens
+                f.output_tokens += usage.output_tokens
         if obs.capture:
             attrs[sc.OUTPUT_MESSAGES] = obs.content([output_message(response, finish)])
         span.set_attributes(attrs)
         span.end()
         m = obs.metrics
         if m is not None:
-            base = self._metric_attrs(response.model)
+            base = self.info.metric_attrs(response.model)
             m.model_duration.record(time.perf_counter() - t0, base)
             if usage is not None:
                 agent = {**base, sc.AGENT_NAME: request.agent}
@@ -116,36 +197,38 @@ class TracedModel:
         m = self.obs.metrics
         if m is not None:
             m.model_duration.record(time.perf_counter() - t0,
-                                    {**self._metric_attrs(None), sc.ERROR_TYPE: code})
-
-    def _metric_attrs(self, response_model: str | None) -> dict[str, Any]:
-        attrs = self.attrs.get(response_model)
-        if attrs is None:
-            attrs = {sc.OPERATION: sc.CHAT, sc.PROVIDER: self.provider}
-            if self.model is not None:
-                attrs[sc.REQUEST_MODEL] = self.model
-            if response_model:
-                attrs[sc.RESPONSE_MODEL] = response_model
-            self.attrs[response_model] = attrs
-        return attrs
+                                    {**self.info.metric_attrs(None), sc.ERROR_TYPE: code})
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         span = self._start(request)
         t0 = time.perf_counter()
+        token = attach(set_span_in_context(span))
         try:
             response = await self.inner.complete(request)
         except BaseException as exc:
             self._failed(span, exc, t0)
             raise
+        finally:
+            detach(token)
         self._done(span, request, response, t0)
         return response
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         span = self._start(request)
         t0 = time.perf_counter()
+        ctx = set_span_in_context(span)
+        pieces = self.inner.stream(request).__aiter__()
         done = False
         try:
-            async for piece in self.inner.stream(request):
+            while True:
+                # Current only while the model works: not while the reader has the piece.
+                token = attach(ctx)
+                try:
+                    piece = await pieces.__anext__()
+                except StopAsyncIteration:
+                    break
+                finally:
+                    detach(token)
                 if isinstance(piece, ModelResponse) and not done:
                     done = True
                     self._done(span, request, piece, t0)
@@ -180,7 +263,7 @@ def _message(m: Message) -> dict[str, Any]:
         return {"role": "assistant", "parts": parts}
     if isinstance(m, ToolResult):
         return {"role": "tool", "parts": [{"type": "tool_call_response", "id": m.call_id,
-                                           "result": m.text}]}
+                                           "response": m.text}]}
     return {"role": "user", "parts": [{"type": "text", "content": m.text}]}
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..core.handoff import HandoffRecord
+    from ..core.session import SessionState
     from ..runtime.runner import Runner
     from ..runtime.state import Turn
 
@@ -150,17 +151,54 @@ def observe(t: Turn) -> None:
         return
     tracer = telemetry.tracer()
     instruments = telemetry.instruments()
-    if tracer is None and instruments is None:
-        return
+    if (tracer is None and instruments is None) or t.obs is not None:
+        return  # not traced; or observed already (a decision that continues its turn)
     from .observer import Observer
 
     Observer(t, telemetry, tracer, instruments).attach()
 
 
-def count_handoff(runner: Runner, record: HandoffRecord) -> None:
-    """Count a handoff made outside a turn (a user's pick) when metrics are on."""
+def count_handoff(runner: Runner, record: HandoffRecord,
+                  state: SessionState | None = None) -> None:
+    """Count a handoff made outside a turn (a user's pick) when metrics are on, and make
+    it a span in the session's last trace (`state`'s) when traced."""
     telemetry = runner.telemetry
-    instruments = telemetry.instruments() if telemetry is not None else None
+    if telemetry is None:
+        return
+    instruments = telemetry.instruments()
     if instruments is not None:
         instruments.handoff(runner.team, record.source, record.target, record.reason.value,
                             "accepted" if record.accepted else record.rejection or "refused")
+    tracer = telemetry.tracer() if state is not None else None
+    if tracer is not None and state is not None:
+        from .links import picked
+
+        picked(tracer, state, record)
+
+
+def captures(runner: Runner) -> bool:
+    """Whether content (a model's handoff reason, a person's reason) may go into logs:
+    the same switch as for spans (`Telemetry(capture_content=...)`, else
+    `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`)."""
+    telemetry = runner.telemetry
+    return (telemetry if telemetry is not None else AUTO).capture_content
+
+
+def flush(runner: Runner, timeout: float = 5.0) -> None:
+    """Export what the runner's tracer and meter providers still hold (blocking, at most
+    about `timeout` seconds each). A server calls it when it shuts down: uvicorn ends the
+    process with the signal it caught, so the SDK's own flush at exit never runs."""
+    telemetry = runner.telemetry
+    if telemetry is None:
+        return
+    for provider in (telemetry.tracer_provider or global_tracer_provider(),
+                     telemetry.meter_provider or global_meter_provider()):
+        force_flush = getattr(provider, "force_flush", None)
+        if force_flush is not None:
+            try:
+                force_flush(int(timeout * 1000))
+            except Exception:
+                import logging
+
+                logging.getLogger(__name__).warning("telemetry: flushing failed",
+                                                    exc_info=True)

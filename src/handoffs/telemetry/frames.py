@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import trace
 
 if TYPE_CHECKING:
+    from .chat import ModelInfo
     from .observer import Observer
 
 
@@ -16,11 +17,11 @@ class Frame:
     """One activation of an agent on a line of work, or (`span` None) the start of a
     delegation's line before its first activation."""
 
-    __slots__ = ("agent", "asks", "ctx", "ended", "error", "line", "obs", "parent", "span",
-                 "start", "tools")
+    __slots__ = ("agent", "asks", "caller", "ctx", "ended", "error", "input_tokens", "line",
+                 "model", "obs", "output_tokens", "parent", "span", "start", "tools")
 
     def __init__(self, obs: Observer, agent: str, line: str | None, parent: Any,
-                 span: Any = None) -> None:
+                 span: Any = None, caller: Frame | None = None) -> None:
         self.obs = obs
         self.agent = agent
         self.line = line
@@ -29,6 +30,9 @@ class Frame:
         """The context activations of this line start in (the turn's, or the delegation's)."""
         self.span = span
         self.ctx = trace.set_span_in_context(span) if span is not None else parent
+        self.caller = caller
+        """The frame that was current when this delegation's line started in the same task
+        (a delegate continued after an approval): current again when the delegate answers."""
         self.start = time.perf_counter()
         self.tools: dict[str, Any] = {}
         """Open `execute_tool` spans by call id."""
@@ -37,6 +41,11 @@ class Frame:
         self.ended = False
         self.error: str | None = None
         """Why this activation failed, once known (a guardrail trip, a model error)."""
+        self.model: ModelInfo | None = None
+        """The model this activation called (its provider and name go on the span)."""
+        self.input_tokens = 0
+        self.output_tokens = 0
+        """Token usage of this activation's model calls, where the model reported it."""
 
 
 FRAME: ContextVar[Frame | None] = ContextVar("handoffs_telemetry_frame", default=None)

@@ -12,7 +12,17 @@ traced or measured, the observer sits in front of the turn's sink and reads them
       invoke_agent {target}                     after a one-way transfer, a sibling
 
 Handoffs made without a tool call (error recovery, plan steps) are `handoff {target}`
-spans. Which activation an event belongs to is kept per asyncio task (`frames.FRAME`).
+spans (`handoff_spans`); approvals and people's moves join the session's trace (`links`).
+Which activation an event belongs to is kept per asyncio task (`frames.FRAME`).
+
+The spans are also made *current* (OpenTelemetry's context) in the task that does the
+work: the turn's span from its start to its end, each agent's span from its start, the
+`chat` span while the model is called (`chat.TracedModel`) and the `execute_tool` span
+while the tool runs (`invoke`, which the runtime calls instead of `Tool.invoke`). So the
+spans of other instrumentations (an HTTP client, a database driver) and log records
+written meanwhile belong to the right span. The turn's context is detached when it ends,
+in the task it started in, so nothing leaks to the caller.
+
 Each event gets the `trace_id` and `span_id` of its span. An error in here is logged,
 never raised into the turn.
 """
@@ -24,13 +34,14 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from ..core.events import Event
-from ..core.handoff import Handoff, HandoffRecord
+from . import handoff_spans, links, tool_spans
 from . import semconv as sc
-from .chat import TracedModels
+from .chat import TracedModels, info_of
 from .frames import FRAME as _FRAME
 from .frames import Frame
 
@@ -42,13 +53,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _INTERNAL = SpanKind.INTERNAL
+_INVALID = trace.INVALID_SPAN
+_set_span = trace.set_span_in_context
+_attach = otel_context.attach
+_detach = otel_context.detach
 
 
 class Observer:
     """Turns one turn's events into spans (when traced) and metrics (when measured)."""
 
-    __slots__ = ("capture", "delegations", "frames", "ids", "metrics", "root", "root_ctx",
-                 "sid", "sink", "t", "t0", "telemetry", "trace_id", "tracer")
+    __slots__ = ("capture", "delegations", "follows", "frames", "ids", "latency", "metrics",
+                 "resuming", "root", "root_ctx", "sid", "sink", "started", "t", "t0",
+                 "telemetry", "token", "tool_t0", "trace_id", "tracer")
 
     def __init__(self, t: Turn, telemetry: Telemetry, tracer: Any,
                  instruments: Instruments | None) -> None:
@@ -61,12 +77,25 @@ class Observer:
         self.capture = telemetry.capture_content
         self.sid = t.state.id
         self.sink = t.sink
-        self.root: Any = trace.INVALID_SPAN
+        self.root: Any = _INVALID
         self.root_ctx: Any = None
+        self.started = False
+        """Whether this turn has its own `invoke_workflow` span (an operator's reply or a
+        decision that does not continue the turn has none)."""
+        self.token: Any = None
+        """The context token of the turn's span, detached when the turn ends."""
+        self.follows: Any = None
+        """The span context of the turn this one continues (after an approval)."""
+        self.resuming: tuple[str, str] | None = None
+        """(agent, record id) of a delegate that waited for approval and goes on now."""
         self.t0 = time.perf_counter()
         self.frames: list[Frame] = []
         self.delegations: dict[str, Any] = {}
         """Open delegation spans by record id (until the delegate answers)."""
+        self.latency: dict[str, tuple[float, str, str, str]] = {}
+        """Targets whose first output is awaited: (request time, source, target, kind)."""
+        self.tool_t0: dict[str, float] = {}
+        """When each running tool call started (for `handoffs.tool.duration`)."""
         self.trace_id = ""
 
     def attach(self) -> None:
@@ -104,7 +133,11 @@ class Observer:
 
     def context(self) -> Any:
         f = self.current()
-        return f.ctx if f is not None else self.root_ctx
+        if f is not None:
+            return f.ctx
+        if self.root_ctx is None and not self.started:
+            links.follow_session(self)  # outside a turn: the session's last trace
+        return self.root_ctx
 
     def start(self, name: str, parent: Any, attributes: dict[str, Any],
               kind: SpanKind = _INTERNAL) -> Any:
@@ -119,20 +152,31 @@ class Observer:
         if f.ended:
             return
         f.ended = True
-        for span in (*f.tools.values(), *f.asks.values()):
-            span.end()
         error = error or f.error
-        span = f.span
-        attrs: dict[str, Any] = {sc.AGENT_NAME: f.agent}
-        if error is not None:
-            attrs[sc.ERROR_TYPE] = error
-            if span is not None:
+        for span in f.tools.values():  # never answered: the turn stopped while it ran
+            if error is not None:
                 span.set_attribute(sc.ERROR_TYPE, error)
                 span.set_status(Status(StatusCode.ERROR, error))
-        if span is not None:
             span.end()
-            if self.metrics is not None:
-                self.metrics.agent_duration.record(time.perf_counter() - f.start, attrs)
+        for span in f.asks.values():
+            span.end()
+        span = f.span
+        if span is not None:
+            attrs: dict[str, Any] = {}
+            if f.input_tokens or f.output_tokens:
+                attrs[sc.INPUT_TOKENS] = f.input_tokens
+                attrs[sc.OUTPUT_TOKENS] = f.output_tokens
+            if error is not None:
+                attrs[sc.ERROR_TYPE] = error
+                span.set_status(Status(StatusCode.ERROR, error))
+            if attrs:
+                span.set_attributes(attrs)
+            span.end()
+            m = self.metrics
+            if m is not None:
+                m.agent_duration.record(
+                    time.perf_counter() - f.start, {sc.AGENT_NAME: f.agent} if error is None
+                    else {sc.AGENT_NAME: f.agent, sc.ERROR_TYPE: error})
         if f in self.frames:
             self.frames.remove(f)
 
@@ -148,25 +192,37 @@ class Observer:
         if self.capture:
             attrs[sc.INPUT_MESSAGES] = self.content(
                 [{"role": "user", "parts": [{"type": "text", "content": e.data["text"]}]}])
-        # No explicit parent: the application's current span (an HTTP request's) if any.
-        self.root = self.start(name, None, attrs)
-        self.root_ctx = trace.set_span_in_context(self.root)
+        attrs[sc.CONVERSATION_ID] = self.sid
+        if self.follows is None:
+            # No explicit parent: the application's current span (an HTTP request's) if any.
+            self.root = self.tracer.start_span(name, None, _INTERNAL, attrs)
+        else:  # a turn continued after an approval: in the trace of its first part
+            self.root = links.continued(self, name, attrs)
+        self.started = True
+        ctx = self.root_ctx = _set_span(self.root)
+        self.token = _attach(ctx)
+        links.remember(self, e.at)
         self.t0 = time.perf_counter()
         return self.root
 
     def run_ended(self, e: Event) -> Any:
-        res = e.result
-        code = e.data.get("code") if e.type == "run_failed" else None
-        self._close(str(e.data["status"]), code, self.current())
-        root = self.root
-        err = getattr(res, "error", None)
-        if err is not None and err.exception is not None:
-            root.record_exception(err.exception)
-        elif code is None and self.capture and res is not None:
-            root.set_attribute(sc.OUTPUT_MESSAGES, self.content([{
-                "role": "assistant", "parts": [{"type": "text", "content": res.output}],
-                "finish_reason": "stop"}]))
-        root.end()
+        if not self.started:  # a decision that leaves the turn waiting: no turn span
+            return self.root if self.root is not _INVALID else None
+        try:
+            res = e.result
+            code = e.data.get("code") if e.type == "run_failed" else None
+            self._close(str(e.data["status"]), code, self.current())
+            root = self.root
+            err = getattr(res, "error", None)
+            if err is not None and err.exception is not None:
+                root.record_exception(err.exception)
+            elif code is None and self.capture and res is not None:
+                root.set_attribute(sc.OUTPUT_MESSAGES, self.content([{
+                    "role": "assistant", "parts": [{"type": "text", "content": res.output}],
+                    "finish_reason": "stop"}]))
+            root.end()
+        finally:
+            self._detach()
         return root
 
     def abandon(self, reason: str) -> None:
@@ -176,6 +232,13 @@ class Observer:
             self.root.end()
         except Exception:
             log.warning("telemetry failed closing an interrupted turn", exc_info=True)
+        finally:
+            self._detach()
+
+    def _detach(self) -> None:
+        token, self.token = self.token, None
+        if token is not None:
+            _detach(token)
 
     def _close(self, status: str, code: str | None, failed: Frame | None) -> None:
         """End what is still open (`failed` with `code`) and count the turn."""
@@ -184,25 +247,32 @@ class Observer:
         for span in self.delegations.values():
             span.end()
         self.delegations.clear()
-        root = self.root
-        root.set_attribute(sc.TURN_STATUS, status)
         attrs: dict[str, Any] = {sc.TURN_STATUS: status}
+        root = self.root
         if code is not None:
-            root.set_attribute(sc.ERROR_TYPE, code)
+            root.set_attributes({sc.TURN_STATUS: status, sc.ERROR_TYPE: code})
             root.set_status(Status(StatusCode.ERROR, code))
+        else:
+            root.set_attribute(sc.TURN_STATUS, status)
         _FRAME.set(None)
         m = self.metrics
         if m is not None:
             m.turn_duration.record(time.perf_counter() - self.t0, attrs)
-            m.turns.add(1, {**attrs, sc.ERROR_TYPE: code} if code is not None else attrs)
+            m.count(sc.METRIC_TURNS, status, code)
 
     # -- agents --------------------------------------------------------------------------
 
     def agent_started(self, e: Event) -> Any:
         name = e.data["agent"]
         cur = self.current()
+        caller = None
+        resuming = self.resuming
         if cur is None:
             line, parent = None, self.root_ctx
+        elif resuming is not None and resuming[0] == name and cur.line is None:
+            # a delegate that waited for approval goes on, in its caller's task
+            line, parent, caller = resuming[1], cur.ctx, cur
+            self.resuming = None
         else:  # the next agent on the same line (or a delegation's first)
             line, parent = cur.line, cur.parent
             self.end_frame(cur)
@@ -210,10 +280,17 @@ class Observer:
         agent = self.t.team.get(name)
         if agent is not None and agent.description:
             attrs[sc.AGENT_DESCRIPTION] = agent.description
+        model = self.t.models.inner.get(name) \
+            if isinstance(self.t.models, TracedModels) else None
+        info = info_of(model) if model is not None else None
+        if info is not None:
+            attrs.update(info.agent_attrs)
         span = self.start(f"invoke_agent {name}", parent, attrs)
-        f = Frame(self, name, line, parent, span)
+        f = Frame(self, name, line, parent, span, caller)
+        f.model = info
         self.frames.append(f)
         _FRAME.set(f)
+        _attach(f.ctx)  # current in this task until the next agent's, or the turn's end
         return span
 
     def guardrail_tripped(self, e: Event) -> Any:
@@ -226,154 +303,39 @@ class Observer:
         if cur is not None:
             cur.error = "guardrail_tripped"
         if self.metrics is not None:
-            self.metrics.guardrails.add(1, attrs)
+            self.metrics.count(sc.METRIC_GUARDRAIL_TRIPS, d["agent"], d["guardrail"],
+                               d["stage"])
         return span
 
     def human_waiting(self, e: Event) -> Any:
         self.root.add_event("human_waiting", {sc.AGENT_NAME: e.data["agent"]})
+        links.waiting(self, e.at)
         if self.metrics is not None:
-            self.metrics.human_waits.add(1, {sc.AGENT_NAME: e.data["agent"]})
+            self.metrics.count(sc.METRIC_HUMAN_WAITS, e.data["agent"])
         return self.root
 
-    # -- tools ---------------------------------------------------------------------------
-
-    def tool_called(self, e: Event) -> Any:
-        d = e.data
-        attrs: dict[str, Any] = {sc.OPERATION: sc.EXECUTE_TOOL, sc.TOOL_NAME: d["tool"],
-                                 sc.TOOL_CALL_ID: d["call_id"], sc.TOOL_TYPE: "function"}
-        if self.capture:
-            attrs[sc.TOOL_ARGUMENTS] = d["arguments"]
-        span = self.start(f"execute_tool {d['tool']}", self.context(), attrs)
-        cur = self.current()
-        if cur is not None:
-            cur.tools[d["call_id"]] = span
-        return span
-
-    def tool_result(self, e: Event) -> Any:
-        d = e.data
-        cur = self.current()
-        span = cur.tools.pop(d["call_id"], None) if cur is not None else None
-        error = "tool_error"
-        if span is None:  # no tool by that name: nothing ran, the model is told so
-            error = "unknown_tool"
-            span = self.start(f"execute_tool {d['tool']}", self.context(), {
-                sc.OPERATION: sc.EXECUTE_TOOL, sc.TOOL_NAME: d["tool"],
-                sc.TOOL_CALL_ID: d["call_id"], sc.TOOL_TYPE: "function"})
-        if self.capture:
-            span.set_attribute(sc.TOOL_RESULT, d["text"])
-        if d["is_error"]:
-            span.set_attribute(sc.ERROR_TYPE, error)
-            span.set_status(Status(StatusCode.ERROR, error))
-        span.end()
-        return span
-
-    # -- handoffs ------------------------------------------------------------------------
-
-    def handoff_requested(self, e: Event) -> Any:
-        d = e.data
-        cur = self.current()
-        call_id = d["call_id"]
-        tool_span = cur.tools.get(call_id) if cur is not None else None
-        if tool_span is not None:  # a tool returned HandoffTo: nested under that tool
-            parent = trace.set_span_in_context(tool_span)
-            tool, kind = Handoff.default_tool_name(d["target"]), "programmatic"
-        else:
-            parent = self.context()
-            tool, kind = d["tool"], "llm"
-        attrs: dict[str, Any] = {
-            sc.OPERATION: sc.EXECUTE_TOOL, sc.TOOL_NAME: tool, sc.TOOL_TYPE: "function",
-            sc.HANDOFF_SOURCE: d["agent"], sc.HANDOFF_TARGET: d["target"],
-            sc.HANDOFF_KIND: kind}
-        if kind == "llm":
-            attrs[sc.TOOL_CALL_ID] = call_id
-        if self.capture and d.get("reason"):
-            attrs[sc.HANDOFF_REASON] = d["reason"]
-        span = self.start(f"execute_tool {tool}", parent, attrs)
-        if cur is not None:
-            cur.asks[call_id] = span
-        return span
-
-    def _handoff_span(self, record: HandoffRecord | None, e: Event) -> Any:
-        """The span of this record's request, or a new one for a handoff made without a
-        tool call (error recovery, a plan step, a refused hook)."""
-        cur = self.current()
-        if record is not None and record.call_id and cur is not None:
-            span = cur.asks.pop(record.call_id, None)
-            if span is not None:
-                return span
-        span = self.delegations.pop(e.data["record_id"], None)
-        if span is not None:
-            return span
-        target = record.target if record is not None else e.data["target"]
-        source = record.source if record is not None else e.data.get("source", "")
-        return self.start(f"handoff {target}", self.context(), {
-            sc.HANDOFF_SOURCE: source, sc.HANDOFF_TARGET: target})
-
-    def handoff_rejected(self, e: Event) -> Any:
-        d = e.data
-        record = self.t.state.record(d["record_id"])
-        span = self._handoff_span(record, e)
-        code = d["code"]
-        kind = str(record.reason) if record is not None else "llm"
-        span.set_attributes({sc.HANDOFF_ACCEPTED: False, sc.HANDOFF_REJECTION: code,
-                             sc.HANDOFF_RECORD: d["record_id"], sc.HANDOFF_KIND: kind,
-                             sc.ERROR_TYPE: code})
-        span.set_status(Status(StatusCode.ERROR, code))
-        span.end()
-        if self.metrics is not None:
-            source = record.source if record is not None else d["agent"]
-            self.metrics.handoff(self.t.team, source, d["target"], kind, code)
-        return span
-
-    def agent_handoff(self, e: Event) -> Any:
-        d = e.data
-        rid = d["record_id"]
-        record = self.t.state.record(rid)
-        span = self._handoff_span(record, e)
-        kind = str(d["reason"])
-        returns = bool(d["returns"])
-        span.set_attributes({sc.HANDOFF_ACCEPTED: True, sc.HANDOFF_RECORD: rid,
-                             sc.HANDOFF_KIND: kind, sc.HANDOFF_RETURNS: returns})
-        if self.metrics is not None:
-            self.metrics.handoff(self.t.team, d["source"], d["target"], kind, "accepted")
-        cur = self.current()
-        if returns:  # the delegate's activation starts in this task, under this span
-            self.delegations[rid] = span
-            _FRAME.set(Frame(self, d["target"], rid, trace.set_span_in_context(span)))
-            return span
-        span.end()
-        if cur is not None:  # the source's activation ends with its handoff
-            error = None
-            if kind == "error_recovery" and record is not None:
-                error = str(record.extra.get("error", {}).get("code", "error"))
-            self.end_frame(cur, error)
-        return span
-
-    def agent_returned(self, e: Event) -> Any:
-        d = e.data
-        rid = d["record_id"]
-        error = None
-        if not d.get("ok", True):
-            record = self.t.state.record(rid)
-            error = "error"
-            if record is not None:
-                error = str(record.extra.get("error", {}).get("code", "error"))
-        for f in [f for f in self.frames if f.line == rid]:
-            self.end_frame(f, error)
-        span = self.delegations.pop(rid, None)
-        if span is None:
-            return None
-        if error is not None:
-            span.set_attribute(sc.ERROR_TYPE, error)
-            span.set_status(Status(StatusCode.ERROR, error))
-        if self.capture:
-            span.set_attribute(sc.TOOL_RESULT, d["text"])
-        span.end()
-        return span
+    def output(self, e: Event) -> Any:
+        """A message or a streamed piece: the first output of a handoff's target ends its
+        `handoffs.handoff.latency`."""
+        if self.latency:
+            waited = self.latency.pop(e.data["agent"], None)
+            if waited is not None and self.metrics is not None:
+                at, source, target, kind = waited
+                self.metrics.handoff_latency.record(max(0.0, e.at - at), {
+                    sc.HANDOFF_SOURCE: source, sc.HANDOFF_TARGET: target,
+                    sc.HANDOFF_KIND: kind})
+        return self.activation_of(e)
 
     def activation_of(self, e: Event) -> Any:
         cur = self.current()
-        return cur.span if cur is not None and cur.span is not None else self.root
+        if cur is not None and cur.span is not None:
+            return cur.span
+        if self.root is _INVALID and not self.started:
+            links.follow_session(self)
+        return self.root if self.root is not _INVALID else None
+
+    invoke = tool_spans.invoke
+    """`tl.invoke(ctx, arguments)` with the call's span current (`tool_spans.invoke`)."""
 
 
 _HANDLERS: dict[str, Any] = {
@@ -383,13 +345,15 @@ _HANDLERS: dict[str, Any] = {
     "agent_started": Observer.agent_started,
     "guardrail_tripped": Observer.guardrail_tripped,
     "human_waiting": Observer.human_waiting,
-    "tool_called": Observer.tool_called,
-    "tool_result": Observer.tool_result,
-    "handoff_requested": Observer.handoff_requested,
-    "handoff_rejected": Observer.handoff_rejected,
-    "agent_handoff": Observer.agent_handoff,
-    "agent_returned": Observer.agent_returned,
-    "message": Observer.activation_of,
-    "text_delta": Observer.activation_of,
+    "tool_called": tool_spans.called,
+    "tool_result": tool_spans.result,
+    "handoff_requested": handoff_spans.requested,
+    "handoff_rejected": handoff_spans.rejected,
+    "agent_handoff": handoff_spans.accepted,
+    "agent_returned": handoff_spans.returned,
+    "approval_requested": links.approval_requested,
+    "approval_decided": links.approval_decided,
+    "message": Observer.output,
+    "text_delta": Observer.output,
     "agent_changed": Observer.activation_of,
 }

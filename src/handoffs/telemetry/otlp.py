@@ -18,15 +18,19 @@ log = logging.getLogger(__name__)
 
 
 def export_otlp(endpoint: str | None = None, *, service_name: str = "handoffs",
-                metrics: bool = True, headers: Mapping[str, str] | None = None,
+                metrics: bool = False, headers: Mapping[str, str] | None = None,
                 metric_interval: float = 60.0) -> tuple[Any, Any]:
-    """Set the global tracer (and meter) provider to export over OTLP/HTTP.
+    """Set the global tracer provider (and, with `metrics=True`, the meter provider) to
+    export over OTLP/HTTP.
 
     `endpoint` is the collector's base URL (`http://localhost:4318`; spans go to
     `/v1/traces`, metrics to `/v1/metrics`); None follows the `OTEL_EXPORTER_OTLP_*`
-    environment variables, else that default. `metric_interval` is in seconds. Returns
-    `(tracer_provider, meter_provider)`; both flush when the process exits. A provider
-    the application already set is kept (and returned) rather than replaced.
+    environment variables, else that default. Metrics are opt-in: many tracing backends
+    (Jaeger, Phoenix, ...) take no metrics and answer `/v1/metrics` with an error the
+    exporter would print every `metric_interval` seconds. Returns `(tracer_provider,
+    meter_provider)` (None when metrics are off and none was set); both flush when the
+    process exits. A provider the application already set is kept (and returned) rather
+    than replaced.
 
     Needs the SDK and the exporter: `pip install 'handoffs[otlp]'`.
     """
