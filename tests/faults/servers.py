@@ -164,16 +164,22 @@ def hold_writes(url: str, session_id: str, seconds: float) -> threading.Thread:
     return thread
 
 
-def terminate_backends(dsn: str, application_name: str) -> int:
-    """`pg_terminate_backend` every connection with this application name."""
+def terminate_lock_holder(session_id: str, schema: str) -> int:
+    """`pg_terminate_backend` the connection holding the session's advisory lock (how
+    many it found)."""
+    from handoffs.stores.locks import lock_key
+
+    key = lock_key(session_id, schema) & 0xFFFFFFFFFFFFFFFF
+
     async def go() -> int:
         import asyncpg
 
-        conn = await asyncpg.connect(dsn)
+        conn = await asyncpg.connect(PG_DSN)
         try:
             n: int = await conn.fetchval(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE application_name = $1", application_name)
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = "
+                "'advisory' AND granted AND classid::bigint = $1 AND objid::bigint = $2 "
+                "AND objsubid = 1", key >> 32, key & 0xFFFFFFFF)
             return n
         finally:
             await conn.close()

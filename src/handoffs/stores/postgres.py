@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -103,6 +104,8 @@ class PostgresStore:
 
     def _settings(self) -> dict[str, str]:
         found = {"search_path": self.schema} if self.schema else {}
+        if "application_name=" not in self.dsn:  # which process a connection serves
+            found["application_name"] = f"handoffs {os.getpid()}"
         if self.statement_timeout is not None:
             found["statement_timeout"] = found["lock_timeout"] = sql.milliseconds(
                 self.statement_timeout)

@@ -91,8 +91,9 @@ class SessionLocks:
         if conn is None or conn.is_closed():
             store = self.store
             await store._ready()
-            settings = {**store._settings(), "synchronous_commit": "off",
-                        "application_name": f"handoffs-lock {os.getpid()}"}
+            settings = {**store._settings(), "synchronous_commit": "off"}
+            if "application_name" in settings:
+                settings["application_name"] = f"handoffs-lock {os.getpid()}"
             try:
                 conn = await store._connect(settings)
             except store._errors as exc:
