@@ -251,6 +251,7 @@ class Proxy:
             except OSError:
                 client.close()
                 continue
+            upstream.settimeout(None)  # a black hole holds for as long as it takes
             with self._lock:
                 self._sockets += [client, upstream]
             for a, b in ((client, upstream), (upstream, client)):
