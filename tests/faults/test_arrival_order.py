@@ -9,6 +9,7 @@ which let later messages overtake earlier ones).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 from pathlib import Path
 
@@ -24,7 +25,7 @@ MESSAGES = int(os.environ.get("HANDOFFS_FAULT_MESSAGES", "100"))
 
 def _inversions(texts: list[str]) -> int:
     order = [int(t[1:]) for t in texts]
-    return sum(1 for a, b in zip(order, order[1:], strict=False) if a > b)
+    return sum(1 for a, b in itertools.pairwise(order) if a > b)
 
 
 async def test_messages_to_one_session_are_stored_in_the_order_they_arrived(
