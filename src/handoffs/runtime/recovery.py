@@ -44,9 +44,8 @@ def rejected_text(tool: str, reason: str) -> str:
     return REJECTED.format(tool=tool, why=f" ({reason})" if reason else "")
 
 
-def died(state: SessionState) -> bool:
-    """Whether the session's last turn died unfinished (read under its lock)."""
-    return state.status in ("running", "interrupted")
+DIED = ("running", "interrupted")
+"""The statuses of a session whose last turn died unfinished (read under its lock)."""
 
 
 def continuing(pending: dict[str, Any]) -> bool:

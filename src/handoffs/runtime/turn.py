@@ -72,7 +72,7 @@ async def run_turn(runner: Runner, session_id: str, text: str, channel: str | No
             pending = pending_index(state)
             since = state.checkpoint()
             retry = pending is not None and state.messages[pending].text == text
-            died = recovery.died(state)
+            died = state.status in recovery.DIED
             dead_turn = state.turn
             if not retry:
                 state.turn += 1
@@ -94,7 +94,10 @@ async def run_turn(runner: Runner, session_id: str, text: str, channel: str | No
                 state.messages.append(UserMessage(text, name))
             state.status = "running"
             # Durable before any model call: a crash from here on loses no input.
-            await _first_commit(t, since, died, sink, feed)
+            if died:
+                await _first_commit(t, since, sink, feed)
+            else:
+                await store.commit(state, since)
             return await _answer(t, name, text if retry else checked, state.checkpoint(),
                                  deadline)
     except HandoffsError as exc:
@@ -133,22 +136,21 @@ async def resume_held(runner: Runner, state: SessionState, context: Any,
     t.user_index = pending
     state.messages.append(Note(RESUMED, name))
     state.status = "running"
-    await _first_commit(t, since, True, sink, None)
+    await _first_commit(t, since, sink, None)
     limit = runner.turn_timeout
     return await _answer(t, name, state.messages[pending].text, state.checkpoint(),
                          None if limit is None
                          else (asyncio.get_running_loop().time() + limit, limit / 4))
 
 
-async def _first_commit(t: Turn, since: Checkpoint, quiet: bool,
-                        sink: Callable[[Event], None] | None, feed: Feed | None) -> None:
-    """Store the turn's start (and its events so far); a turn that was quiet until now
-    (`recovery.restart`) gets its reader."""
+async def _first_commit(t: Turn, since: Checkpoint, sink: Callable[[Event], None] | None,
+                        feed: Feed | None) -> None:
+    """Store the start of a turn after one that died (and its events so far), then give
+    it its reader (`recovery.restart` made it without one)."""
     # A list, not the turn's growing view: a store may keep what it is given.
-    await t.runner.store.commit(t.state, since, t.events[:] if t.raw else ())
+    await t.runner.store.commit(t.state, since, t.events[:])
     t.stored = len(t.raw)
-    if quiet:
-        t.attach(sink, feed)
+    t.attach(sink, feed)
 
 
 async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
@@ -206,7 +208,8 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
                     extra=fields(state.id, state.turn, res.agent))
         raise
     t.stored = len(t.raw)
-    t.deliver()
+    if t.sink is not None:
+        t.deliver()
     return res
 
 

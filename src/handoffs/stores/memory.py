@@ -133,7 +133,7 @@ class MemoryStore:
         self.event_log = event_log
         self._events: dict[str, list[tuple[int, Sequence[Any], int]]] = {}
         """Per session: (sequence number of the first, events, how many events the
-        session's earlier commits kept) per commit, oldest first."""
+        session's commits made up to this one) per commit, oldest first."""
         self._sessions: dict[str, SessionState] = {}
         self._committed: dict[str, _Committed] = {}
         self._holders: dict[str, asyncio.Task[Any] | None] = {}
@@ -217,21 +217,22 @@ class MemoryStore:
             self._stats.setdefault(sid, []).append(
                 (first_record, len(recs), facts.turn_facts(events, delegated)))
         first = state.event_seq
-        state.event_seq = first + len(events)
+        n = len(events)
+        state.event_seq = first + n
         self._keep(state)
-        if events:
-            self._log(sid, first, events)
+        if n:
+            self._log(sid, first, events, n)
 
-    def _log(self, sid: str, first: int, events: Sequence[Any]) -> None:
-        """Keep a commit's events, numbered from `first` (as given: the runtime builds
-        `Event` objects only when read), and forget the oldest beyond `event_log`."""
+    def _log(self, sid: str, first: int, events: Sequence[Any], n: int) -> None:
+        """Keep a commit's `n` events, numbered from `first` (as given: the runtime
+        builds `Event` objects only when read), and forget the oldest beyond
+        `event_log`."""
         if self.event_log <= 0:
             return
         chunks = self._events.setdefault(sid, [])
-        before = chunks[-1][2] + len(chunks[-1][1]) if chunks else 0
-        chunks.append((first, events, before))
-        end = before + len(events)  # counted, not numbered: numbers may skip
-        while len(chunks) > 1 and end - chunks[1][2] >= self.event_log:
+        end = (chunks[-1][2] if chunks else 0) + n  # counted: numbers may skip
+        chunks.append((first, events, end))
+        while len(chunks) > 1 and end - chunks[0][2] >= self.event_log:
             del chunks[0]
 
     async def event_count(self, session_id: str) -> int:
@@ -280,7 +281,7 @@ class MemoryStore:
             self._keep(state)
             self._events.pop(state.id, None)
             if w.events:
-                self._log(state.id, 0, [json.loads(e[3]) for e in w.events])
+                self._log(state.id, 0, [json.loads(e[3]) for e in w.events], len(w.events))
             self._stats[state.id] = [(0, len(state.handoffs), w.facts)]
         return state.snapshot()
 
