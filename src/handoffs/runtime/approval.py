@@ -164,7 +164,7 @@ async def decide(runner: Runner, session_id: str, call_id: str, approved: bool,
         # Every decision is stored before anything of the response runs: a process that
         # dies from here on leaves them kept, and no approved call runs twice.
         state.status = "running"
-        await store.commit(state, since, t.lazy_events)
+        await store.commit(state, since, t.events[:])  # a list: the turn goes on
         t.stored = len(t.raw)
         since = state.checkpoint()
         state.pending = None
