@@ -55,6 +55,13 @@ def continuing(pending: dict[str, Any]) -> bool:
     return all(c in decided for c in pending.get("waiting", ()))
 
 
+def skip_dead(state: SessionState) -> None:
+    """Before storing events on a session whose last turn died: number them past any
+    the dead turn may have shown (what every operation that stores events does)."""
+    if state.status in DIED:
+        state.event_seq += TURN_EVENTS
+
+
 def restart(runner: Runner, state: SessionState, context: Any, name: str,
             interrupted: int) -> Turn:
     """The turn after one that died (turn number `interrupted`): its events numbered
