@@ -79,8 +79,11 @@ class ModelError(HandoffsError):
 class StoreError(HandoffsError):
     """A session store cannot do what was asked; nothing stored changed.
 
-    `code` is one of `store_unavailable` (the database cannot be reached or opened),
-    `store_corrupt` (the file or data is not what a store wrote), `store_read_only`
-    (the database refuses writes), `store_busy` (another writer held the database too
-    long) or `store_error` (anything else the database reported).
+    `code` is one of `store_unavailable` (the database cannot be reached or opened, or
+    does not answer in time), `store_corrupt` (the file or data is not what a store
+    wrote), `store_read_only` (the database refuses writes), `store_full` (no space left
+    for a write), `store_write_failed` (the disk refused a write: an I/O error, a file
+    size limit), `store_busy` (another writer held the database too long),
+    `session_lock_lost` (the connection holding the session's lock was lost: the turn
+    stopped) or `store_error` (anything else the database reported).
     """

@@ -1,15 +1,17 @@
 """A worker process that runs turns back to back until it is killed (fault injection).
 
-    python chaos_worker.py STORE_URL LOG_FILE FIRST_INDEX SESSIONS SEED
+    python chaos_worker.py STORE_URL LOG_FILE FIRST_INDEX SESSIONS SEED [keep-going]
 
 Message i goes to session `c{i % SESSIONS}` with the text `c{k}-m{i}`. A turn goes
 triage -> (tool `work`) -> billing, or starts at billing, which hands back to triage for
 even message numbers; every turn ends with billing answering `answer to <text>`. The
 model and the tool sleep a few random milliseconds, so a kill lands anywhere in a turn.
 
-LOG_FILE gets `stored <text>` once the store's commit that holds the user's message has
-returned (from then on the message must never be lost), and `done <text> <status>` when
-`run()` returned.
+LOG_FILE gets `sent <text>` before `run()`, `stored <text>` once the store's commit that
+holds the user's message has returned (from then on the message must never be lost),
+and `done <text> <status>` when `run()` returned. With `keep-going`, a run that raises
+writes `error <text> <code>` and the worker goes on with the next message, a few random
+milliseconds after each answer.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import random
 import sys
 from typing import Any
 
-from handoffs import Agent, Runner, Team, tool
+from handoffs import Agent, HandoffsError, Runner, Team, tool
 from handoffs.core.messages import ToolResult, UserMessage
 from handoffs.models import ModelRequest, ModelResponse
 from handoffs.stores import open_store
@@ -57,7 +59,8 @@ class ChaosModel:
         yield await self.complete(request)
 
 
-async def main(url: str, log_file: str, first: int, sessions: int, seed: int) -> None:
+async def main(url: str, log_file: str, first: int, sessions: int, seed: int,
+               keep_going: bool = False) -> None:
     rng = random.Random(seed)
 
     @tool
@@ -83,11 +86,20 @@ async def main(url: str, log_file: str, first: int, sessions: int, seed: int) ->
     i = first
     while True:
         text = f"c{i % sessions}-m{i}"
-        result = await runner.run(f"c{i % sessions}", text)
-        os.write(fd, f"done {text} {result.status.value}\n".encode())
+        os.write(fd, f"sent {text}\n".encode())
+        try:
+            result = await runner.run(f"c{i % sessions}", text)
+        except HandoffsError as exc:
+            if not keep_going:
+                raise
+            os.write(fd, f"error {text} {exc.code}\n".encode())
+        else:
+            os.write(fd, f"done {text} {result.status.value}\n".encode())
+        if keep_going:  # a user who reads the answer: other processes get their turn
+            await asyncio.sleep(rng.uniform(0, 0.03))
         i += 1
 
 
 if __name__ == "__main__":
     asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
-                     int(sys.argv[5])))
+                     int(sys.argv[5]), sys.argv[6:] == ["keep-going"]))

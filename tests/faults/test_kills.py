@@ -3,7 +3,9 @@
 Whatever point a kill lands on (a model call, a tool, a handoff, a commit), no user
 message whose first commit returned is lost, none is answered twice, every session
 loads, and `runner.resume` (or the next message) brings every session back to idle.
-`HANDOFFS_FAULT_KILLS` sets the number of kills per store (default 20).
+With a second worker alive on the same session all along, none of its messages is lost
+either, whatever the killed one held or had just sent. `HANDOFFS_FAULT_KILLS` sets the
+number of kills per store (default 20).
 """
 
 from __future__ import annotations
@@ -27,18 +29,19 @@ WORKER = str(Path(__file__).with_name("chaos_worker.py"))
 SESSIONS = 4
 
 
-async def _kill_workers(url: str, log: Path, kills: int, seed: int) -> None:
+async def _kill_workers(url: str, log: Path, kills: int, seed: int,
+                        sessions: int = SESSIONS) -> None:
     rng = random.Random(seed)
     first = 0
     for k in range(kills):
-        before = log.read_text().count("\n") if log.exists() else 0
+        before = _progress(log)
         proc = subprocess.Popen([sys.executable, WORKER, url, str(log), str(first),
-                                 str(SESSIONS), str(seed * 1000 + k)],
+                                 str(sessions), str(seed * 1000 + k)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 30
         while True:  # let it get going: at least one line, then a random moment
             await asyncio.sleep(0.02)
-            lines = log.read_text().count("\n") if log.exists() else 0
+            lines = _progress(log)
             assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
             if lines > before:
                 break
@@ -47,6 +50,13 @@ async def _kill_workers(url: str, log: Path, kills: int, seed: int) -> None:
         os.kill(proc.pid, signal.SIGKILL)
         await asyncio.to_thread(proc.wait, 30)
         first += 1000  # each worker's messages have their own numbers
+
+
+def _progress(log: Path) -> int:
+    """How many messages the log says were stored or answered."""
+    if not log.exists():
+        return 0
+    return sum(1 for line in log.read_text().splitlines() if not line.startswith("sent "))
 
 
 def _check(log: Path) -> tuple[set[str], set[str]]:
@@ -62,13 +72,14 @@ def _check(log: Path) -> tuple[set[str], set[str]]:
     return stored, done
 
 
-async def _recover_and_verify(backend: Backend, log: Path) -> tuple[int, int]:
+async def _recover_and_verify(backend: Backend, log: Path,
+                              sessions: int = SESSIONS) -> tuple[int, int]:
     stored, done = _check(log)
     assert done <= stored
     team = Team([Agent("triage", handoffs=["billing"]), Agent("billing", handoffs=["triage"])])
     store = backend.open()
     deadline = time.monotonic() + 20
-    for k in range(SESSIONS):
+    for k in range(sessions):
         sid = f"c{k}"
         while True:  # PostgreSQL frees a dead client's lock when it notices the death
             state = await store.load(sid)
@@ -125,3 +136,38 @@ async def test_a_second_crash_while_catching_up_loses_neither_message(
     state = await durable_backend.open().load("s1")
     assert state is not None
     assert [m.text for m in state.messages if isinstance(m, UserMessage)] == ["m1", "m2"]
+
+
+async def test_a_live_worker_loses_no_message_while_another_on_its_session_is_killed(
+    durable_backend: Backend, tmp_path: Path,
+) -> None:
+    """Two workers on one session; one is killed again and again, the other lives."""
+    assert durable_backend.url is not None
+    kills = int(os.environ.get("HANDOFFS_FAULT_KILLS", "20"))
+    killed, steady_log = tmp_path / "killed.log", tmp_path / "steady.log"
+    steady = subprocess.Popen([sys.executable, WORKER, durable_backend.url, str(steady_log),
+                               "900000", "1", "99", "keep-going"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        await _kill_workers(durable_backend.url, killed, kills, seed=11, sessions=1)
+        assert steady.poll() is None, steady.communicate()[1].decode()[-2000:]
+    finally:
+        os.kill(steady.pid, signal.SIGKILL)
+        await asyncio.to_thread(steady.wait, 30)
+    lines = steady_log.read_text().splitlines()
+    sent = [line.split(" ")[1] for line in lines if line.startswith("sent ")]
+    refused = [line for line in lines if line.startswith("error ")]
+    both = tmp_path / "both.log"
+    both.write_text(killed.read_text() + steady_log.read_text())
+
+    stored, _ = await _recover_and_verify(durable_backend, both, sessions=1)
+
+    state = await durable_backend.open().load("c0")
+    assert state is not None
+    users = {m.text for m in state.messages if isinstance(m, UserMessage)}
+    lost = [text for text in sent[:-1] if text not in users]  # the last was cut by the end
+    print(f"{durable_backend.kind}: {kills} kills beside a live worker: {len(sent)} messages "
+          f"sent by the live one, {len(lost)} lost, {len(refused)} refused; {stored} stored "
+          f"in all, none answered twice")
+    assert not refused, refused[:5]
+    assert not lost, lost[:5]

@@ -355,3 +355,59 @@ async def test_transfer_to_an_unknown_agent_or_session_is_refused(backend: Backe
     with pytest.raises(HandoffsError) as err:
         await runner.transfer_session("missing", "billing", context="full")
     assert err.value.code == "unknown_session"
+
+
+async def test_every_event_is_stored_once_under_its_own_number_across_commits(
+        backend: Backend) -> None:
+    """A turn continued after an approval commits twice (the decision, then the rest):
+    each event is stored once, at the number the runtime gave it."""
+    @tool(needs_approval=True)
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        return "refunded"
+
+    team = Team([Agent("billing", tools=[refund])])
+    model = ScriptedModel([call("refund", order_id="A-1"), reply("Done."), reply("Hello.")])
+    runner = Runner(team, model=model, store=backend.open())
+    paused = await runner.run("s1", "refund A-1")
+    call_id = next(e for e in paused.events if e.type == "approval_requested")["call_id"]
+    done = await runner.approve("s1", call_id)
+    store = backend.open()
+
+    stored = await store.events_after("s1")  # type: ignore[attr-defined]
+
+    numbers = [e["seq"] for e in stored]
+    assert numbers == list(range(len(stored)))
+    assert [e["type"] for e in stored] == [e.type for e in paused.events + done.events]
+    assert [e.seq for e in paused.events + done.events] == numbers
+    assert await store.event_count("s1") == len(stored)  # type: ignore[attr-defined]
+
+
+async def test_the_turn_after_one_that_died_numbers_past_it_and_says_so(
+        backend: Backend) -> None:
+    from handoffs.runtime.state import TURN_EVENTS
+
+    class Hangs:
+        async def complete(self, request: ModelRequest) -> ModelResponse:
+            await asyncio.sleep(60)
+            raise AssertionError("never answers")
+
+    store = backend.open()
+    await Runner(support_team(), model=ScriptedModel([reply("Hi.")]), store=store).run(
+        "s1", "hello")
+    dying = asyncio.create_task(Runner(support_team(), model=Hangs(), store=store).run(
+        "s1", "are you there?"))
+    await asyncio.sleep(0.2)
+    dying.cancel()  # from outside: the turn dies as in a crash
+    await asyncio.gather(dying, return_exceptions=True)
+    before = await store.event_count("s1")  # type: ignore[attr-defined]
+
+    result = await Runner(support_team(), model=ScriptedModel([reply("Yes.")]),
+                          store=store).run("s1", "hello?")
+
+    assert result.events[0].type == "run_interrupted"
+    assert result.events[0]["interrupted_turn"] == 2
+    assert result.events[0].seq == before + TURN_EVENTS
+    stored = await backend.open().events_after("s1", before - 1)  # type: ignore[attr-defined]
+    assert [(e["seq"], e["type"]) for e in stored] == [
+        (e.seq, e.type) for e in result.events]

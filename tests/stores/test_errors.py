@@ -111,6 +111,8 @@ async def test_in_memory_sqlite_is_given_only_when_asked(url: str) -> None:
     "postgresql://127.0.0.1:5432/test?sslmode=sometimes",
     "postgresql://127.0.0.1:notaport/test",
     "postgresql://127.0.0.1/test?schema=no-dashes",
+    "postgresql://127.0.0.1/test?connect_timeout=soon",
+    "postgresql://127.0.0.1/test?statement_timeout=-5",
 ])
 async def test_a_malformed_postgresql_url_is_refused(url: str) -> None:
     with pytest.raises(HandoffsError) as err:
@@ -120,6 +122,21 @@ async def test_a_malformed_postgresql_url_is_refused(url: str) -> None:
         finally:
             await store.close()
     assert err.value.code == "invalid_store"
+
+
+def test_postgresql_timeouts_have_defaults_and_come_from_the_url_or_the_arguments() -> None:
+    from handoffs.stores import PostgresStore
+
+    default = PostgresStore("postgresql://127.0.0.1/test")
+    assert (default.connect_timeout, default.statement_timeout) == (5.0, 10.0)
+    url = PostgresStore("postgresql://127.0.0.1/test?connect_timeout=2&statement_timeout=1500")
+    assert (url.connect_timeout, url.statement_timeout) == (2.0, 1.5)
+    assert "timeout" not in url.dsn  # not sent to the server as settings of their own
+    units = PostgresStore("postgresql://127.0.0.1/test?statement_timeout=3s")
+    assert units.statement_timeout == 3.0
+    given = PostgresStore("postgresql://127.0.0.1/test?statement_timeout=3s",
+                          statement_timeout=7, connect_timeout=0)
+    assert (given.connect_timeout, given.statement_timeout) == (None, 7.0)  # 0: no limit
 
 
 async def test_an_unreachable_postgresql_server_is_store_unavailable() -> None:

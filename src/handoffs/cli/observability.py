@@ -7,9 +7,10 @@
   the flag, as for any OpenTelemetry-instrumented program (`OTEL_SDK_DISABLED=true`
   turns it off). `OTEL_SERVICE_NAME` names the service (default `handoffs`).
 - `--log-level LEVEL` (else `HANDOFFS_LOG_LEVEL`, else `info` for `serve` and `error`
-  for the others, which print a failed turn themselves) is the level of the `handoffs` loggers, printed on standard error in a
-  readable form: time, level, logger, message, then the session, turn and agent, and the
-  trace and span ids while a span is current. For `serve` it is uvicorn's level too.
+  for the others, which print a failed turn themselves) is the level of the `handoffs`
+  loggers, printed on standard error in a readable form: time, level, logger, message,
+  then the session, turn and agent, and the trace and span ids while a span is current.
+  For `serve` it is uvicorn's level too.
 """
 
 from __future__ import annotations

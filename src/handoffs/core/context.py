@@ -65,3 +65,7 @@ class RunContext(Generic[T]):
     """How this agent got the conversation, or None for the entry agent."""
     channel: str | None = None
     """The session's channel (`web`, `voice`, ...), as the caller gave it; None: unset."""
+    call_id: str | None = None
+    """In a tool: the id of the tool call being run, unique in the session (None
+    elsewhere). A tool with effects can key them on it to make itself idempotent: a call
+    a person approved runs at most once, but a plain tool may run again after a crash."""

@@ -27,6 +27,10 @@ and the fields of its type:
 | agent_nudged        | agent, code (why it was asked again), message (the note it got)    |
 | run_completed       | status, agent, output, result                                      |
 | run_failed          | status, agent, code, message, result                               |
+| run_interrupted     | agent, interrupted_turn (the turn before this one died unfinished) |
+
+A turn's terminal event (`run_completed`, `run_failed`) is sent once the turn is stored;
+a turn that cannot be stored ends with `run_failed` and the store's code instead.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ EVENT_TYPES = (
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
     "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
     "approval_decided", "plan_step_started", "plan_step_completed", "max_steps_reached",
-    "agent_nudged", "run_completed", "run_failed",
+    "agent_nudged", "run_completed", "run_failed", "run_interrupted",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))
 
@@ -55,6 +59,9 @@ class Event:
     data: dict[str, Any]
     result: Any = None
     """On `run_completed` / `run_failed`: the `RunResult` object itself."""
+    seq: int = -1
+    """Its number in the session's event log (`SessionState.event_seq`), given when the
+    turn makes it: what a server sends as the SSE id. -1: not numbered."""
 
     def __getitem__(self, key: str) -> Any:
         """A field of the event's type: `event["agent"]`."""

@@ -85,6 +85,10 @@ class SessionState:
     pending: dict[str, Any] | None = None
     """While a turn waits for approval (status `waiting_for_approval`): the agent, the
     model's response (text and calls) and the decisions so far (`runtime.approval`)."""
+    event_seq: int = field(default=0, repr=False, compare=False)
+    """Kept by the store, never serialised: the sequence number the session's next stored
+    event gets. Numbers only grow; a turn that died may have shown numbers it never
+    stored, and the next turn starts past them (`runtime.turn`), so none is used twice."""
     cache: Any = field(default=None, repr=False, compare=False)
     """Derived, never serialised: the transcript views (see `core.history`)."""
 
@@ -101,6 +105,7 @@ class SessionState:
             ViewSpec.from_dict(self.view.to_dict()), self.status, self.created_at,
             self.updated_at, dict(self.metadata),
             None if self.pending is None else json.loads(json.dumps(self.pending)),
+            self.event_seq,
         )
 
     def header(self) -> dict[str, Any]:

@@ -5,10 +5,17 @@ When a response of the main line has a call whose tool needs approval, nothing o
 response runs yet: the response (text and calls) and the calls that wait are stored in
 `SessionState.pending`, an `approval_requested` event names each, and the turn ends
 `waiting_for_approval` (persisted: another process, after a restart, can decide). Each
-decision is stored as it comes; the last one continues the same turn with the same
-agent: approved calls run, a rejected call's result is the person's reason (an error
-result the model reads), the other calls of the response run as usual, and the agent
-goes on. While a session waits, a new user message is refused (`waiting_for_approval`).
+decision is stored as it comes; the last one is stored too, before anything of the
+response runs, and continues the same turn with the same agent: approved calls run, a
+rejected call's result is the person's reason (an error result the model reads), the
+other calls of the response run as usual, and the agent goes on. While a session waits,
+a new user message is refused (`waiting_for_approval`).
+
+Approved calls run at most once. If the process dies while the continuation runs, the
+decisions are kept and nothing of the response runs again: the next turn (a message,
+`runner.resume`, or deciding again) answers each call with "outcome unknown"
+(`recovery.settle`). A tool makes itself idempotent with `ctx.call_id`, the id of the
+call it runs.
 
 A delegate of the main line waits the same way: its own response and messages are
 stored with its caller's response (`suspend`), and the decision continues the delegate,
@@ -31,14 +38,14 @@ from ..errors import HandoffsError
 from ..log import fields
 from ..models.base import ModelResponse
 from ..telemetry.config import captures, observe
+from .recovery import continuing
+from .recovery import rejected_text as rejected_text  # the loop reads it here
 from .result import RunResult, RunStatus
 from .state import Leg, Pause, Turn, finish, result
 
 if TYPE_CHECKING:
     from .runner import Runner
 
-REJECTED = ("A person did not approve this call of {tool!r}{why}. Do not retry it; tell "
-            "the user or take another step.")
 log = logging.getLogger(__name__)
 
 IN_DELEGATION = ("{tool!r} needs a person's approval, which this delegated task cannot wait "
@@ -118,10 +125,6 @@ def _calls(calls: Any) -> list[dict[str, str]]:
     return [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
 
 
-def rejected_text(tool: str, reason: str) -> str:
-    return REJECTED.format(tool=tool, why=f" ({reason})" if reason else "")
-
-
 async def decide(runner: Runner, session_id: str, call_id: str, approved: bool,
                  reason: str = "", context: Any = None) -> RunResult:
     """Record a person's decision on a waiting call; the last one continues the turn."""
@@ -134,18 +137,22 @@ async def decide(runner: Runner, session_id: str, call_id: str, approved: bool,
             raise HandoffsError(f"No session {session_id!r}.", code="not_found")
         pending = state.pending
         earlier = {} if pending is None else pending.get("decisions", {})
-        all_decided = pending is not None and all(c in earlier for c in pending["waiting"])
+        died = pending is not None and continuing(pending)
         if (pending is None or call_id not in pending.get("waiting", ())
-                or (call_id in earlier and not all_decided)):
+                or (call_id in earlier and not died)):
             waiting = ", ".join(pending.get("waiting", ())) if pending else ""
             raise HandoffsError(
                 f"Session {session_id!r} has no call {call_id!r} waiting for approval"
                 + (f" (waiting: {waiting})." if waiting else "."), code="no_pending_approval")
+        if died:  # its continuation died: the decisions stand, nothing runs again
+            from .turn import resume_held
+
+            resumed = await resume_held(runner, state, context, None)
+            assert resumed is not None
+            return resumed
         since = state.checkpoint()
         agent = pending["agent"]
-        decisions = dict(earlier)
-        if not all_decided:  # else: a continuation that died half way is run again
-            decisions[call_id] = {"approved": bool(approved), "reason": reason}
+        decisions = {**earlier, call_id: {"approved": bool(approved), "reason": reason}}
         state.pending = pending = {**pending, "decisions": decisions}
         t = Turn(runner, state, context, None)
         t.user_index = last_user_index(state.messages)
@@ -164,6 +171,16 @@ async def decide(runner: Runner, session_id: str, call_id: str, approved: bool,
             finish(t, res)
             await store.commit(state, since, t.lazy_events)
             return res
+        for name in {agent, line_agent}:
+            if name not in runner.team:
+                raise HandoffsError(f"The agent {name!r} of the waiting call is no longer "
+                                    "in the team.", code="not_found")
+        # Every decision is stored before anything of the response runs: a process that
+        # dies from here on leaves them kept, and no approved call runs twice.
+        state.status = "running"
+        await store.commit(state, since, t.events[:])  # a list: the turn goes on
+        t.stored = len(t.raw)
+        since = state.checkpoint()
         state.pending = None
         response = ModelResponse(pending["text"], tuple(
             ToolCall(c["id"], c["name"], c["arguments"]) for c in pending["calls"]))
@@ -175,10 +192,6 @@ async def decide(runner: Runner, session_id: str, call_id: str, approved: bool,
                 return await continue_delegation(t, leg, pending, response, decisions)
             return await continue_response(t, leg, response, decisions)
 
-        for name in {agent, line_agent}:
-            if name not in runner.team:
-                raise HandoffsError(f"The agent {name!r} of the waiting call is no longer "
-                                    "in the team.", code="not_found")
         state.active_agent = line_agent
         limit = runner.turn_timeout  # the continued turn is bounded like any other
         deadline = (None if limit is None

@@ -17,6 +17,7 @@ from ..telemetry.config import count_handoff, observe
 from .handoffs import move
 from .ids import new_id
 from .prompt import enabled
+from .recovery import skip_dead
 from .result import RunResult, RunStatus
 from .state import Turn
 from .turn import check_text, load
@@ -94,6 +95,7 @@ async def reply_as_human(runner: Runner, session_id: str, text: str,
             if rejection is not None:
                 raise HandoffsError(rejection.message, code=rejection.code)
         since = state.checkpoint()
+        skip_dead(state)
         t = Turn(runner, state, None, None)
         observe(t)  # the hand-back, if any, is a handoff span and is counted
         state.messages.append(AssistantMessage(text, human.name))

@@ -17,6 +17,7 @@ from ..telemetry.config import observe
 from .delegation import delegate
 from .ids import new_id
 from .loop import activate
+from .recovery import skip_dead
 from .result import RunResult, RunStatus
 from .state import Fail, Leg, Pause, Turn, failed, finish, result
 from .turn import load
@@ -37,6 +38,7 @@ async def run_plan(runner: Runner, session_id: str,
         state = await load(runner, session_id)
         state.turn += 1
         since = state.checkpoint()
+        skip_dead(state)
         t = Turn(runner, state, context, None)
         supervisor = team.supervisor or state.active_agent or team.entry
         state.messages.append(Note(f"Plan of {len(plan)} steps by {supervisor}.", supervisor))

@@ -189,7 +189,9 @@ class Runner:
         Returns None when nothing is pending. Not needed for correctness: the next
         `run` on the session answers the interrupted message together with the new one
         (or resumes it, when the same text is sent again); use `resume` to answer it
-        without waiting for the user.
+        without waiting for the user. A response that was continuing after an approval
+        when its turn died is settled first: its calls are not run again (their outcome
+        is unknown, the model is told so).
         """
         from .turn import resume
 
@@ -291,10 +293,13 @@ class Runner:
         """Run one user turn and yield its events as they happen.
 
         Text arrives as `text_delta` events when the model streams; the last event is
-        `run_completed` or `run_failed`, whose `.result` is the `RunResult`. A turn, once
-        started, runs to its end and is persisted even if the consumer stops reading (a
-        client that disconnects finds the answer in the session). `context` and
-        `timeout` are `run`'s.
+        `run_completed` or `run_failed`, whose `.result` is the `RunResult`, and it comes
+        once the turn is stored. A turn the store cannot keep (its last commit failed,
+        its lock was lost) ends with `run_failed` and the store's code instead, then the
+        stream raises that error, as `run` does. A turn, once started, runs to its end
+        and is persisted even if the consumer stops reading (a client that disconnects
+        finds the answer in the session). Each event's `seq` is its number in the
+        session's event log. `context` and `timeout` are `run`'s.
         """
         check_timeout(timeout, "timeout")
         return stream_turn(self, session_id, text, channel, context, timeout)

@@ -153,13 +153,18 @@ class Leg:
         self.system = None
 
 
+TURN_EVENTS = 1 << 20
+"""How many event numbers a turn may use: the next turn after one that died starts this
+far past the last stored number, beyond any the dead turn may have shown."""
+
+
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
     __slots__ = ("accepted", "built", "context", "deadline", "feed", "forced", "grace",
                  "max_steps", "models", "obs", "owner", "raw", "records", "recovered",
-                 "refusals", "repeats", "runner", "sink", "state", "steps", "stopping",
-                 "streaming", "team", "usage", "usage_by_agent", "user_index")
+                 "refusals", "repeats", "runner", "seq0", "sink", "state", "steps", "stopping",
+                 "stored", "streaming", "team", "usage", "usage_by_agent", "user_index")
 
     def __init__(self, runner: Runner, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None, feed: Feed | None = None) -> None:
@@ -176,6 +181,10 @@ class Turn:
         self.sink = sink
         self.streaming = sink is not None
         self.raw: list[Event | tuple[str, float, dict[str, Any], Any]] = []
+        self.seq0 = state.event_seq
+        """The number of the turn's first event; event `i` is `seq0 + i`."""
+        self.stored = 0
+        """How many of the turn's events a commit has stored already."""
         self.built = 0
         self.records: list[HandoffRecord] = []
         self.accepted = 0
@@ -212,8 +221,9 @@ class Turn:
             self.raw.append((type_, time.time(), data, result))
             return
         state = self.state
-        e = Event(type_, state.id, state.turn, time.time(), data, result)
-        self.raw.append(e)
+        raw = self.raw
+        e = Event(type_, state.id, state.turn, time.time(), data, result, self.seq0 + len(raw))
+        raw.append(e)
         sink(e)
         feed = self.feed
         if feed is not None and feed.waiter is not None:
@@ -224,19 +234,88 @@ class Turn:
         """Every event so far, as `Event` objects (built once, on first use)."""
         raw = self.raw
         if self.built < len(raw):
-            sid, turn = self.state.id, self.state.turn
+            sid, turn, seq0 = self.state.id, self.state.turn, self.seq0
             for i in range(self.built, len(raw)):
                 item = raw[i]
                 if not isinstance(item, Event):
-                    raw[i] = Event(item[0], sid, turn, item[1], item[2], item[3])
+                    raw[i] = Event(item[0], sid, turn, item[1], item[2], item[3], seq0 + i)
             self.built = len(raw)
         return raw  # type: ignore[return-value]
 
     @property
     def lazy_events(self) -> Sequence[Event]:
-        """The events as a sequence that builds `Event` objects only if read (the memory
-        store never reads them; durable stores do)."""
-        return _LazyEvents(self)
+        """The events no commit stored yet, as a sequence that builds `Event` objects only
+        if read (the memory store never reads them; durable stores do)."""
+        return _LazyEvents(self, self.stored)
+
+    def attach(self, sink: Callable[[Event], None] | None, feed: Feed | None) -> None:
+        """Give a turn made without a reader (`recovery.restart`) its reader, once its
+        first commit stored what it did so far: the reader gets those events now."""
+        if feed is not None:
+            sink = feed.events.append
+        self.feed = feed
+        self.sink = sink
+        self.streaming = sink is not None
+        if sink is not None:
+            for e in self.events:
+                sink(e)
+            if feed is not None:
+                feed.wake()
+
+    def hold(self, type_: str, data: dict[str, Any], result: Any) -> None:
+        """Emit the terminal event for the record (and telemetry) but not to the reader:
+        `deliver` sends it once the turn is stored, so no client hears "completed" of a
+        turn the store does not hold."""
+        if self.sink is None:  # nobody reads the turn live, and no telemetry
+            self.raw.append((type_, time.time(), data, result))
+            return
+        state = self.state
+        raw = self.raw
+        e = Event(type_, state.id, state.turn, time.time(), data, result, self.seq0 + len(raw))
+        raw.append(e)
+        obs = self.obs
+        if obs is not None:  # telemetry ends its spans now (its ids are stored with the
+            user, obs.sink = obs.sink, None  # event); the reader waits for `deliver`
+            try:
+                obs.on_event(e)
+            finally:
+                obs.sink = user
+
+    def deliver(self) -> None:
+        """Send the held terminal event to the reader (the turn is stored)."""
+        obs = self.obs
+        user = self.sink if obs is None else obs.sink
+        if user is None:
+            return
+        e = self.raw[-1]
+        assert isinstance(e, Event)
+        user(e)
+        feed = self.feed
+        if feed is not None and feed.waiter is not None:
+            feed.wake()
+
+    def failed_live(self, fail: Fail) -> RunResult | None:
+        """The turn could not be stored (a failed commit, a lost lock): its reader gets
+        `run_failed` with the store's code instead of the held terminal event. Nothing of
+        it is stored. None when nobody reads the turn live."""
+        obs = self.obs
+        user = self.sink if obs is None else obs.sink
+        if user is None:
+            return None
+        res = failed(self, fail)
+        res.bind_events(self)
+        raw = self.raw
+        if raw and isinstance(raw[-1], Event) and raw[-1].is_terminal:
+            raw.pop()  # held, never sent: its number goes to the failure
+        state = self.state
+        err = res.error
+        assert err is not None
+        e = Event("run_failed", state.id, state.turn, time.time(), {
+            "status": res.status, "agent": res.agent, "code": err.code,
+            "message": err.message}, res, self.seq0 + len(raw))
+        raw.append(e)
+        self.deliver()
+        return res
 
     def add_record(self, record: HandoffRecord) -> None:
         self.records.append(record)
@@ -283,42 +362,47 @@ def failed(t: Turn, fail: Fail) -> RunResult:
 
 
 def finish(t: Turn, res: RunResult) -> None:
-    """Bind the events to the result and emit the terminal event."""
+    """Bind the events to the result and make the terminal event, held back from the
+    reader until the turn is stored (`Turn.deliver`)."""
     res.bind_events(t)
     if res.status is RunStatus.FAILED:
         err = res.error
-        t.emit("run_failed", {
+        t.hold("run_failed", {
             "status": res.status, "agent": res.agent,
             "code": err.code if err else "error", "message": err.message if err else "",
         }, res)
     else:
-        t.emit("run_completed", {"status": res.status, "agent": res.agent,
+        t.hold("run_completed", {"status": res.status, "agent": res.agent,
                                  "output": res.output}, res)
 
 
 class _LazyEvents(Sequence[Event]):
-    __slots__ = ("_turn",)
+    __slots__ = ("_start", "_turn")
 
-    def __init__(self, turn: Turn) -> None:
+    def __init__(self, turn: Turn, start: int = 0) -> None:
         self._turn = turn
+        self._start = start
+        """The first of the turn's events this holds (earlier ones are stored)."""
 
     def __len__(self) -> int:
-        return len(self._turn.raw)
+        return len(self._turn.raw) - self._start
 
     @overload
     def __getitem__(self, index: int) -> Event: ...
     @overload
     def __getitem__(self, index: slice) -> Sequence[Event]: ...
     def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
-        return self._turn.events[index]
+        events = self._turn.events
+        return events[index] if not self._start else events[self._start:][index]
 
     def __iter__(self) -> Iterator[Event]:
-        return iter(self._turn.events)
+        events = self._turn.events
+        return iter(events if not self._start else events[self._start:])
 
     def last(self) -> tuple[str, float, int, dict[str, Any]] | None:
         """`parts()` of the last event only (None: no event)."""
         raw = self._turn.raw
-        if not raw:
+        if len(raw) <= self._start:
             return None
         item = raw[-1]
         if isinstance(item, Event):
@@ -329,7 +413,8 @@ class _LazyEvents(Sequence[Event]):
         """(type, at, turn, data) of each event, without building `Event` objects (for a
         store that reads a few fields of a turn's events, as the memory store's stats)."""
         turn = self._turn.state.turn
-        for item in self._turn.raw:
+        raw = self._turn.raw
+        for item in raw if not self._start else raw[self._start:]:
             if isinstance(item, Event):
                 yield item.type, item.at, item.turn, item.data
             else:

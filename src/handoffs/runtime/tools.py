@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 from ..core.context import RunContext
 from ..core.messages import ToolCall
@@ -59,6 +60,8 @@ async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) 
         t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
                                "text": problem, "is_error": True})
         return problem, True, None
+    if tl.takes_context:  # its own context, with the id of the call it runs
+        ctx = replace(ctx, call_id=c.id)
     obs = t.obs
     try:  # traced: the call's span is current while the tool runs (`Observer.invoke`)
         value = await (tl.invoke(ctx, args) if obs is None

@@ -1,10 +1,13 @@
 """One user turn from start to end: DESIGN.md's steps 1, 2 and 4 around the loop.
 
 Lock the session, load it, make the user's message durable before any model call, run
-the main line, and persist what the turn did, whatever happened in between.
+the main line, and persist what the turn did, whatever happened in between. The turn's
+terminal event reaches its reader only once the turn is stored.
 
-A turn that died (a crash, a cancel) leaves its user message stored and the session
-`interrupted`. That message is answered once, never twice and never lost:
+A turn that died (a crash, a cancel from outside, a lost lock, a failed last commit)
+leaves its user message stored and the session `interrupted`. That message is answered
+once, never twice and never lost (and the next turn numbers its events past the dead
+one's, `recovery`):
 - the same text sent again (a client's retry) resumes it;
 - a new message is stored first, and the agent answers both in one turn (the
   transcript holds them in order), so a turn never does more than one catch-up;
@@ -25,6 +28,7 @@ from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
 from ..log import fields, show_first_failure
 from ..telemetry.config import observe
+from . import recovery
 from .loop import drive
 from .result import RunResult, RunStatus
 from .state import Fail, Leg, Outcome, Turn, failed, finish
@@ -52,37 +56,58 @@ async def run_turn(runner: Runner, session_id: str, text: str, channel: str | No
     deadline = (None if limit is None
                 else (asyncio.get_running_loop().time() + limit, limit / 4))
     store = runner.store
-    async with store.lock(session_id):
-        state = await load(runner, session_id)
-        if channel is not None:
-            state.channel = channel
-        if state.pending is not None:
-            waiting = ", ".join(state.pending.get("waiting", ()))
-            raise HandoffsError(
-                f"Session {session_id!r} waits for a person to approve or reject a tool "
-                f"call ({waiting}); decide with runner.approve / runner.reject first.",
-                code="waiting_for_approval")
-        name = _active(runner, state)
-        pending = pending_index(state)
-        since = state.checkpoint()
-        if pending is not None and state.messages[pending].text == text:
-            # The same message again after an interrupted turn: answer it, once.
-            t = Turn(runner, state, context, sink, feed)
-            t.user_index = pending
-            state.messages.append(Note(RESUMED, name))
-            return await _answer(t, name, text, since, deadline)
-        state.turn += 1
-        checked = text
-        if pending is not None:
-            checked = f"{state.messages[pending].text}\n\n{text}"
-            state.messages.append(Note(CAUGHT_UP, name))
-        t = Turn(runner, state, context, sink, feed)
-        t.user_index = len(state.messages)
-        state.messages.append(UserMessage(text, name))
-        state.status = "running"
-        # Durable before any model call: a crash from here on loses no input.
-        await store.commit(state, since)
-        return await _answer(t, name, checked, state.checkpoint(), deadline)
+    t: Turn | None = None
+    try:
+        async with store.lock(session_id):
+            state = await load(runner, session_id)
+            if channel is not None:
+                state.channel = channel
+            if state.pending is not None and not recovery.continuing(state.pending):
+                waiting = ", ".join(state.pending.get("waiting", ()))
+                raise HandoffsError(
+                    f"Session {session_id!r} waits for a person to approve or reject a "
+                    f"tool call ({waiting}); decide with runner.approve / runner.reject "
+                    "first.", code="waiting_for_approval")
+            name = _active(runner, state)
+            pending = pending_index(state)
+            since = state.checkpoint()
+            retry = pending is not None and state.messages[pending].text == text
+            died = state.status in recovery.DIED
+            dead_turn = state.turn
+            if not retry:
+                state.turn += 1
+            if died:  # its events go past the dead turn's; shown once stored
+                t = recovery.restart(runner, state, context, name, dead_turn)
+                name = _active(runner, state)
+            else:
+                t = Turn(runner, state, context, sink, feed)
+            if retry:  # the same message again after an interrupted turn: answer it, once
+                assert pending is not None
+                t.user_index = pending
+                state.messages.append(Note(RESUMED, name))
+            else:
+                checked = text
+                if pending is not None:
+                    checked = f"{state.messages[pending].text}\n\n{text}"
+                    state.messages.append(Note(CAUGHT_UP, name))
+                t.user_index = len(state.messages)
+                state.messages.append(UserMessage(text, name))
+            state.status = "running"
+            # Durable before any model call: a crash from here on loses no input.
+            if died:
+                await _first_commit(t, since, sink, feed)
+            else:
+                await store.commit(state, since)
+            return await _answer(t, name, text if retry else checked, state.checkpoint(),
+                                 deadline)
+    except HandoffsError as exc:
+        if t is not None and t.raw and t.stored < len(t.raw):
+            # Stopped unstored (its last commit failed, its lock was lost): the reader
+            # gets run_failed with the code instead of the held terminal event.
+            state = t.state
+            t.failed_live(Fail(exc.code, str(exc), state.active_agent or "",
+                               recoverable=False, exception=exc))
+        raise
 
 
 async def resume(runner: Runner, session_id: str, context: Any,
@@ -92,23 +117,47 @@ async def resume(runner: Runner, session_id: str, context: Any,
         state = await runner.store.load(session_id)
         if state is None:
             return None
-        pending = pending_index(state)
-        if pending is None:
-            return None
-        name = _active(runner, state)
-        since = state.checkpoint()
-        t = Turn(runner, state, context, sink)
-        t.user_index = pending
-        state.messages.append(Note(RESUMED, name))
-        limit = runner.turn_timeout
-        return await _answer(t, name, state.messages[pending].text, since, None if limit is None
-                             else (asyncio.get_running_loop().time() + limit, limit / 4))
+        return await resume_held(runner, state, context, sink)
+
+
+async def resume_held(runner: Runner, state: SessionState, context: Any,
+                      sink: Callable[[Event], None] | None) -> RunResult | None:
+    """`resume` on a session whose lock the caller holds (`approval.decide` after a
+    continuation that died); None when no turn died."""
+    if state.pending is not None and not recovery.continuing(state.pending):
+        return None  # it waits for a decision: nothing died
+    pending = pending_index(state)
+    if pending is None:
+        return None
+    name = _active(runner, state)
+    since = state.checkpoint()
+    t = recovery.restart(runner, state, context, name, state.turn)
+    name = _active(runner, state)
+    t.user_index = pending
+    state.messages.append(Note(RESUMED, name))
+    state.status = "running"
+    await _first_commit(t, since, sink, None)
+    limit = runner.turn_timeout
+    return await _answer(t, name, state.messages[pending].text, state.checkpoint(),
+                         None if limit is None
+                         else (asyncio.get_running_loop().time() + limit, limit / 4))
+
+
+async def _first_commit(t: Turn, since: Checkpoint, sink: Callable[[Event], None] | None,
+                        feed: Feed | None) -> None:
+    """Store the start of a turn after one that died (and its events so far), then give
+    it its reader (`recovery.restart` made it without one)."""
+    # A list, not the turn's growing view: a store may keep what it is given.
+    await t.runner.store.commit(t.state, since, t.events[:])
+    t.stored = len(t.raw)
+    t.attach(sink, feed)
 
 
 async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
                   deadline: tuple[float, float] | None = None,
                   first: Callable[[Leg], Awaitable[Outcome]] | None = None) -> RunResult:
-    """Run the main line for the turn's message and persist everything it did.
+    """Run the main line for the turn's message and persist everything it did; the
+    terminal event reaches the reader only once that is stored.
 
     `deadline`: the loop time the turn must end by, and the grace its fallback gets.
     `first`: what the agent does first instead of a model call (a turn continued after
@@ -154,7 +203,17 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
         log.info("turn %d of %s ended %s with %s", state.turn, state.id, res.status.value,
                  res.agent, extra=fields(state.id, state.turn, res.agent))
     finish(t, res)  # after the logs: a traced turn's span is current until its end event
-    await t.runner.store.commit(state, since, t.lazy_events)
+    try:
+        await t.runner.store.commit(state, since, t.lazy_events)
+    except HandoffsError as exc:
+        log.warning("turn %d of %s ended %s but could not be stored (%s); the session "
+                    "reads 'interrupted' and its next turn answers the message",
+                    state.turn, state.id, res.status.value, exc.code, exc_info=exc,
+                    extra=fields(state.id, state.turn, res.agent))
+        raise
+    t.stored = len(t.raw)
+    if t.sink is not None:
+        t.deliver()
     return res
 
 

@@ -37,10 +37,15 @@ async def healthz() -> dict[str, Any]:
 
 @meta.get("/readyz", responses=errors.responses("store_unavailable"))
 async def readyz(request: Request) -> JSONResponse:
-    """The store answers (503 `store_unavailable` when it does not)."""
+    """The store answers and can write (503 with the store's code when not: e.g.
+    `store_unavailable`, or `store_full` while writes fail for lack of space)."""
     svc: Service = request.app.state.service
     try:
-        await svc.store.list_sessions(1)
+        check = getattr(svc.store, "check_ready", None)
+        if check is not None:
+            await check()
+        else:
+            await svc.store.list_sessions(1)
     except Exception as exc:
         _, code, message = errors.from_exception(exc)
         return errors.respond("store_unavailable" if code == "internal_error" else code,

@@ -39,6 +39,7 @@ STATUS: dict[str, int] = {
     "validation_error": 422, "schema_too_new": 422, "invalid_export": 422,
     "too_many_requests": 429,
     "store_unavailable": 503, "store_busy": 503, "store_read_only": 503,
+    "store_full": 503, "store_write_failed": 503, "session_lock_lost": 503,
     "store_error": 503, "store_corrupt": 503, "store_closed": 503, "no_model": 503,
 }
 """The HTTP status of each code; a library code not listed is a 400 (the request could

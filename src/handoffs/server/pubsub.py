@@ -4,11 +4,13 @@ duplicate.
 The store's event log is the record; this is only delivery. Every event carries the
 sequence number it is (or will be) stored under. A subscriber keeps the last number it
 delivered and accepts only the next one: an event from the future waits in `ahead` until
-the missing ones are read from the store, an event it already has is dropped. Three
-sources feed it, in any order:
+the missing ones are read from the store, an event it already has is dropped. Numbers
+only grow, but they may skip: a turn that died showed numbers it never stored, and the
+next turn starts past them (`runtime.recovery`). So an event read from the store is
+delivered even when it skips numbers: every number below a stored one is stored or never
+will be. Three sources feed it, in any order:
 
-- live events of the turns this process runs (`publish`), numbered from the session's
-  stored event count when the turn started;
+- live events of the turns this process runs (`publish`), numbered by the runtime;
 - the in-flight buffer of a turn running here, for a subscriber that joins mid-turn;
 - the store, read after a wake-up (`wake`): this process's own commits, a PostgreSQL
   `NOTIFY` from another process, or a poll of SQLite.
@@ -43,20 +45,25 @@ class Subscriber:
         self.ahead: dict[int, dict[str, Any]] = {}
         self.closed = False
 
-    def offer(self, event: dict[str, Any]) -> bool:
+    def offer(self, event: dict[str, Any], stored: bool = False) -> bool:
         """Deliver `event` if it is the next one (and any it unblocks); False if it
-        leaves a gap that the store must fill."""
+        leaves a gap that the store must fill. A `stored` event (read from the store) is
+        the next one whatever its number."""
         if self.closed:
             return True
         seq = event["seq"]
         if seq <= self.last:
             return True
+        ahead = self.ahead
         if seq > self.last + 1:
-            self.ahead[seq] = event
-            return False
+            if not stored:
+                ahead[seq] = event
+                return False
+            for n in [n for n in ahead if n < seq]:  # numbers the store skipped
+                del ahead[n]
         self._put(event)
-        while self.last + 1 in self.ahead:
-            self._put(self.ahead.pop(self.last + 1))
+        while self.last + 1 in ahead:
+            self._put(ahead.pop(self.last + 1))
         return True
 
     def _put(self, event: dict[str, Any]) -> None:
@@ -167,7 +174,7 @@ class Hub:
             found = await self.store.events_after(session_id, after, PAGE)
             for event in found:
                 for sub in subs:
-                    sub.offer(event)
+                    sub.offer(event, stored=True)
             if len(found) < PAGE:
                 return
             after = found[-1]["seq"]

@@ -132,14 +132,22 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
     started. Messages to a busy session queue; `Prefer: wait=0` asks for 409
     `session_busy` instead."""
     svc = service(request)
-    state = await svc.session(request, session_id)
-    svc.check_text(message.text)
-    svc.check_rate(request)
-    prefer = request.headers.get("prefer", "").lower()
-    if "wait=0" in prefer and (svc.turns.busy(session_id) or state.status == "running"):
-        raise ApiError("session_busy", "A turn is running on this session; send again "
-                       "later, or leave out 'Prefer: wait=0' to queue behind it.")
-    run = svc.turns.start(session_id, message.text, message.channel, message.context)
+    busy = svc.turns.busy(session_id)
+    # The message's place in the session's queue is taken before anything is awaited:
+    # messages to one session run in the order they arrived.
+    run = svc.turns.queue(session_id)
+    try:
+        state = await svc.session(request, session_id)
+        svc.check_text(message.text)
+        svc.check_rate(request)
+        prefer = request.headers.get("prefer", "").lower()
+        if "wait=0" in prefer and (busy or state.status == "running"):
+            raise ApiError("session_busy", "A turn is running on this session; send "
+                           "again later, or leave out 'Prefer: wait=0' to queue behind it.")
+    except BaseException:
+        run.drop()
+        raise
+    run.go(message.text, message.channel, message.context)
     if "respond-async" in prefer:
         first = await run.started()
         if first is None:

@@ -2,15 +2,13 @@
 
 The turn does not belong to the request that started it: a client that disconnects
 does not stop it, and every subscriber of the session sees its events live. Each event
-gets the sequence number it will be stored under (the session's stored event count when
-the turn started, plus its index), so replay and live delivery line up exactly.
+carries the sequence number the runtime gave it under the session's lock
+(`Event.seq`): the number it is stored under, so replay and live delivery line up
+exactly, across processes too, and a number a client saw is never given to another
+event (a turn after one that died numbers past it: `runtime.recovery`).
 
-The count must be read before the turn can commit (a turn on a fast model commits
-before its first event is read), so this process runs its turns on one session one at a
-time, in arrival order, reading the count just before each. Turns that other processes
-run on the same session at the same moment can still take those numbers first; the
-server then notices (the stored count disagrees at the end), logs it, and closes that
-session's live streams so their clients reconnect and replay the record.
+This process runs its turns on one session one at a time, in arrival order: a request
+takes its place in the session's queue (`queue`) before anything it awaits.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from typing import Any
 
 from ..runtime.result import RunResult
 from ..runtime.runner import Runner
+from ..runtime.state import TURN_EVENTS
 from .pubsub import Hub
 
 log = logging.getLogger("handoffs.server.turns")
@@ -39,6 +38,19 @@ class TurnRun:
         self.result: RunResult | None = None
         self.error: BaseException | None = None
         self.task: asyncio.Task[None] | None = None
+        self.args: asyncio.Future[tuple[str, str | None, Any] | None] = \
+            asyncio.get_running_loop().create_future()
+        """The message, once the request that queued the turn has checked it (None:
+        the request gave its place up)."""
+
+    def go(self, text: str, channel: str | None = None, context: Any = None) -> None:
+        """Run the turn on this message when its place in the queue comes."""
+        self.args.set_result((text, channel, context))
+
+    def drop(self) -> None:
+        """Give the place in the queue up (the request was refused)."""
+        if not self.args.done():
+            self.args.set_result(None)
 
     async def follow(self) -> AsyncIterator[dict[str, Any]]:
         """Every event of the turn, from its first, until it ends."""
@@ -84,10 +96,18 @@ class Turns:
 
     def start(self, session_id: str, text: str, channel: str | None = None,
               context: Any = None) -> TurnRun:
+        """Queue a turn on this message (behind the session's earlier turns here)."""
+        run = self.queue(session_id)
+        run.go(text, channel, context)
+        return run
+
+    def queue(self, session_id: str) -> TurnRun:
+        """A place in the session's queue, taken now, in arrival order: call it before
+        the request awaits anything, then `go` (or `drop`) once it checked the request.
+        Turns run one at a time per session, in the order of their places."""
         run = TurnRun(session_id)
         self.running[session_id] = self.running.get(session_id, 0) + 1
-        task = asyncio.get_running_loop().create_task(
-            self._run(run, session_id, text, channel, context))
+        task = asyncio.get_running_loop().create_task(self._run(run, session_id))
         run.task = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -116,22 +136,14 @@ class Turns:
     def busy(self, session_id: str) -> bool:
         return self.running.get(session_id, 0) > 0
 
-    async def _run(self, run: TurnRun, sid: str, text: str, channel: str | None,
-                   context: Any) -> None:
-        store: Any = self.runner.store
-        published = False
+    async def _run(self, run: TurnRun, sid: str) -> None:
         lock = self._locks.setdefault(sid, asyncio.Lock())
         try:
             async with lock:
-                base = await store.event_count(sid)
-                published = await self._stream(run, sid, text, channel, context, base)
-                if published:
-                    stored = await store.event_count(sid)
-                    if stored != base + len(run.events):
-                        log.warning("another process stored events of %r during this "
-                                    "turn; closing its live streams so they replay", sid)
-                        for sub in list(self.hub.subscribers.get(sid, ())):
-                            self.hub.unsubscribe(sub)
+                args = await run.args
+                if args is None:  # the request gave its place up
+                    return
+                await self._stream(run, sid, *args)
         except BaseException as exc:  # handed to whoever awaits the turn
             run.error = exc
             if not isinstance(exc, Exception):
@@ -146,18 +158,21 @@ class Turns:
             run.error = RuntimeError("the turn ended without a result")
 
     async def _stream(self, run: TurnRun, sid: str, text: str, channel: str | None,
-                      context: Any, base: int) -> bool:
-        published = False
+                      context: Any) -> None:
+        first = -1
         async for event in self.runner.stream(sid, text, channel, context):
             d = event.to_dict()
-            d["seq"] = base + len(run.events)
+            if first < 0:
+                first = event.seq
+            if event.seq - first < TURN_EVENTS:
+                d["seq"] = event.seq
+                self.hub.publish(sid, d)
+            # else: past the numbers a turn may show live (a runaway turn): sent here
+            # without one; subscribers read it from the store once the turn is stored.
             run.events.append(d)
-            self.hub.publish(sid, d)
-            published = True
             if event.is_terminal:
                 run.result = event.result
             run.changed.set()
-        return published
 
     async def close(self) -> None:
         """Let running turns finish (they are persisted either way)."""

@@ -33,8 +33,9 @@ class _Committed:
     runtime changes (it assigns keys); a value a tool changes in place inside them
     (`ctx.shared["cart"].append(...)`) is not undone if its turn then fails."""
 
-    __slots__ = ("active_agent", "channel", "created_at", "messages", "metadata", "pending",
-                 "records", "shared", "status", "turn", "updated_at", "version", "view")
+    __slots__ = ("active_agent", "channel", "created_at", "event_seq", "messages", "metadata",
+                 "pending", "records", "shared", "status", "turn", "updated_at", "version",
+                 "view")
 
     def __init__(self, state: SessionState) -> None:
         self.messages = len(state.messages)
@@ -51,6 +52,7 @@ class _Committed:
         self.shared = dict(state.shared)
         self.metadata = dict(state.metadata)
         self.pending = state.pending
+        self.event_seq = state.event_seq
 
     def changed(self, state: SessionState) -> bool:
         """Whether `state` differs from what was committed (beyond in-place changes
@@ -62,7 +64,7 @@ class _Committed:
                 or state.channel != self.channel or state.updated_at != self.updated_at
                 or (v.mode, v.start, v.pivot, v.record_id) != self.view
                 or state.shared != self.shared or state.metadata != self.metadata
-                or state.pending is not self.pending)
+                or state.pending is not self.pending or state.event_seq != self.event_seq)
 
     def restore(self, state: SessionState) -> None:
         """Set the header fields of `state` back to what was committed."""
@@ -77,6 +79,7 @@ class _Committed:
         state.updated_at = self.updated_at
         state.metadata = dict(self.metadata)
         state.pending = self.pending
+        state.event_seq = self.event_seq
 
     def summary(self, sid: str, free: bool) -> SessionSummary:
         status = column(self.status) or ""
@@ -122,15 +125,15 @@ class MemoryStore:
     Nothing survives the process.
 
     `event_log` bounds how many of each session's newest events are kept for
-    `events_after` (a server's replay); older ones are forgotten, but the count, and so
-    every event's sequence number, stays exact. 0 keeps none.
+    `events_after` (a server's replay); older ones are forgotten, but every event's
+    sequence number stays exact. 0 keeps none.
     """
 
     def __init__(self, event_log: int = 1000) -> None:
         self.event_log = event_log
-        self._events: dict[str, list[tuple[int, Sequence[Any]]]] = {}
-        """Per session: (sequence number of the first, events) per commit, oldest first."""
-        self._event_counts: dict[str, int] = {}
+        self._events: dict[str, list[tuple[int, Sequence[Any], int]]] = {}
+        """Per session: (sequence number of the first, events, how many events the
+        session's commits made up to this one) per commit, oldest first."""
         self._sessions: dict[str, SessionState] = {}
         self._committed: dict[str, _Committed] = {}
         self._holders: dict[str, asyncio.Task[Any] | None] = {}
@@ -219,33 +222,37 @@ class MemoryStore:
             final = facts.final_outcome(recs, first_record, state.turn, events)
             if final is not None:
                 self._finals.setdefault(sid, {})[final[0]] = final[1]
+        first = state.event_seq
+        n = len(events)
+        state.event_seq = first + n
         self._keep(state)
-        if events:
-            self._log(sid, events)
+        if n:
+            self._log(sid, first, events, n)
 
-    def _log(self, sid: str, events: Sequence[Any]) -> None:
-        """Keep a commit's events (as given: the runtime builds `Event` objects only
-        when read) and forget the oldest beyond `event_log`."""
-        first = self._event_counts.get(sid, 0)
-        self._event_counts[sid] = first + len(events)
+    def _log(self, sid: str, first: int, events: Sequence[Any], n: int) -> None:
+        """Keep a commit's `n` events, numbered from `first` (as given: the runtime
+        builds `Event` objects only when read), and forget the oldest beyond
+        `event_log`."""
         if self.event_log <= 0:
             return
         chunks = self._events.setdefault(sid, [])
-        chunks.append((first, events))
-        while len(chunks) > 1 and first + len(events) - chunks[1][0] >= self.event_log:
+        end = (chunks[-1][2] if chunks else 0) + n  # counted: numbers may skip
+        chunks.append((first, events, end))
+        while len(chunks) > 1 and end - chunks[0][2] >= self.event_log:
             del chunks[0]
 
     async def event_count(self, session_id: str) -> int:
-        """How many events the session has stored (0 if it does not exist): the
-        sequence number its next stored event gets."""
-        return self._event_counts.get(checks.session_id(session_id), 0)
+        """The sequence number the session's next stored event gets (0 if it does not
+        exist): one past its last stored event."""
+        kept = self._committed.get(checks.session_id(session_id))
+        return 0 if kept is None else kept.event_seq
 
     async def events_after(self, session_id: str, after: int = -1,
                            limit: int = 1000) -> list[dict[str, Any]]:
         """The kept events whose sequence number is above `after`, oldest first, at most
         `limit`; each is its `Event.to_dict()` plus `seq`."""
         out: list[dict[str, Any]] = []
-        for first, events in self._events.get(checks.session_id(session_id), ()):
+        for first, events, _ in self._events.get(checks.session_id(session_id), ()):
             if first + len(events) <= after + 1:
                 continue
             for i in range(max(0, after + 1 - first), len(events)):
@@ -266,7 +273,6 @@ class MemoryStore:
         sid = checks.session_id(session_id)
         self._committed.pop(sid, None)
         self._events.pop(sid, None)
-        self._event_counts.pop(sid, None)
         self._stats.pop(sid, None)
         self._finals.pop(sid, None)
         return self._sessions.pop(sid, None) is not None
@@ -282,9 +288,8 @@ class MemoryStore:
                                     "replace=True to overwrite it.", code="session_exists")
             self._keep(state)
             self._events.pop(state.id, None)
-            self._event_counts.pop(state.id, None)
             if w.events:
-                self._log(state.id, [json.loads(e[3]) for e in w.events])
+                self._log(state.id, 0, [json.loads(e[3]) for e in w.events], len(w.events))
             self._stats[state.id] = [(0, len(state.handoffs), w.facts)]
             self._finals.pop(state.id, None)  # the import's events say how turns ended
         return state.snapshot()

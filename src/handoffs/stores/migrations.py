@@ -10,6 +10,9 @@ Version 1: sessions, messages, records. Version 2: events, and the recency index
 `list_sessions` reads. Version 3: each record's route and fate as plain columns (filled
 from the JSON bodies of records already stored; `outcome` and `took` only for records
 written from then on) and the index `handoff_stats` reads (see `stores.stats`).
+Version 4: PostgreSQL's `sessions.lease`, the fencing token a process takes with a
+session's lock and every commit checks (`PostgresStore.lock`); nothing on SQLite, whose
+locks cannot be lost while their process lives.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ SQLITE: list[tuple[str, ...]] = [
         """CREATE INDEX records_routes ON records
              (source, target, kind, took, at, accepted, outcome, rejection)""",
     ),
+    (),
 ]
 
 POSTGRES: list[tuple[str, ...]] = [
@@ -91,6 +95,9 @@ POSTGRES: list[tuple[str, ...]] = [
            WHERE records.session_id = b.sid AND records.seq = b.n""",
         """CREATE INDEX records_routes ON records
              (source, target, kind, took, at, accepted, outcome, rejection)""",
+    ),
+    (
+        "ALTER TABLE sessions ADD COLUMN lease bigint NOT NULL DEFAULT 0",
     ),
 ]
 

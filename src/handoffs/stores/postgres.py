@@ -11,9 +11,10 @@ row sets in one query; a commit is one statement whose CTEs update the header (o
 its version is still the expected one) and insert the new rows.
 
 Turns on one session are serialised across processes and machines with a session-level
-advisory lock (`pg_try_advisory_lock` on a 63-bit hash of the schema and session id),
-all held on one dedicated connection per store: a thousand sessions mid-turn cost one
-connection, not a thousand, and the server drops the locks the moment a process dies.
+advisory lock, all held on one dedicated connection per store, and fenced by a lease that
+every commit checks (see `stores.postgres_lock`). Every connection, statement and wait
+for a row lock is bounded (`connect_timeout`, `statement_timeout`): a server that stops
+answering is `store_unavailable` within them, not a request that hangs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,7 +35,8 @@ from . import checks, rows, stats
 from . import postgres_sql as sql
 from .base import SessionSummary
 from .cache import StateCache
-from .locks import KeyedLocks, finish, lock_key, poll
+from .locks import KeyedLocks, finish, lock_key
+from .postgres_lock import SessionLocks
 from .stats import HandoffStats
 
 log = logging.getLogger("handoffs.stores.postgres")
@@ -41,33 +44,49 @@ log = logging.getLogger("handoffs.stores.postgres")
 _PAGE = 100
 """Rows read per query while filtering a listing on a status that depends on locks."""
 
+CONNECT_TIMEOUT = 5.0
+"""Seconds to open a connection, by default."""
+STATEMENT_TIMEOUT = 10.0
+"""Seconds a statement (a load, a commit, taking a lock) may take, by default; also the
+server's `statement_timeout` and `lock_timeout` (a wait for a row lock)."""
+
 
 class PostgresStore:
     """Sessions in PostgreSQL, shared by every process and machine that reaches it.
 
-    `dsn` is a `postgresql://` URL (a bad port or `sslmode` is refused here, with
-    `invalid_store`); `schema` (or `?schema=` in it) selects the schema,
+    `dsn` is a `postgresql://` URL (a bad port, `sslmode` or timeout is refused here,
+    with `invalid_store`); `schema` (or `?schema=` in it) selects the schema,
     `min_size`/`max_size` the pool, `lock_timeout` how long a turn waits for another turn
-    on the same session (None: as long as it takes). Nothing connects until first use.
-    Large commits are encoded on a thread; a commit, once started, completes before the
-    turn releases the session, even if the turn is cancelled.
+    on the same session (None: as long as it takes). `connect_timeout` (default 5 s) and
+    `statement_timeout` (default 10 s; also the server's limits on a statement and on a
+    wait for a row lock) bound every call: None takes the URL's `?connect_timeout=`
+    (seconds) and `?statement_timeout=` (milliseconds, or `3s`), else the default; 0 is
+    no limit. Nothing connects until first use. Large commits are encoded on a thread; a
+    commit, once started, completes before the turn releases the session, even if the
+    turn is cancelled.
     """
 
     def __init__(self, dsn: str, *, schema: str | None = None, min_size: int = 1,
                  max_size: int = 10, lock_timeout: float | None = None,
-                 cache_size: int = 256) -> None:
-        self.dsn, self.schema = sql.split_dsn(dsn, schema)
+                 cache_size: int = 256, connect_timeout: float | None = None,
+                 statement_timeout: float | None = None) -> None:
+        self.dsn, self.schema, found = sql.split_dsn(dsn, schema)
         self.min_size = min_size
         self.max_size = max_size
         self.lock_timeout = lock_timeout
+        self.connect_timeout = sql.limit(connect_timeout, found, "connect_timeout",
+                                      CONNECT_TIMEOUT)
+        """Seconds to open a connection (None: no limit)."""
+        self.statement_timeout = sql.limit(statement_timeout, found, "statement_timeout",
+                                        STATEMENT_TIMEOUT)
+        """Seconds a statement may take, waits for row locks included (None: no limit)."""
         self._pool: Any = None
-        self._lock_conn: Any = None
-        self._lock_guard: asyncio.Lock | None = None
         self._opening: asyncio.Lock | None = None
         self._locks = KeyedLocks()
-        self._held: set[str] = set()
+        self._sessions = SessionLocks(self)
         self._cache = StateCache(cache_size)
-        self._tasks: set[asyncio.Future[None]] = set()
+        self._full: HandoffsError | None = None
+        """The last write's failure for lack of space, until a write succeeds."""
         self._closed = False
         self._namespace = self.schema or ""
         self._errors: tuple[type[BaseException], ...] = (OSError, TimeoutError)
@@ -84,7 +103,21 @@ class PostgresStore:
     # -- connections ---------------------------------------------------------------------
 
     def _settings(self) -> dict[str, str]:
-        return {"search_path": self.schema} if self.schema else {}
+        found = {"search_path": self.schema} if self.schema else {}
+        if "application_name=" not in self.dsn:  # which process a connection serves
+            found["application_name"] = f"handoffs {os.getpid()}"
+        if self.statement_timeout is not None:
+            found["statement_timeout"] = found["lock_timeout"] = sql.milliseconds(
+                self.statement_timeout)
+        return found
+
+    async def _connect(self, settings: dict[str, str] | None = None) -> Any:
+        """A connection of its own, bounded by the store's timeouts."""
+        import asyncpg  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+        return await asyncpg.connect(self.dsn, timeout=self.connect_timeout or None,
+                                     command_timeout=self.statement_timeout,
+                                     server_settings=settings)
 
     async def _ready(self) -> Any:
         pool = self._pool
@@ -107,14 +140,15 @@ class PostgresStore:
         self._errors = (asyncpg.PostgresError, asyncpg.InterfaceError,
                         asyncpg.exceptions.InternalClientError, OSError, TimeoutError)
         try:
-            conn = await asyncpg.connect(self.dsn)
+            conn = await self._connect()
             try:
                 await sql.migrate(conn, self.schema)
             finally:
                 await conn.close()
-            return await asyncpg.create_pool(self.dsn, min_size=self.min_size,
-                                             max_size=self.max_size, reset=sql.no_reset,
-                                             server_settings=self._settings())
+            return await asyncpg.create_pool(
+                self.dsn, min_size=self.min_size, max_size=self.max_size,
+                reset=sql.no_reset, server_settings=self._settings(),
+                timeout=self.connect_timeout or None, command_timeout=self.statement_timeout)
         except HandoffsError:
             raise
         except (ValueError, OverflowError, asyncpg.ClientConfigurationError) as exc:
@@ -126,72 +160,19 @@ class PostgresStore:
             raise HandoffsError(f"Cannot reach PostgreSQL at {self!r}: {exc}",
                                 code="store_unavailable") from exc
 
-    async def _locker(self) -> Any:
-        """The connection that holds this store's advisory locks (reopened if lost)."""
-        conn = self._lock_conn
-        if conn is None or conn.is_closed():
-            await self._ready()  # first: it says how to install asyncpg when it is missing
-            import asyncpg
-
-            try:
-                conn = self._lock_conn = await asyncpg.connect(self.dsn)
-            except self._errors as exc:
-                raise self._failed(exc) from exc
-        return conn
-
     # -- locking -------------------------------------------------------------------------
 
     @asynccontextmanager
     async def lock(self, session_id: str) -> AsyncIterator[None]:
-        """Hold the session for a turn, across processes and machines."""
+        """Hold the session for a turn, across processes and machines; a turn whose lock
+        is lost meanwhile stops with `session_lock_lost` (see `stores.postgres_lock`)."""
         checks.session_id(session_id)
-        async with self._locks.hold(session_id):
-            key = lock_key(session_id, self._namespace)
-            if self._lock_guard is None:
-                self._lock_guard = asyncio.Lock()
-            guard = self._lock_guard
-
-            async def take() -> bool:
-                async with guard:
-                    conn = await self._locker()
-                    try:
-                        got: bool = await conn.fetchval("SELECT pg_try_advisory_lock($1)", key)
-                    except asyncio.CancelledError:
-                        # The server may have granted it: give it back whatever happened.
-                        task = asyncio.ensure_future(self._unlock(conn, key))
-                        self._tasks.add(task)
-                        task.add_done_callback(self._tasks.discard)
-                        raise
-                    except self._errors as exc:
-                        raise self._failed(exc) from exc
-                    return got
-
-            await poll(take, f"Session {session_id!r}", self.lock_timeout, session_id)
-            conn = self._lock_conn
-            self._held.add(session_id)
-            try:
-                yield
-            finally:
-                self._held.discard(session_id)
-                # To its end even if cancelled: the next turn must find the lock free.
-                await finish(self._unlock(conn, key))
-
-    async def _unlock(self, conn: Any, key: int) -> None:
-        if conn is None or conn.is_closed():
-            return  # the server dropped the connection, and its locks with it
-        assert self._lock_guard is not None
-        async with self._lock_guard:
-            try:
-                await conn.execute("SELECT pg_advisory_unlock($1)", key)
-            except self._errors:
-                # The lock connection is broken: closing it makes the server drop every
-                # lock it held, this one included, so the session is free either way.
-                log.warning("unlocking a session failed; closing the lock connection",
-                            exc_info=True)
-                await conn.close()
+        async with self._locks.hold(session_id), \
+                self._sessions.hold(session_id, self.lock_timeout):
+            yield
 
     async def _interrupted(self, pool: Any, session_id: str, status: str) -> bool:
-        if status != "running" or session_id in self._held:
+        if status != "running" or session_id in self._sessions.held:
             return False
         free: bool = await pool.fetchval(sql.PROBE, lock_key(session_id, self._namespace))
         return free
@@ -214,20 +195,24 @@ class PostgresStore:
                     return cached
                 self._cache.forget(session_id)
             row = await pool.fetchrow(sql.LOAD, session_id)
-            return None if row is None else await self._decoded(pool, session_id, row)
+            return None if row is None else await self._decoded(pool, session_id, row, 3)
         except self._errors as exc:
             raise self._failed(exc) from exc
 
-    async def _decoded(self, pool: Any, session_id: str, row: Any) -> SessionState:
-        """A state from its header and rows; `interrupted` if its turn died."""
+    async def _decoded(self, pool: Any, session_id: str, row: Any, seq: int
+                       ) -> SessionState:
+        """A state from its header and rows (`row[seq]`: its next event number);
+        `interrupted` if its turn died."""
         state = rows.decode(row[0], rows.wrap(row[1]), rows.wrap(row[2]))
+        state.event_seq = row[seq]
         if await self._interrupted(pool, session_id, state.status):
             state.status = "interrupted"
         return state
 
     async def event_count(self, session_id: str) -> int:
-        """How many events the session has stored (0 if it does not exist): the
-        sequence number its next stored event gets."""
+        """The sequence number the session's next stored event gets: one past its last
+        stored event (0 if it does not exist). Numbers a turn that died showed but never
+        stored are skipped, so this can exceed the number of events stored."""
         checks.session_id(session_id)
         pool = self._pool or await self._ready()
         try:
@@ -309,21 +294,52 @@ class PostgresStore:
         else:
             w = rows.encode_commit(state, since, events)
         pool = self._pool or await self._ready()
+        lease = self._sessions.lease(w.id)
         try:
             if w.final is None:
                 found = await pool.fetchval(sql.INSERT if w.expected == 0 else sql.UPDATE,
-                                            *sql.params(w))
+                                            *sql.params(w, lease))
             else:  # a turn that waited for approval ends: its earlier records too
                 async with pool.acquire() as conn, conn.transaction():
-                    found = await conn.fetchval(sql.UPDATE, *sql.params(w))
+                    found = await conn.fetchval(sql.UPDATE, *sql.params(w, lease))
                     if found is not None:
                         await conn.execute(sql.FINAL_OUTCOME, w.final[1], w.id, w.final[0])
         except self._errors as exc:
-            raise self._failed(exc) from exc
+            raise self._write_failed(exc) from exc
         if found is None:
-            raise rows.conflict(w.id, w.expected)
+            raise await self._sessions.refused(pool, w, lease)
+        self._full = None
+        if w.expected == 0:
+            self._sessions.inserted(w.id)
         rows.applied(state, w)
         self._cache.remember(state, w.header)
+
+    def _write_failed(self, exc: BaseException) -> HandoffsError:
+        """A write's failure as a store error; one for lack of space is remembered until a
+        write succeeds (`check_ready`)."""
+        err = self._failed(exc)
+        if err.code in ("store_full", "store_write_failed"):
+            self._full = err
+        return err
+
+    async def check_ready(self) -> None:
+        """Raise the store's error if it cannot serve turns now: it does not answer, or
+        its last write failed for lack of space and a write still does (tried with a
+        64 KB row, rolled back)."""
+        pool = self._pool or await self._ready()
+        try:
+            await pool.fetchval("SELECT 1")
+            if self._full is not None:
+                async with pool.acquire() as conn:
+                    tr = conn.transaction()
+                    await tr.start()
+                    try:
+                        await conn.execute(sql.WRITE_PROBE, rows.probe_body())
+                    finally:
+                        await tr.rollback()
+                self._full = None
+        except self._errors as exc:
+            raise self._write_failed(exc) from exc
 
     async def delete(self, session_id: str) -> bool:
         """Remove the session and all its rows; False if there was none."""
@@ -333,7 +349,7 @@ class PostgresStore:
         try:
             n: int = await finish(pool.fetchval(sql.DELETE, session_id))
         except self._errors as exc:
-            raise self._failed(exc) from exc
+            raise self._write_failed(exc) from exc
         return n > 0
 
     # -- export / import -----------------------------------------------------------------
@@ -347,7 +363,7 @@ class PostgresStore:
             row = await pool.fetchrow(sql.EXPORT, session_id)
             if row is None:
                 return None
-            state = await self._decoded(pool, session_id, row)
+            state = await self._decoded(pool, session_id, row, 4)
         except self._errors as exc:
             raise self._failed(exc) from exc
         return rows.export_dict(state, json.loads(rows.wrap(row[3])))
@@ -370,19 +386,19 @@ class PostgresStore:
             async with pool.acquire() as conn, conn.transaction():
                 if replace:
                     await conn.fetchval(sql.DELETE, w.id)
-                if await conn.fetchval(sql.INSERT, *sql.params(w)) is None:
+                lease = self._sessions.lease(w.id)  # replaced: the row keeps our lease
+                if await conn.fetchval(sql.INSERT, *sql.params(w, lease)) is None:
                     raise HandoffsError(f"Session {w.id!r} already exists; pass "
                                         "replace=True to overwrite it.",
                                         code="session_exists")
         except self._errors as exc:
-            raise self._failed(exc) from exc
+            raise self._write_failed(exc) from exc
 
     async def close(self) -> None:
         """Close the pool and the lock connection (releasing any locks still held)."""
         self._closed = True
         pool, self._pool = self._pool, None
-        conn, self._lock_conn = self._lock_conn, None
-        if conn is not None and not conn.is_closed():
-            await conn.close()
+        await self._sessions.close()
         if pool is not None:
             await pool.close()
+

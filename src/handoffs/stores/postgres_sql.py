@@ -20,6 +20,7 @@ MIGRATION_LOCK = 0x68616E646F6666  # "handoff": serialises migrations across pro
 HEAD = "SELECT version, messages, records FROM sessions WHERE id = $1"
 
 EVENT_COUNT = "SELECT events FROM sessions WHERE id = $1"
+"""The session's next event number: one past its last stored event (see `_ROWS`)."""
 
 EVENTS_AFTER = """
 SELECT seq, body FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
@@ -37,7 +38,8 @@ SELECT s.header,
   (SELECT string_agg(m.body, ',' ORDER BY m.seq) FROM messages m
     WHERE m.session_id = s.id AND m.seq < s.messages),
   (SELECT string_agg(r.body, ',' ORDER BY r.seq) FROM records r
-    WHERE r.session_id = s.id AND r.seq < s.records)
+    WHERE r.session_id = s.id AND r.seq < s.records),
+  s.events
 FROM sessions s WHERE s.id = $1
 """
 
@@ -47,7 +49,8 @@ SELECT s.header,
     WHERE m.session_id = s.id AND m.seq < s.messages),
   (SELECT string_agg(r.body, ',' ORDER BY r.seq) FROM records r
     WHERE r.session_id = s.id AND r.seq < s.records),
-  (SELECT string_agg(e.body, ',' ORDER BY e.seq) FROM events e WHERE e.session_id = s.id)
+  (SELECT string_agg(e.body, ',' ORDER BY e.seq) FROM events e WHERE e.session_id = s.id),
+  s.events
 FROM sessions s WHERE s.id = $1
 """
 
@@ -65,7 +68,7 @@ _ROWS = """
     WITH ORDINALITY AS u(b, src, dst, kind, ok, code, at, turn, outcome, took, o)
 ), e AS (
   INSERT INTO events (session_id, seq, turn, type, at, body)
-  SELECT $1, s.events - $12::bigint + u.o - 1, u.t, u.y, u.a, u.b
+  SELECT $1, $31::bigint + u.o - 1, u.t, u.y, u.a, u.b
   FROM s, unnest($17::bigint[], $18::text[], $19::float8[], $20::text[])
     WITH ORDINALITY AS u(t, y, a, b, o)
 )
@@ -83,15 +86,22 @@ UPDATE = """
 WITH s AS (
   UPDATE sessions SET version = $3, active_agent = $4, status = $5, turn = $6, channel = $7,
     updated_at = $8, header = $9, messages = $10, records = $11,
-    events = events + $12::bigint, created_at = $21
-  WHERE id = $1 AND version = $2 RETURNING events
+    events = $31::bigint + $12::bigint, created_at = $21
+  WHERE id = $1 AND version = $2 AND ($32::bigint IS NULL OR lease = $32::bigint)
+  RETURNING events
 )""" + _ROWS
+"""The version must still be the expected one, and, when this process holds the
+session's lock, its lease ($32) must still be the one taken with the lock: a process
+that lost the lock (a dropped connection) can no longer write, even a commit already on
+its way when another process took the session (`PostgresStore.lock`)."""
 
 INSERT = """
 WITH s AS (
   INSERT INTO sessions (id, version, active_agent, status, turn, channel, created_at,
-    updated_at, header, messages, records, events)
-  SELECT $1, $3, $4, $5, $6, $7, $21, $8, $9, $10, $11, $12::bigint WHERE $2::bigint = 0
+    updated_at, header, messages, records, events, lease)
+  SELECT $1, $3, $4, $5, $6, $7, $21, $8, $9, $10, $11, $31::bigint + $12::bigint,
+    coalesce($32::bigint, 0)
+  WHERE $2::bigint = 0
   ON CONFLICT (id) DO NOTHING RETURNING events
 )""" + _ROWS
 
@@ -111,29 +121,84 @@ LIST_ALL = _LIST.format("")
 LIST_STATUS = _LIST.format("WHERE status = $3")
 LIST_LIVE = _LIST.format("WHERE status IN ('running', 'interrupted')")
 
+LEASE = "SELECT lease FROM sessions WHERE id = $1"
+
+BUMP = "UPDATE sessions SET lease = lease + 1 WHERE id = $1 RETURNING lease"
+
+WRITE_PROBE = """
+INSERT INTO events (session_id, seq, turn, type, at, body) VALUES ('', -1, 0, 'probe', 0, $1)
+"""
+"""A row no session owns (a session id is never empty), written and rolled back to see
+whether the database has room again after a write failed for lack of it."""
+
 PROBE = ("SELECT CASE WHEN pg_try_advisory_lock($1) THEN pg_advisory_unlock($1) "
           "ELSE false END")
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
-def split_dsn(dsn: str, schema: str | None) -> tuple[str, str | None]:
-    """Take `schema=` out of the URL's query (asyncpg would send it as a setting), and
-    refuse (`invalid_store`) a URL whose port or `sslmode` no connection could use."""
+def split_dsn(dsn: str, schema: str | None
+              ) -> tuple[str, str | None, dict[str, float | None]]:
+    """Take `schema=`, `connect_timeout=` and `statement_timeout=` out of the URL's query
+    (asyncpg would send them as settings), and refuse (`invalid_store`) a URL whose port,
+    `sslmode` or timeouts no connection could use. Returns the URL, the schema and the
+    timeouts found (in seconds; None: not given; 0 in the URL: no limit, as in libpq)."""
     parts = urlsplit(dsn)
     _check_ports(dsn, parts.netloc)
     query = parse_qsl(parts.query, keep_blank_values=True)
+    timeouts: dict[str, float | None] = {}
     for k, v in query:
         if k == "sslmode" and v not in SSLMODES:
             raise _bad_url(dsn, f"sslmode={v!r} is not one of {', '.join(SSLMODES)}")
-    kept = [(k, v) for k, v in query if k != "schema"]
+        if k in TIMEOUTS:
+            timeouts[k] = _seconds(dsn, k, v)
+    kept = [(k, v) for k, v in query if k != "schema" and k not in TIMEOUTS]
     for k, v in query:
         if k == "schema" and schema is None:
             schema = v
     if schema is not None and not _IDENT.match(schema):
         raise HandoffsError(f"Invalid schema name {schema!r}: use letters, digits and _.",
                             code="invalid_store")
-    return urlunsplit(parts._replace(query=urlencode(kept))), schema
+    return urlunsplit(parts._replace(query=urlencode(kept))), schema, timeouts
+
+
+TIMEOUTS = ("connect_timeout", "statement_timeout")
+"""URL parameters read by the store: `connect_timeout` in seconds (as libpq reads it),
+`statement_timeout` as PostgreSQL reads it (a number is milliseconds; or `500ms`, `3s`,
+`1min`)."""
+
+_UNITS = {"ms": 0.001, "s": 1.0, "min": 60.0, "h": 3600.0}
+
+
+def _seconds(dsn: str, name: str, value: str) -> float | None:
+    text = value.strip()
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(number):] or ("s" if name == "connect_timeout" else "ms")
+    try:
+        seconds = float(number) * _UNITS[unit]
+    except (KeyError, ValueError):
+        seconds = -1.0
+    if not seconds >= 0 or seconds == float("inf"):
+        raise _bad_url(dsn, f"{name}={value!r} is not a duration (a number of "
+                       f"{'seconds' if name == 'connect_timeout' else 'milliseconds'}, "
+                       "or with a unit: 500ms, 3s, 1min)")
+    return seconds or None
+
+
+def limit(given: float | None, found: dict[str, float | None], name: str,
+           default: float) -> float | None:
+    """A timeout in seconds: given, else the URL's, else the default; 0: no limit."""
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, int | float) or given < 0:
+            raise HandoffsError(f"{name} must be a number of seconds (0: no limit), not "
+                                f"{given!r}.", code="invalid_argument")
+        return float(given) or None
+    return found.get(name, default)
+
+
+def milliseconds(seconds: float) -> str:
+    """A duration as a PostgreSQL setting's value."""
+    return str(max(1, round(seconds * 1000)))
 
 
 SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
@@ -170,10 +235,22 @@ def store_error(exc: BaseException, where: str) -> HandoffsError:
     """What asyncpg (or the network) raised, as a `StoreError` with a stable code."""
     state = str(getattr(exc, "sqlstate", "") or "")
     what = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, TimeoutError):
+        what = ("no answer within the store's connect_timeout or statement_timeout: the "
+                "server or the network between stalls")
     if state in ("25006", "42501"):  # read_only_sql_transaction, insufficient_privilege
         return StoreError(
             f"{where} refuses writes ({what}); nothing was written. Connect to a primary "
             "server as a role that may write the store's tables.", code="store_read_only")
+    if state == "53100":  # disk_full
+        return StoreError(
+            f"{where} has no space left for this write ({what}); nothing was written. "
+            "Free some space on the database server's disk, or give it more.",
+            code="store_full")
+    if state in ("58000", "58030"):  # system_error, io_error: the server's disk
+        return StoreError(f"{where} could not write to its disk ({what}); nothing was "
+                          "written. Ask its administrator to check the server's disk.",
+                          code="store_write_failed")
     if state.startswith(("08", "53", "57P")) or isinstance(exc, OSError | TimeoutError) \
             or type(exc).__name__ in ("InterfaceError", "ConnectionDoesNotExistError"):
         return StoreError(
@@ -193,14 +270,16 @@ async def no_reset(conn: Any) -> None:
     only transaction is scoped), so skip asyncpg's reset round trip on each release."""
 
 
-def params(w: rows.Write) -> tuple[Any, ...]:
+def params(w: rows.Write, lease: int | None = None) -> tuple[Any, ...]:
+    """The parameters of `INSERT` / `UPDATE` for a write; `lease`: the session's lease
+    when this process holds its lock (None: not checked)."""
     ev = w.events
     return (
         w.id, w.expected, w.version, w.active_agent, w.status, w.turn, w.channel,
         w.updated_at, w.header, w.message_count, w.record_count, len(ev),
         w.first_message, w.messages, w.first_record, w.records,
         [e[0] for e in ev], [e[1] for e in ev], [e[2] for e in ev], [e[3] for e in ev],
-        w.created_at, *_columns(w.stats),
+        w.created_at, *_columns(w.stats), w.first_event, lease,
     )
 
 

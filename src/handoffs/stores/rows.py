@@ -82,6 +82,9 @@ class Write:
     final: tuple[int, str] | None = None
     """(turn, outcome) when this commit ends a turn that an earlier commit left waiting
     for approval: its records stored then get that outcome (`facts.final_outcome`)."""
+    first_event: int = 0
+    """The sequence number of the first of `events` (`SessionState.event_seq`): the
+    session's next number, past any a turn that died may have shown."""
 
     @property
     def size(self) -> int:
@@ -104,7 +107,7 @@ def encode_commit(state: SessionState, since: Checkpoint, events: Sequence[Event
         state.turn, column(state.channel), state.created_at, now, _dumps(header), len(msgs),
         len(recs), since.messages, [_dumps(m.to_dict()) for m in msgs[since.messages:]],
         since.handoffs, [_dumps(r.to_dict()) for r in recs[since.handoffs:]],
-        [encode_event(e) for e in events],
+        [encode_event(e) for e in events], first_event=state.event_seq,
     )
     if len(recs) > since.handoffs:
         w.stats = rows_of(recs[since.handoffs:], facts(events))
@@ -112,6 +115,14 @@ def encode_commit(state: SessionState, since: Checkpoint, events: Sequence[Event
         w.final = final_outcome(recs, since.handoffs, state.turn, events)
     make_valid(w)
     return w
+
+
+def probe_body() -> str:
+    """64 KB of text that does not compress: a row that tests whether a write has room."""
+    import base64
+    import os
+
+    return base64.b64encode(os.urandom(48 * 1024)).decode()
 
 
 def rough_size(state: SessionState, since: Checkpoint) -> int:
@@ -164,6 +175,7 @@ def applied(state: SessionState, w: Write) -> None:
     """Mirror a successful write on the in-memory state."""
     state.version = w.version
     state.updated_at = w.updated_at
+    state.event_seq = w.first_event + len(w.events)
     if w.repaired:
         mirror(state, w.header, w.first_message, w.messages, w.first_record, w.records)
 
@@ -243,6 +255,7 @@ def import_write(data: Mapping[str, Any] | str) -> tuple[SessionState, Write]:
         0, [_dumps(m.to_dict()) for m in state.messages],
         0, [_dumps(r.to_dict()) for r in state.handoffs], events,
     )
+    state.event_seq = len(events)  # an import numbers its events from 0
     w.facts = facts(d.get("events", ()))
     w.stats = rows_of(state.handoffs, w.facts)
     make_valid(w)

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -93,7 +94,7 @@ class SQLiteStore:
                                    timeout=30.0, uri=uri)
             connections.append(slow)
             if not memory:
-                slow.execute("PRAGMA journal_mode = WAL")
+                _wal(slow)
             slow.execute("PRAGMA synchronous = NORMAL")
             migrate(slow, where=where)
             fast = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
@@ -115,6 +116,8 @@ class SQLiteStore:
         self._held: set[str] = set()
         self._cache = StateCache(cache_size)
         self._inline_commits = 0
+        self._full: HandoffsError | None = None
+        """The last write's refusal by the disk, until a write succeeds."""
         self._closed = False
 
     def _range_lock(self, lock_path: str) -> RangeLock | None:
@@ -143,7 +146,15 @@ class SQLiteStore:
         try:
             return await loop.run_in_executor(self._executor, fn, self._slow, *args)
         except sqlite3.Error as exc:
-            raise ops.store_error(exc, self._where) from exc
+            raise self._error(exc) from exc
+
+    def _error(self, exc: sqlite3.Error) -> HandoffsError:
+        """What sqlite3 raised as a store error; a write refused by the disk (no space,
+        a size limit) is remembered until a write succeeds (`check_ready`)."""
+        err = ops.store_error(exc, self._where)
+        if err.code in ("store_full", "store_write_failed"):
+            self._full = err
+        return err
 
     async def _call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run inline if the database is free, else on the worker thread (which waits)."""
@@ -152,7 +163,7 @@ class SQLiteStore:
             return fn(self._fast, *args)
         except sqlite3.Error as exc:
             if not ops.busy(exc):
-                raise ops.store_error(exc, self._where) from exc
+                raise self._error(exc) from exc
         log.debug("%s is busy with another writer; %s retries on the worker thread, "
                   "which waits", self._where, fn.__name__)
         return await self._worker(fn, *args)
@@ -204,19 +215,21 @@ class SQLiteStore:
         found = await self._call(ops.read, session_id, SMALL)
         if found is None:
             return None
-        header, n_msgs, n_recs, msgs, recs = found
+        header, n_msgs, n_recs, msgs, recs, n_events = found
         if msgs is None or recs is None:  # a long session: read its rows off the loop
             state = rows.decode(header, *await self._worker(
                 ops.read_rows, session_id, n_msgs, n_recs))
         else:
             state = rows.decode(header, msgs, recs)
+        state.event_seq = n_events
         if self._interrupted(session_id, state.status):
             state.status = "interrupted"
         return state
 
     async def event_count(self, session_id: str) -> int:
-        """How many events the session has stored (0 if it does not exist): the
-        sequence number its next stored event gets."""
+        """The sequence number the session's next stored event gets: one past its last
+        stored event (0 if it does not exist). Numbers a turn that died showed but never
+        stored are skipped, so this can exceed the number of events stored."""
         checks.session_id(session_id)
         return await self._call(ops.event_count, session_id)
 
@@ -275,6 +288,7 @@ class SQLiteStore:
                     and w.size <= rows.LARGE and self._inline(w)):
                 rows.applied(state, w)
                 self._cache.remember(state, w.header)
+                self._full = None
                 return
         # Large, or another writer holds the database: on the worker thread, and to
         # its end even if this turn is cancelled meanwhile.
@@ -290,7 +304,7 @@ class SQLiteStore:
                           "the worker thread, which waits", self._where, w.id,
                           extra=fields(w.id, w.turn, None))
                 return False
-            raise ops.store_error(exc, self._where) from exc
+            raise self._error(exc) from exc
         self._inline_commits += 1
         if self._inline_commits >= CHECKPOINT_EVERY:
             self._inline_commits = 0
@@ -305,6 +319,16 @@ class SQLiteStore:
             await self._worker(ops.write, w)
         rows.applied(state, w)
         self._cache.remember(state, w.header)
+        self._full = None
+
+    async def check_ready(self) -> None:
+        """Raise the store's error if it cannot serve turns now: it cannot be read, or
+        its last write was refused by the disk (`store_full`, `store_write_failed`) and
+        a write still is (tried with a 64 KB row, then removed)."""
+        await self._call(ops.head, "")
+        if self._full is not None:
+            await self._worker(ops.probe_write)
+            self._full = None
 
     async def delete(self, session_id: str) -> bool:
         """Remove the session and all its rows; False if there was none."""
@@ -359,3 +383,20 @@ class SQLiteStore:
         self._fast.close()
         if self._range is not None:
             self._range.close()
+
+
+def _wal(conn: sqlite3.Connection, tries: int = 100) -> None:
+    """Put the database in WAL mode. Switching needs the file to itself, and SQLite
+    answers `database is locked` at once (no busy wait) while another process writes, as
+    when several processes open a new database together: it is retried for a few
+    seconds; a database already in WAL mode needs nothing."""
+    for i in range(tries):
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                return
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or i == tries - 1:
+                raise
+            time.sleep(0.05)

@@ -20,7 +20,7 @@ _INSERT_SESSION = (
 )
 _UPDATE_SESSION = (
     "UPDATE sessions SET version = ?, active_agent = ?, status = ?, turn = ?, channel = ?,"
-    " updated_at = ?, header = ?, messages = ?, records = ?, events = events + ?"
+    " updated_at = ?, header = ?, messages = ?, records = ?, events = ?"
     " WHERE id = ? AND version = ? RETURNING events"
 )
 _INSERT_MESSAGE = "INSERT INTO messages (session_id, seq, body) VALUES (?, ?, ?)"
@@ -82,21 +82,22 @@ def busy(exc: BaseException) -> bool:
 
 
 def read(c: sqlite3.Connection, session_id: str, most: int | None
-         ) -> tuple[str, int, int, str | None, str | None] | None:
-    """The header and, when the session has at most `most` rows, its rows too."""
+         ) -> tuple[str, int, int, str | None, str | None, int] | None:
+    """The header and, when the session has at most `most` rows, its rows too; then the
+    session's next event number."""
     c.execute("BEGIN")  # one snapshot for the three reads
     try:
-        row = c.execute("SELECT header, messages, records FROM sessions WHERE id = ?",
+        row = c.execute("SELECT header, messages, records, events FROM sessions WHERE id = ?",
                         (session_id,)).fetchone()
         if row is None:
             return None
-        header, n_msgs, n_recs = row
+        header, n_msgs, n_recs, n_events = row
         if most is not None and n_msgs + n_recs > most:
-            return header, n_msgs, n_recs, None, None
+            return header, n_msgs, n_recs, None, None, n_events
         msgs, recs = read_rows(c, session_id, n_msgs, n_recs)
     finally:
         c.execute("COMMIT")
-    return header, n_msgs, n_recs, msgs, recs
+    return header, n_msgs, n_recs, msgs, recs, n_events
 
 
 def head(c: sqlite3.Connection, session_id: str) -> tuple[int, int, int] | None:
@@ -145,18 +146,17 @@ def write(c: sqlite3.Connection, w: rows.Write, replace: bool = False) -> None:
                 c.execute(_INSERT_SESSION, (
                     w.id, w.version, w.active_agent, w.status, w.turn, w.channel,
                     w.created_at, w.updated_at, w.header, w.message_count,
-                    w.record_count, len(w.events)))
+                    w.record_count, w.first_event + len(w.events)))
             except sqlite3.IntegrityError as exc:
                 raise rows.conflict(w.id, 0) from exc
-            first_event = 0
         else:
             found = c.execute(_UPDATE_SESSION, (
                 w.version, w.active_agent, w.status, w.turn, w.channel, w.updated_at,
-                w.header, w.message_count, w.record_count, len(w.events), w.id,
-                w.expected)).fetchall()
+                w.header, w.message_count, w.record_count, w.first_event + len(w.events),
+                w.id, w.expected)).fetchall()
             if not found:
                 raise rows.conflict(w.id, w.expected)
-            first_event = found[0][0] - len(w.events)
+        first_event = w.first_event
         sid = w.id
         if w.messages:
             c.executemany(_INSERT_MESSAGE, [
@@ -210,6 +210,7 @@ def export(c: sqlite3.Connection, session_id: str) -> tuple[str, str, str, str] 
 
 
 def event_count(c: sqlite3.Connection, session_id: str) -> int:
+    """The session's next event number (0: no session): one past its last stored event."""
     row = c.execute("SELECT events FROM sessions WHERE id = ?", (session_id,)).fetchone()
     return int(row[0]) if row is not None else 0
 
@@ -218,6 +219,18 @@ def events_after(c: sqlite3.Connection, session_id: str, after: int, limit: int
                  ) -> list[tuple[int, str]]:
     return c.execute("SELECT seq, body FROM events WHERE session_id = ? AND seq > ? "
                      "ORDER BY seq LIMIT ?", (session_id, after, limit)).fetchall()
+
+
+def probe_write(c: sqlite3.Connection) -> None:
+    """Write (and then remove) a 64 KB row no session owns: whether a write has room."""
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        c.execute(_INSERT_EVENT, ("", -1, 0, "probe", 0.0, rows.probe_body()))
+        c.execute("COMMIT")
+    except BaseException:
+        rollback(c)
+        raise
+    c.execute("DELETE FROM events WHERE session_id = '' AND seq = -1")
 
 
 def checkpoint(c: sqlite3.Connection) -> None:
@@ -235,6 +248,7 @@ def encode_and_write(c: sqlite3.Connection, state: Any, since: Any, events: Any
 # -- errors ------------------------------------------------------------------------------
 
 _READONLY, _CORRUPT, _NOTADB, _BUSY, _LOCKED, _FULL = 8, 11, 26, 5, 6, 13
+_IOERR_WRITE = 10 | 3 << 8
 _UNAVAILABLE = {3, 10, 14, 23}  # SQLITE_PERM, IOERR, CANTOPEN, AUTH
 
 
@@ -259,7 +273,12 @@ def store_error(exc: sqlite3.Error, where: str) -> HandoffsError:
             code="store_busy")
     if primary == _FULL:
         return StoreError(f"{where}: the disk is full ({exc}); nothing was written. "
-                          "Free some space and retry.", code="store_unavailable")
+                          "Free some space on its disk and retry.", code="store_full")
+    if code == _IOERR_WRITE:
+        return StoreError(
+            f"{where}: the system refused a write ({exc}: a disk error, or a limit on the "
+            "size of files); nothing was written. Check the disk and the process's "
+            "limits (ulimit -f), and retry.", code="store_write_failed")
     if primary in _UNAVAILABLE or isinstance(exc, sqlite3.OperationalError):
         return StoreError(
             f"Cannot use {where[:1].lower()}{where[1:]} ({exc}); nothing was written. "

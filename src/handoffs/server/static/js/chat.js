@@ -138,6 +138,12 @@ export class Chat {
           ? `Waiting for ${this.team.label(e.agent)}`
           : e.status === "handed_off" ? `${this.team.label(e.agent)} will answer your next message` : "");
         break;
+      case "run_interrupted":
+        this.streaming.clear();
+        this.list.append(el("li", { class: "step waiting", "data-seq": e.seq, role: "status" },
+          el("span", { class: "glyph", "aria-hidden": "true" }, "↺"),
+          "The previous turn stopped before it finished; this one answers its message."));
+        break;
       case "run_failed":
         this.streaming.clear();
         this.list.append(el("li", { class: "step failed", "data-seq": e.seq, role: "alert" },

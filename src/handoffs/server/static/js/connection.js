@@ -11,7 +11,7 @@ const EVENT_TYPES = [
   "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
   "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
   "approval_decided", "plan_step_started", "plan_step_completed", "max_steps_reached",
-  "agent_nudged", "run_completed", "run_failed",
+  "agent_nudged", "run_completed", "run_failed", "run_interrupted",
 ];
 
 export class Connection {

@@ -1,0 +1,109 @@
+"""A turn that finds the one before it died: where it numbers its events, what it says,
+and what becomes of a response that was continuing after a person's approval.
+
+A turn dies unfinished when its process is killed, its task is cancelled from outside,
+its lock is lost or its last commit fails: its user message is stored and the session
+reads `interrupted`. The turn after it (a new message, the same message again,
+`runner.resume`, or deciding again) first:
+
+- numbers its events `TURN_EVENTS` past the session's last stored number, beyond any the
+  dead turn may have shown live, so a number a client saw never goes to another event;
+- says so: `run_interrupted` is its first event, stored with its first commit, before
+  anything of it is shown, so a client that reconnects reads it where the dead turn's
+  events would have been;
+- settles a response that was continuing after an approval (`approval.decide` stores
+  the decisions before any call runs): nothing of it runs again. Each call gets a result
+  the model reads: a rejected call its rejection, every other call that its outcome is
+  unknown (an approved tool may have run before the process died: at most once, never
+  twice), and the agent goes on from there.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..core.messages import AssistantMessage, ToolCall, ToolResult, message_from_dict
+from ..core.session import SessionState
+from .state import TURN_EVENTS, Turn
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+REJECTED = ("A person did not approve this call of {tool!r}{why}. Do not retry it; tell "
+            "the user or take another step.")
+UNKNOWN = ("The turn stopped (its process ended) after a person decided on this response "
+           "and before {tool!r} reported back: whether it ran is unknown. It is not run "
+           "again on its own; check its effect before calling it again.")
+DELEGATE_UNKNOWN = ("The turn stopped (its process ended) while {agent!r} worked on this "
+                    "task after a person's decision: what it did is unknown, and it is not "
+                    "run again on its own. Check before asking again.")
+
+
+def rejected_text(tool: str, reason: str) -> str:
+    """The result of a call a person rejected (`reason`: why, if they said)."""
+    return REJECTED.format(tool=tool, why=f" ({reason})" if reason else "")
+
+
+DIED = ("running", "interrupted")
+"""The statuses of a session whose last turn died unfinished (read under its lock)."""
+
+
+def continuing(pending: dict[str, Any]) -> bool:
+    """Whether a waiting response has every decision: its continuation had started
+    (the decisions are stored before it runs), so its process died during it."""
+    decided = pending.get("decisions", {})
+    return all(c in decided for c in pending.get("waiting", ()))
+
+
+def skip_dead(state: SessionState) -> None:
+    """Before storing events on a session whose last turn died: number them past any
+    the dead turn may have shown (what every operation that stores events does)."""
+    if state.status in DIED:
+        state.event_seq += TURN_EVENTS
+
+
+def restart(runner: Runner, state: SessionState, context: Any, name: str,
+            interrupted: int) -> Turn:
+    """The turn after one that died (turn number `interrupted`): its events numbered
+    past the dead turn's, `run_interrupted` first, a continuing response settled. The
+    turn has no reader yet: nothing is shown before its first commit (`Turn.attach`)."""
+    state.event_seq += TURN_EVENTS
+    t = Turn(runner, state, context, None)
+    t.emit("run_interrupted", {"agent": name, "interrupted_turn": interrupted})
+    if state.pending is not None:
+        settle(t, state.pending)
+    return t
+
+
+def settle(t: Turn, pending: dict[str, Any]) -> None:
+    """Answer every call of a response that was continuing when its turn died, without
+    running any; the response and the answers go into the transcript."""
+    state = t.state
+    state.pending = None
+    caller = pending.get("caller")
+    frame = pending if caller is None else caller
+    agent = frame["agent"]
+    calls = frame["calls"]
+    n = len(calls)
+    marks: list[Any] = list(frame.get("marks") or [None] * n)
+    known: list[Any] = list(frame.get("results") or [None] * n)
+    decisions = pending.get("decisions", {}) if caller is None else {}
+    results: list[Any] = []
+    for i, c in enumerate(calls):
+        if known[i] is not None:
+            results.append(message_from_dict(known[i]))
+            continue
+        d = decisions.get(c["id"])
+        if d is not None and not d["approved"]:
+            text = rejected_text(c["name"], d.get("reason", ""))
+        elif caller is not None and i == caller["delegation"]:
+            text = DELEGATE_UNKNOWN.format(agent=pending["agent"])
+        else:
+            text = UNKNOWN.format(tool=c["name"])
+        results.append(ToolResult(c["id"], c["name"], text, agent, True, marks[i]))
+        t.emit("tool_result", {"agent": agent, "tool": c["name"], "call_id": c["id"],
+                               "text": text, "is_error": True})
+    state.messages.append(AssistantMessage(frame["text"], agent, tuple(
+        ToolCall(c["id"], c["name"], c["arguments"], marks[i]) for i, c in enumerate(calls))))
+    state.messages.extend(results)
+    state.active_agent = agent
