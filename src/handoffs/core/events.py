@@ -27,6 +27,11 @@ and the fields of its type:
 | agent_nudged        | agent, code (why it was asked again), message (the note it got)    |
 | run_completed       | status, agent, output, result                                      |
 | run_failed          | status, agent, code, message, result                               |
+| model_request       | agent, call, line, system, messages, tools, tool_choice, view, shared |
+| model_response      | agent, call, text, tool_calls, usage, model, latency (or error)    |
+
+`model_request` and `model_response` are recorded only with `Runner(inspect=True)`
+(`runtime.inspector`): the exact request each model call got and its raw response.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ EVENT_TYPES = (
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
     "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
     "approval_decided", "plan_step_started", "plan_step_completed", "max_steps_reached",
-    "agent_nudged", "run_completed", "run_failed",
+    "agent_nudged", "run_completed", "run_failed", "model_request", "model_response",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))
 
