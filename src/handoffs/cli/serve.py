@@ -21,7 +21,8 @@ KEY_ENV = "HANDOFFS_OPERATOR_KEY"
 
 def serve(team: str | None, store: str | None, model: str | None, offline: bool,
           host: str, port: int, workers: int, operator_key: str | None,
-          cors: list[str], log_level: str, metrics: bool = False) -> int:
+          cors: list[str], log_level: str, metrics: bool = False, inspect: bool = False,
+          trace_url: str | None = None) -> int:
     """Start the server; returns when it stops."""
     try:
         import uvicorn
@@ -39,7 +40,8 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
               "postgresql://...), not memory://", file=sys.stderr)
         return 2
     settings = {"team": team, "store": url, "model": model, "offline": offline,
-                "cors": cors, "metrics": metrics}
+                "cors": cors, "metrics": metrics, "inspect": inspect,
+                "trace_url": trace_url}
     os.environ[ENV] = json.dumps(settings)
     key = operator_key or os.environ.get(KEY_ENV)
     if key:
@@ -67,9 +69,13 @@ def build_app() -> Any:
     setup = make_runner(load_target(s.get("team")), s.get("model"), s.get("store"),
                         bool(s.get("offline")))
     logging.getLogger("uvicorn.access").addFilter(_MaskTokens())
+    if s.get("inspect"):
+        from ..runtime.inspector import inspector
+
+        setup.runner.inspector = inspector(True, setup.runner.telemetry)
     return create_app(setup.runner, operator_key=os.environ.get(KEY_ENV) or None,
                       cors_origins=s.get("cors") or (), model_label=setup.model,
-                      close_store=True)
+                      close_store=True, trace_url=s.get("trace_url"))
 
 
 def _prometheus_metrics() -> None:
