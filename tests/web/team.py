@@ -12,7 +12,7 @@ import os
 from collections.abc import AsyncIterator
 
 from handoffs import Agent, Runner, Team, tool
-from handoffs.core.messages import ToolCall, UserMessage
+from handoffs.core.messages import ToolCall, ToolResult, UserMessage
 from handoffs.examples.support import build_team, rule_model
 from handoffs.models.base import ModelRequest, ModelResponse, TextDelta, Usage, chunked
 from handoffs.telemetry import Telemetry
@@ -72,7 +72,11 @@ def cashier(request: ModelRequest) -> ModelResponse:
         n = sum(isinstance(m, UserMessage) for m in request.messages)
         return ModelResponse("", (ToolCall(f"voucher_{n}", "issue_voucher",
                                            '{"amount": 20}'),), Usage(40, 9, 1), "till-1")
-    return ModelResponse(f"Done: {request.messages[-1].text}.", (), Usage(52, 6, 1), "till-1")
+    last = request.messages[-1]
+    if isinstance(last, ToolResult) and last.is_error:
+        return ModelResponse("Sorry, I could not send the voucher.", (), Usage(52, 8, 1),
+                             "till-1")
+    return ModelResponse(f"Done: {last.text}.", (), Usage(52, 6, 1), "till-1")
 
 
 def notes(request: ModelRequest) -> ModelResponse:

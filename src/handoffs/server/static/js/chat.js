@@ -23,6 +23,7 @@ export class Chat {
     this.onStatus = options.onStatus || (() => {});
     this.onAnnounce = options.onAnnounce || (() => {});
     this.onRetry = options.onRetry || null;
+    this.onInterrupted = options.onInterrupted || (() => {});
     this.clear();
   }
 
@@ -287,6 +288,7 @@ export class Chat {
     this.setText(b, text);
     b.note.replaceChildren(words);
     if (this.open === b) this.open = null;
+    this.onInterrupted(b.turn);
   }
 
   bubble(agent, text, extra = "", seq = undefined) {

@@ -196,7 +196,7 @@ async function connect() {
     } catch (err) {
       const wait = Math.min(10, 2 ** attempt);
       setConnection("closed");
-      setStatus(`The server can't be reached (${err.message}). Trying again in ${wait} s…`);
+      setStatus(`The server can't be reached. Trying again in ${wait} s…`);
       await new Promise((r) => setTimeout(r, wait * 1000));
     }
   }
@@ -232,6 +232,7 @@ async function main() {
   $("#model").textContent = config.model ? `Model: ${config.model}` : "";
   page.chat = new Chat($("#messages"), page.team, {
     onStatus: setStatus, onAnnounce: announce, onRetry: (text) => send(text),
+    onInterrupted: (turn) => page.timeline.interrupted(turn, true),
   });
   page.timeline = new Timeline($("#timeline"), page.team);
   page.graph = new Graph($("#graph"), page.team);

@@ -26,7 +26,9 @@ export class Timeline {
   }
 
   handle(e) {
-    if (e.type === "run_started") this.startTurn(e);
+    const open = this.turn && this.turn.open;
+    if (e.type === "run_started" && !(open && this.turn.n === e.turn)) this.startTurn(e);
+    else if (e.type === "approval_decided" && !open && this.turns.has(e.turn)) this.startTurn(e);
     else if (e.type === "run_interrupted") this.interrupted(e.interrupted_turn, true);
     const group = this.turn && this.turn.open ? this.turn : this.outside(e);
     if (group.events) group.events.push(e);
