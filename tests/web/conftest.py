@@ -228,6 +228,22 @@ def context(browser: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
+def new_context(browser: Any) -> Iterator[Any]:
+    """Makes more browser profiles (each its own storage), closed after the test."""
+    made: list[Any] = []
+
+    def make(**kw: Any) -> Any:
+        ctx = browser.new_context(**{"viewport": {"width": 1280, "height": 900}, **kw})
+        ctx.set_default_timeout(15_000)
+        made.append(ctx)
+        return ctx
+
+    yield make
+    for ctx in made:
+        ctx.close()
+
+
+@pytest.fixture
 def errors() -> list[str]:
     """The page errors a test saw (each test asserts there were none)."""
     return []

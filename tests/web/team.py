@@ -2,8 +2,8 @@
 in small pieces with a pause between them (so a turn lasts long enough to drop its
 connection), plus a phone-only agent, so that picking it from the web is refused, a
 cashier whose voucher tool waits for the operator's approval, and a notes agent that
-answers in Markdown (and tries some HTML). Turns are traced (an SDK tracer provider with no
-exporter), so their events carry trace ids."""
+answers in Markdown (and tries some HTML). Turns are traced (a global SDK tracer provider
+with no exporter), so their events carry trace ids."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from handoffs import Agent, Runner, Team, tool
 from handoffs.core.messages import ToolCall, ToolResult, UserMessage
 from handoffs.examples.support import build_team, rule_model
 from handoffs.models.base import ModelRequest, ModelResponse, TextDelta, Usage, chunked
-from handoffs.telemetry import Telemetry
 
 PAUSE = float(os.environ.get("HANDOFFS_WEB_PAUSE", "0.03"))
 """Seconds between two streamed pieces of an answer."""
@@ -80,6 +79,12 @@ def cashier(request: ModelRequest) -> ModelResponse:
 
 
 def notes(request: ModelRequest) -> ModelResponse:
+    """Asks for a handoff it has no route for (refused: the model reads why), then answers."""
+    if isinstance(request.messages[-1], UserMessage):
+        n = sum(isinstance(m, UserMessage) for m in request.messages)
+        return ModelResponse("", (ToolCall(f"policy_{n}", "transfer_to_policy",
+                                           '{"reason": "Ask the policy desk"}'),),
+                             Usage(25, 7, 1), "notes-1")
     return ModelResponse(NOTES, (), Usage(30, 120, 1), "notes-1")
 
 
@@ -87,7 +92,12 @@ OWN = {"cashier": cashier, "notes": notes}
 
 
 def make_runner() -> Runner:
+    from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
+
+    # The application's provider (no exporter): every turn is traced, whatever builds the
+    # runner from this team.
+    trace.set_tracer_provider(TracerProvider())
 
     support = build_team()
     phone = Agent("phone", description="Phone support; serves calls only.",
@@ -98,4 +108,4 @@ def make_runner() -> Runner:
     writer = Agent("notes", description="Answers in Markdown.", display_name="Notes",
                    icon="📝", color="#475569")
     team = Team([*support.agents, phone, till, writer], entry="triage", fallback="triage")
-    return Runner(team, model=Paced(), telemetry=Telemetry(tracer_provider=TracerProvider()))
+    return Runner(team, model=Paced())

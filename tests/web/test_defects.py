@@ -4,11 +4,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from .conftest import OPERATOR_KEY, Proxy, Served, free_port, open_page, start_test_server
 from .pages import (
@@ -25,23 +22,6 @@ from .pages import (
     visible,
     wait_until,
 )
-
-
-@pytest.fixture
-def new_context(browser: Any) -> Iterator[Any]:
-    """Another browser profile (its own storage), closed after the test."""
-    made: list[Any] = []
-
-    def make(**kw: Any) -> Any:
-        ctx = browser.new_context(**{"viewport": {"width": 1280, "height": 900}, **kw})
-        ctx.set_default_timeout(15_000)
-        made.append(ctx)
-        return ctx
-
-    yield make
-    for ctx in made:
-        ctx.close()
-
 
 # -- 1. a server crash mid-turn -----------------------------------------------------------
 
@@ -339,7 +319,8 @@ def test_the_chat_follows_a_streamed_answer_to_its_end(
         say(page, f"What about my orders? ({n})")
         page.wait_for_selector(f".turn[data-turn='{n}'] .timing")
     at_end = """() => { const m = document.querySelector('#messages');
-        return m.scrollHeight > m.clientHeight && m.scrollHeight - m.scrollTop - m.clientHeight < 4; }"""
+        return m.scrollHeight > m.clientHeight
+            && m.scrollHeight - m.scrollTop - m.clientHeight < 4; }"""
     assert page.evaluate(at_end)
     # Mid-answer too: the newest text is in view while it streams.
     say(page, "And again? (3)")
@@ -399,7 +380,8 @@ def test_the_graph_names_every_agent_whole_and_its_step_numbers_do_not_overlap(
     assert names["operator"] == "Operator (human)" and names["policy"] == "Policy desk"
     assert all(inside_right and inside_left for _, _, inside_right, inside_left in boxes), boxes
     steps = page.evaluate("""() => [...document.querySelectorAll('.graph rect.step-no')].map(
-        (r) => { const b = r.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })""")
+        (r) => { const b = r.getBoundingClientRect();
+                 return [b.left, b.top, b.right, b.bottom]; })""")
     assert len(steps) == 3
     for i, a in enumerate(steps):
         for b in steps[i + 1:]:

@@ -96,7 +96,8 @@ ALLOWED = """(htmls) => {
       if (!tags.has(el.tagName)) bad.push(["tag", el.tagName, html]);
       for (const a of el.attributes) {
         if (!attrs.has(a.name)) bad.push(["attribute", a.name, html]);
-        if (a.name === "href" && !/^(https?:\\/\\/|mailto:)/i.test(a.value)) bad.push(["href", a.value, html]);
+        if (a.name === "href" && !/^(https?:\\/\\/|mailto:)/i.test(a.value))
+          bad.push(["href", a.value, html]);
         if (a.name === "class" && !/^(md-[a-z0-9 -]+|align-(left|right|center))$/.test(a.value))
           bad.push(["class", a.value, html]);
       }

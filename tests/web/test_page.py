@@ -208,36 +208,3 @@ def test_the_page_fits_a_phone(browser: Any, server: str, errors: list[str]) -> 
     finally:
         ctx.close()
     assert not errors
-
-
-def test_screenshots(browser: Any, server: str, errors: list[str], tmp_path: Path) -> None:
-    """The README's pictures: `make web-screenshots` writes them to docs/img/."""
-    out = Path(os.environ.get("HANDOFFS_WEB_SCREENSHOTS") or tmp_path)
-    ctx = browser.new_context(viewport={"width": 1280, "height": 860})
-    op_ctx = browser.new_context(viewport={"width": 1280, "height": 760})
-    try:
-        page = chat(ctx, server, errors)
-        say(page, CHARGED_TWICE)
-        turn_done(page, 1)
-        page.screenshot(path=str(out / "web_chat.png"))
-        page.locator(".side").screenshot(path=str(out / "web_timeline.png"))
-        sid = page.locator("#session-id").inner_text()
-        page.select_option("#agent-select", "technical")
-        page.click("#picker button")
-        page.wait_for_selector("#active-agent [data-agent=technical]")
-        say(page, "Can a person look at my account?")
-        turn_done(page, 2)
-        console = open_page(op_ctx, server + "/operator", errors)
-        console.fill("#key", OPERATOR_KEY)
-        console.press("#key", "Enter")
-        console.click(f"#queue li[data-session='{sid}'] button")
-        console.wait_for_selector("#messages .step.waiting")
-        console.fill("#text", "Hi, I'm Sam from support. I reset the dock's pairing.")
-        console.select_option("#handback", "technical")
-        console.screenshot(path=str(out / "web_operator.png"))
-    finally:
-        ctx.close()
-        op_ctx.close()
-    for name in ("web_chat.png", "web_timeline.png", "web_operator.png"):
-        assert re.match(rb"\x89PNG", (out / name).read_bytes()[:4])
-    assert not errors

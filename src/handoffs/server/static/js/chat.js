@@ -6,6 +6,9 @@
 import { render } from "./markdown.js";
 import { badge, el, preview } from "./team.js";
 
+/** The phone layout (app.css): the page scrolls, not the conversation's own pane. */
+const STACKED = window.matchMedia("(max-width: 820px)");
+
 /** A step line's glyph (decorative: the text says the same). */
 const glyph = (g) => el("span", { class: "glyph", "aria-hidden": "true" }, g);
 
@@ -62,6 +65,7 @@ export class Chat {
   pinned() {
     const l = this.list;
     if (l.scrollHeight > l.clientHeight + 1) return l.scrollHeight - l.scrollTop - l.clientHeight < 60;
+    if (!STACKED.matches) return true; // the conversation has its own pane: nothing to follow yet
     const doc = document.documentElement;
     return window.innerHeight + window.scrollY >= doc.scrollHeight - 60;
   }
@@ -70,7 +74,7 @@ export class Chat {
     if (!pinned) return;
     const l = this.list;
     if (l.scrollHeight > l.clientHeight + 1) l.scrollTop = l.scrollHeight;
-    else window.scrollTo(0, document.documentElement.scrollHeight);
+    else if (STACKED.matches) window.scrollTo(0, document.documentElement.scrollHeight);
   }
 
   handle(e) {
