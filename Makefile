@@ -8,7 +8,7 @@ BASE   := $(VENV)/.installed-base
 SERVER := $(VENV)/.installed-server
 APT_LOG := .apt.log
 
-.PHONY: demo chat eval web web-screenshots trace-screenshot chromium graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions clean
+.PHONY: demo chat eval web web-screenshots trace-screenshot chromium axe graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions clean
 
 define venv
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -48,9 +48,12 @@ eval: $(STAMP)
 	$(BIN)/handoffs eval --model offline --min-accuracy 0.75
 
 # The web page with the support team on the offline model: http://localhost:8000/ to chat,
-# http://localhost:8000/operator (key: demo) to answer as the human operator.
+# http://localhost:8000/operator (key: demo) to answer as the human operator, and
+# http://localhost:8000/inspect (key: demo) to see what each agent's model saw.
 web: $(SERVER)
-	HANDOFFS_OPERATOR_KEY=$${HANDOFFS_OPERATOR_KEY:-demo} $(BIN)/handoffs serve --demo --store memory://
+	HANDOFFS_OPERATOR_KEY=$${HANDOFFS_OPERATOR_KEY:-demo} \
+	OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=$${OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT:-true} \
+	  $(BIN)/handoffs serve --demo --store memory:// --inspect
 
 # $(call apt,PACKAGES,WHY): install Debian packages, saying in one line which and why; apt's
 # own output (hundreds of lines for Chromium) goes to $(APT_LOG), shown only if it fails.
@@ -69,6 +72,17 @@ chromium:
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  $(call apt,chromium fonts-noto-color-emoji,for the browser tests of the web page); \
 	else echo "make: no /usr/bin/chromium and not root: the browser tests will skip"; fi
+
+# The browser tests check every page state they visit with axe-core (accessibility), from
+# the npm registry, pinned in tests/web/package-lock.json and installed under
+# tests/web/node_modules; without npm those tests skip and say why (under CI=true they fail).
+AXE := tests/web/node_modules/axe-core/axe.min.js
+axe:
+	@if [ -f $(AXE) ]; then :; \
+	elif command -v npm >/dev/null; then \
+	  echo "make: installing axe-core from the npm registry for the browser tests (tests/web)"; \
+	  npm ci --prefix tests/web --no-audit --no-fund --loglevel=error; \
+	else echo "make: no npm: the browser tests will skip (they need axe-core)"; fi
 
 # `handoffs graph --format svg` draws with Graphviz's `dot`; its test runs when it is there
 # (installed here from Debian when missing and we are root).
@@ -110,8 +124,9 @@ trace-screenshot: $(STAMP) chromium
 	  cp docs/_tools/requirements-phoenix.txt .test-venvs/phoenix/.installed; }
 	$(BIN)/python docs/_tools/trace_screenshot.py
 
-# The README's pictures of the page (docs/img/web_*.png), taken by a browser test.
-web-screenshots: $(STAMP) chromium
+# The pictures of the page in the README and docs/web.md (docs/img/web_*.png), taken by
+# browser tests against `handoffs serve --demo` (the chat, the console, the inspector).
+web-screenshots: $(STAMP) chromium axe
 	HANDOFFS_WEB_SCREENSHOTS=docs/img $(BIN)/pytest tests/web -k screenshots
 
 lint: $(STAMP)
@@ -119,7 +134,7 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict src
 
 # pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
-test: lint chromium graphviz valgrind fastapi-oldest
+test: lint chromium axe graphviz valgrind fastapi-oldest
 	$(BIN)/pytest
 
 # A release's sdist and wheel in dist/, built as a package index would (an isolated build)

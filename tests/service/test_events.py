@@ -61,22 +61,34 @@ def test_a_watcher_joining_mid_turn_misses_nothing(served: Served) -> None:
 def test_the_websocket_carries_events_messages_and_agent_picks(served: Served) -> None:
     from websockets.sync.client import connect
 
+    def until(ws: Any, done: Any) -> list[dict[str, Any]]:
+        frames = [json.loads(ws.recv(10))]
+        while not done(frames[-1]):
+            frames.append(json.loads(ws.recv(10)))
+        return frames
+
     sid, token = served.session()
     url = served.url.replace("http", "ws") + f"/v1/sessions/{sid}/ws?access_token={token}"
     with connect(url) as ws:
         ws.send(json.dumps({"type": "select_agent", "agent": "billing"}))
-        picked = json.loads(ws.recv(5))
-        assert picked["type"] == "agent_selected" and picked["record"]["target"] == "billing"
+        # The pick is answered, and published like any handoff: its events come too.
+        frames = until(ws, lambda f: f.get("type") == "agent_changed")
+        frames += [] if any(f["type"] == "agent_selected" for f in frames) else \
+            until(ws, lambda f: f.get("type") == "agent_selected")
+        picked = next(f for f in frames if f["type"] == "agent_selected")
+        assert picked["record"]["target"] == "billing"
+        moved = next(f for f in frames if f["type"] == "agent_handoff")
+        assert (moved["source"], moved["target"], moved["reason"]) == \
+            ("triage", "billing", "user_request")
         ws.send(json.dumps({"type": "message", "text": "I was charged twice"}))
-        events = []
-        while not events or events[-1].get("type") != "run_completed":
-            events.append(json.loads(ws.recv(10)))
+        events = until(ws, lambda f: f.get("type") == "run_completed")
         assert events[0]["type"] == "run_started" and events[0]["agent"] == "billing"
         ws.send(json.dumps({"type": "select_agent", "agent": "policy"}))
-        refused = json.loads(ws.recv(5))
-        assert refused["error"]["code"] == "not_user_selectable"
+        frames = until(ws, lambda f: "error" in f)
+        assert frames[-1]["error"]["code"] == "not_user_selectable"
         ws.send("{not json")
-        assert json.loads(ws.recv(5))["error"]["code"] == "invalid_json"
+        frames = until(ws, lambda f: "error" in f)
+        assert frames[-1]["error"]["code"] == "invalid_json"
 
 
 def test_the_websocket_refuses_a_wrong_token(served: Served) -> None:

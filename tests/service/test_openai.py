@@ -185,7 +185,7 @@ def test_a_throwaway_turn_that_waits_for_a_person_says_so_and_keeps_the_session(
 def test_a_throwaway_turn_that_waits_for_approval_can_be_approved() -> None:
     from web.team import make_runner
 
-    with serving(make_runner) as s:
+    with serving(lambda: make_runner(traced=False)) as s:
         client = openai.OpenAI(base_url=s.url + "/v1", api_key="unused")
         reply = client.chat.completions.create(model="team/cashier", messages=[
             {"role": "user", "content": "A voucher, please"}])

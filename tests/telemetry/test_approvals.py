@@ -120,7 +120,8 @@ async def test_approvals_are_logged(caplog: pytest.LogCaptureFixture) -> None:
         await runner.approve("s1", calls[0])
         await runner.reject("s1", calls[1], "not today")
 
-    lines = [(r.getMessage(), r.session_id, r.agent) for r in caplog.records]  # type: ignore[attr-defined]
+    lines = [(r.getMessage(), r.session_id, r.agent)  # type: ignore[attr-defined]
+             for r in caplog.records if r.name == "handoffs.runtime.approval"]
     assert lines == [
         (f"billing waits for a person's approval of refund ({calls[0]}), credit ({calls[1]})",
          "s1", "billing"),

@@ -2,8 +2,9 @@
 `handoffs serve` process (through a TCP proxy that a test can cut, to drop connections).
 
 No browser is ever downloaded: the tests use the system Chromium (`HANDOFFS_CHROMIUM`,
-default /usr/bin/chromium). Without it, or without the playwright package, they skip and
-say why; under `CI=true` that is a failure instead.
+default /usr/bin/chromium). Every page state they visit is checked with axe-core from the
+npm registry (`make axe`, tests/web/axe.py). Without the browser, the playwright package
+or axe-core they skip and say why; under `CI=true` that is a failure instead.
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ from typing import Any
 
 import pytest
 
+from .axe import AXE, assert_accessible
+
 ROOT = Path(__file__).resolve().parents[2]
 OPERATOR_KEY = "web-test-operator-key"
+TRACE_URL = "http://traces.example/trace/{trace_id}"
+"""Where the test server says a turn's trace is (`serve --trace-url`)."""
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update"]
 
@@ -42,6 +47,9 @@ def _missing() -> str | None:
     if chromium_path() is None:
         return ("no Chromium at /usr/bin/chromium (HANDOFFS_CHROMIUM to point elsewhere); "
                 "`make test` installs Debian's chromium package when run as root")
+    if not AXE.is_file():
+        return (f"no axe-core at {AXE.relative_to(ROOT)}; `make axe` (a step of `make test`) "
+                "installs it from the npm registry")
     return None
 
 
@@ -122,35 +130,69 @@ class Proxy:
         self.cut()
 
 
+class Served:
+    """A `handoffs serve` process: its port, and how to stop it (or kill it)."""
+
+    def __init__(self, target: str, *args: str, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        environ = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+                       HANDOFFS_OPERATOR_KEY=OPERATOR_KEY,
+                       OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="true")
+        environ.pop("HANDOFFS_MODEL", None)
+        environ.update(env or {})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "handoffs.cli", "serve", *([target] if target else []),
+             *args, "--port", str(self.port), "--log-level", "warning"],
+            cwd=ROOT, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/healthz", timeout=1):
+                    break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.proc.kill()
+                    out = self.proc.stdout.read().decode() if self.proc.stdout else ""
+                    pytest.fail(f"handoffs serve did not start:\n{out}")
+                time.sleep(0.1)
+
+    def kill(self) -> None:
+        """SIGKILL: the process dies mid-whatever, as in a crash."""
+        self.proc.kill()
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+
+def start_test_server(*args: str, env: dict[str, str] | None = None) -> Served:
+    """A `handoffs serve` of the test team (tests/web/team.py), inspection on."""
+    return Served("tests.web.team:make_runner", "--inspect", "--trace-url", TRACE_URL,
+                  *args, env=env)
+
+
 @pytest.fixture(scope="package")
 def server() -> Iterator[str]:
     """A real `handoffs serve` process with the test team; its base URL."""
-    port = free_port()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
-               HANDOFFS_OPERATOR_KEY=OPERATOR_KEY)
-    env.pop("HANDOFFS_MODEL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "handoffs.cli", "serve", "tests.web.team:make_runner",
-         "--store", "memory://", "--port", str(port), "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with urllib.request.urlopen(base + "/healthz", timeout=1):
-                break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                out = proc.stdout.read().decode() if proc.stdout else ""
-                pytest.fail(f"handoffs serve did not start:\n{out}")
-            time.sleep(0.1)
-    yield base
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    served = start_test_server("--store", "memory://")
+    yield served.url
+    served.stop()
+
+
+@pytest.fixture(scope="package")
+def demo_server() -> Iterator[str]:
+    """`handoffs serve --demo --inspect`, as `make web` runs it (for the pictures)."""
+    served = Served("", "--demo", "--store", "memory://", "--inspect")
+    yield served.url
+    served.stop()
 
 
 @pytest.fixture(scope="package")
@@ -186,13 +228,54 @@ def context(browser: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
+def new_context(browser: Any) -> Iterator[Any]:
+    """Makes more browser profiles (each its own storage), closed after the test."""
+    made: list[Any] = []
+
+    def make(**kw: Any) -> Any:
+        ctx = browser.new_context(**{"viewport": {"width": 1280, "height": 900}, **kw})
+        ctx.set_default_timeout(15_000)
+        made.append(ctx)
+        return ctx
+
+    yield make
+    for ctx in made:
+        ctx.close()
+
+
+@pytest.fixture
 def errors() -> list[str]:
     """The page errors a test saw (each test asserts there were none)."""
     return []
+
+
+_OPENED: list[Any] = []
 
 
 def open_page(context: Any, url: str, errors: list[str]) -> Any:
     page = context.new_page()
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(url)
+    _OPENED.append(page)
     return page
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Iterator[None]:
+    outcome: Any = yield
+    report = outcome.get_result()
+    if report.when == "call":
+        item.call_failed = report.failed
+
+
+@pytest.fixture(autouse=True)
+def accessible_at_the_end(request: Any) -> Iterator[None]:
+    """Every page a test opened is checked with axe-core in the state the test left it
+    (tests check the states on the way themselves, with `assert_accessible`)."""
+    _OPENED.clear()
+    yield
+    pages = [p for p in _OPENED if not p.is_closed()]
+    _OPENED.clear()
+    if not getattr(request.node, "call_failed", False):  # else its own failure says enough
+        for page in pages:
+            assert_accessible(page, f"at the end of {request.node.name}")

@@ -2,39 +2,21 @@
 
 from __future__ import annotations
 
-import os
-import re
-import time
-from pathlib import Path
 from typing import Any
 
-from .conftest import OPERATOR_KEY, Proxy, open_page
-
-CHARGED_TWICE = "I was charged twice for A-1001"
-
-
-def chat(context: Any, base: str, errors: list[str]) -> Any:
-    page = open_page(context, base + "/", errors)
-    page.wait_for_selector("#connection[data-state=live]")
-    return page
-
-
-def say(page: Any, text: str) -> None:
-    page.fill("#text", text)
-    page.press("#text", "Enter")
-
-
-def turn_done(page: Any, turn: int) -> None:
-    page.wait_for_selector(f".turn[data-turn='{turn}'] .timing")
-
-
-def wait_until(page: Any, expression: str, timeout: float = 15.0) -> None:
-    """Poll a JavaScript expression until it is true. (`page.wait_for_function` evaluates
-    its predicate with `eval`, which the page's Content Security Policy refuses.)"""
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(expression):
-        assert time.monotonic() < deadline, f"not true within {timeout} s: {expression}"
-        page.wait_for_timeout(50)
+from .conftest import OPERATOR_KEY, Proxy
+from .pages import (
+    CHARGED_TWICE,
+    assert_accessible,
+    chat,
+    escalate,
+    operator_console,
+    say,
+    session_of,
+    stored_events,
+    turn_done,
+    wait_until,
+)
 
 
 def test_a_turn_with_a_handoff_shows_both_agents_and_the_handoff(
@@ -65,6 +47,7 @@ def test_a_turn_with_a_handoff_shows_both_agents_and_the_handoff(
     assert '"order_id":"A-1001"' in timeline.locator(".entry.handoff .payload").inner_text()
     assert timeline.locator(".entry.tool").count() == 2
     assert timeline.locator(".timing tbody tr").count() >= 3
+    assert_accessible(page, "the chat after a turn with handoffs")
     assert not errors
 
 
@@ -91,6 +74,7 @@ def test_the_picker_switches_agents(context: Any, server: str, errors: list[str]
     page.click("#picker button")
     page.wait_for_selector("#active-agent [data-agent=technical]")
     assert page.locator(".graph .node.active").get_attribute("data-agent") == "technical"
+    page.wait_for_selector(".step.handoff.picked[data-target=technical]")
     assert page.locator(".step.handoff.picked[data-target=technical]").count() == 1
     say(page, "My dock keeps disconnecting")
     turn_done(page, 1)
@@ -142,29 +126,10 @@ def test_a_refused_pick_shows_its_sentence(context: Any, server: str, errors: li
     assert "channel_unsupported" in error.inner_text()
     assert "does not serve the 'web' channel" in error.inner_text()
     assert page.locator("#active-agent [data-agent=triage]").count() == 1
+    page.wait_for_selector("#timeline .entry.refused")
     assert "channel_unsupported" in page.locator("#timeline .entry.refused").inner_text()
+    assert_accessible(page, "the chat with a refused pick")
     assert not errors
-
-
-def escalate(page: Any) -> str:
-    """Bring the user's session to the human operator; its id."""
-    page.select_option("#agent-select", "technical")
-    page.click("#picker button")
-    page.wait_for_selector("#active-agent [data-agent=technical]")
-    say(page, "Can a person look at my account?")
-    page.wait_for_selector(".step.waiting")
-    turn_done(page, 1)
-    sid: str = page.locator("#session-id").inner_text()
-    return sid
-
-
-def operator_console(context: Any, server: str, errors: list[str], sid: str) -> Any:
-    """The operator console, logged in, with session `sid` opened from the queue."""
-    console = open_page(context, server + "/operator", errors)
-    console.fill("#key", OPERATOR_KEY)
-    console.press("#key", "Enter")
-    console.click(f"#queue li[data-session='{sid}'] button")
-    return console
 
 
 def test_the_operator_answers_and_hands_back_and_the_user_sees_it_live(
@@ -176,12 +141,12 @@ def test_the_operator_answers_and_hands_back_and_the_user_sees_it_live(
     operator_ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         console = operator_console(operator_ctx, server, errors, sid)
-        console.wait_for_selector("#connection[data-state=live]")
         context_box = console.locator("#context")
         assert "escalation" in context_box.inner_text()
         assert "Tech support" in context_box.inner_text()
         console.wait_for_selector("#messages .msg.user")
         assert "Can a person look at my account?" in console.locator("#messages").inner_text()
+        assert_accessible(console, "the console with a session open")
 
         console.fill("#text", "Hi, I'm Sam. I reset the dock's pairing on your account.")
         console.select_option("#handback", "technical")
@@ -216,6 +181,7 @@ def test_the_operator_approves_a_tool_call_and_the_user_sees_the_turn_go_on(
         waiting = console.locator("#approvals .approval")
         waiting.wait_for()
         assert "issue_voucher" in waiting.inner_text() and "20" in waiting.inner_text()
+        assert_accessible(console, "the console with a call waiting for approval")
         waiting.locator("button.approve").click()
         console.wait_for_selector("#approvals .approval", state="detached")
         # The same turn went on: the user's page shows the cashier's answer, live.
@@ -236,7 +202,9 @@ def test_a_dropped_connection_mid_turn_shows_every_event_once(
     wait_until(page, "window.handoffsPage.connection.reconnects >= 1")
     turn_done(page, 1)
     seqs = page.evaluate("window.handoffsPage.events.map(e => e.seq)")
-    assert seqs == list(range(len(seqs)))  # each once, in order, none missing
+    # Each once, in order, none missing: exactly what the store gives this client.
+    sid, token = session_of(page)
+    assert seqs == [e["seq"] for e in stored_events(server, sid, token)]
     types = page.evaluate("window.handoffsPage.events.map(e => e.type)")
     assert types[0] == "run_started" and types[-1] == "run_completed"
     assert page.locator(".msg.user").count() == 1
@@ -274,37 +242,4 @@ def test_the_page_fits_a_phone(browser: Any, server: str, errors: list[str]) -> 
         assert page.locator("#send").is_visible()
     finally:
         ctx.close()
-    assert not errors
-
-
-def test_screenshots(browser: Any, server: str, errors: list[str], tmp_path: Path) -> None:
-    """The README's pictures: `make web-screenshots` writes them to docs/img/."""
-    out = Path(os.environ.get("HANDOFFS_WEB_SCREENSHOTS") or tmp_path)
-    ctx = browser.new_context(viewport={"width": 1280, "height": 860})
-    op_ctx = browser.new_context(viewport={"width": 1280, "height": 760})
-    try:
-        page = chat(ctx, server, errors)
-        say(page, CHARGED_TWICE)
-        turn_done(page, 1)
-        page.screenshot(path=str(out / "web_chat.png"))
-        page.locator(".side").screenshot(path=str(out / "web_timeline.png"))
-        sid = page.locator("#session-id").inner_text()
-        page.select_option("#agent-select", "technical")
-        page.click("#picker button")
-        page.wait_for_selector("#active-agent [data-agent=technical]")
-        say(page, "Can a person look at my account?")
-        turn_done(page, 2)
-        console = open_page(op_ctx, server + "/operator", errors)
-        console.fill("#key", OPERATOR_KEY)
-        console.press("#key", "Enter")
-        console.click(f"#queue li[data-session='{sid}'] button")
-        console.wait_for_selector("#messages .step.waiting")
-        console.fill("#text", "Hi, I'm Sam from support. I reset the dock's pairing.")
-        console.select_option("#handback", "technical")
-        console.screenshot(path=str(out / "web_operator.png"))
-    finally:
-        ctx.close()
-        op_ctx.close()
-    for name in ("web_chat.png", "web_timeline.png", "web_operator.png"):
-        assert re.match(rb"\x89PNG", (out / name).read_bytes()[:4])
     assert not errors

@@ -119,6 +119,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--metrics", action="store_true",
                        help="count handoffs, turns and model calls for GET /metrics "
                        "(needs handoffs[prometheus])")
+    serve.add_argument("--inspect", action="store_true",
+                       help="record every model call's request and response for the "
+                       "inspector page (/inspect, operator key); texts only when "
+                       "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true")
+    serve.add_argument("--trace-url", default=None, metavar="URL",
+                       help="link the inspector's turns to their traces, e.g. "
+                       "http://localhost:16686/trace/{trace_id}")
 
     sessions = sub.add_parser("sessions", help="list, show, export, import, delete sessions")
     actions = sessions.add_subparsers(dest="action", metavar="action", required=True)
@@ -234,7 +241,8 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return serve(None if demo else args.team, args.store, args.model,
                      args.offline or demo, args.host, args.port, args.workers,
                      args.operator_key, args.cors, args.log_level, args.metrics,
-                     args.operator_key_file, args.rate_limit, args.otlp)
+                     args.operator_key_file, args.rate_limit, args.otlp, args.inspect,
+                     args.trace_url)
     if args.command == "sessions":
         from .runners import existing_store, store_url
         from .sessions import sessions_command

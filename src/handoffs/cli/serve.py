@@ -28,9 +28,12 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
           host: str, port: int, workers: int, operator_key: str | None,
           cors: list[str], log_level: str | None, metrics: bool = False,
           operator_key_file: str | None = None, rate_limit: str | None = None,
-          otlp: str | None = None) -> int:
+          otlp: str | None = None, inspect: bool = False,
+          trace_url: str | None = None) -> int:
     """Start the server; returns when it stops. `log_level` (None: `HANDOFFS_LOG_LEVEL`,
-    else info) is uvicorn's and the library's; `otlp`: `--otlp` (see `observability`)."""
+    else info) is uvicorn's and the library's; `otlp`: `--otlp` (see `observability`);
+    `inspect`: record each model call for the inspector (`Runner(inspect=True)`);
+    `trace_url`: where the inspector links a turn's trace (`{trace_id}` in it)."""
     try:
         import uvicorn
     except ImportError:
@@ -50,7 +53,8 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     level = setup_logging(log_level, "info")
     os.environ[LOG_ENV] = level  # every worker logs at the same level
     settings = {"team": team, "store": store, "model": model, "offline": offline,
-                "cors": cors, "metrics": metrics, "rate_limit": rate_limit, "otlp": otlp}
+                "cors": cors, "metrics": metrics, "rate_limit": rate_limit, "otlp": otlp,
+                "inspect": inspect, "trace_url": trace_url}
     os.environ[ENV] = json.dumps(settings)
     traced = setup_tracing(otlp)  # here first: a missing extra fails before any worker
     if key:
@@ -93,9 +97,14 @@ def _build() -> tuple[Any, Any]:
         _prometheus_metrics()
     setup = make_runner(load_target(s.get("team")), s.get("model"), s.get("store"),
                         bool(s.get("offline")))
+    if s.get("inspect"):
+        from ..runtime.inspector import inspector
+
+        setup.runner.inspector = inspector(True, setup.runner.telemetry)
     app = create_app(setup.runner, operator_key=os.environ.get(KEY_ENV) or None,
                      cors_origins=s.get("cors") or (), model_label=setup.model,
-                     rate_limit=s.get("rate_limit"), close_store=True)
+                     rate_limit=s.get("rate_limit"), close_store=True,
+                     trace_url=s.get("trace_url"))
     return app, setup
 
 

@@ -28,9 +28,13 @@ and the fields of its type:
 | run_completed       | status, agent, output, result                                      |
 | run_failed          | status, agent, code, message, result                               |
 | run_interrupted     | agent, interrupted_turn (the turn before this one died unfinished) |
+| model_request       | agent, call, line, system, messages, tools, tool_choice, view, shared |
+| model_response      | agent, call, text, tool_calls, usage, model, latency (or error)    |
 
 A turn's terminal event (`run_completed`, `run_failed`) is sent once the turn is stored;
 a turn that cannot be stored ends with `run_failed` and the store's code instead.
+`model_request` and `model_response` are recorded only with `Runner(inspect=True)`
+(`runtime.inspector`): the exact request each model call got and its raw response.
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ EVENT_TYPES = (
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
     "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
     "approval_decided", "plan_step_started", "plan_step_completed", "max_steps_reached",
-    "agent_nudged", "run_completed", "run_failed", "run_interrupted",
+    "agent_nudged", "run_completed", "run_failed", "run_interrupted", "model_request",
+    "model_response",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))
 

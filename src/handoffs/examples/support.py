@@ -99,8 +99,9 @@ def build_team() -> Team:
     triage = Agent(
         "triage",
         instructions="You greet customers and route them: billing for charges, invoices "
-        "and refunds, technical for product problems. Answer greetings, thanks and "
-        "questions about what this support team does yourself; hand off anything a "
+        "and refunds, technical for product problems, and technical too when they ask "
+        "for a person (technical brings in the human operator). Answer greetings, thanks "
+        "and questions about what this support team does yourself; hand off anything a "
         "specialist should solve.",
         description="Routes customers to the right specialist.",
         handoffs=["billing", "technical"],
@@ -156,6 +157,8 @@ def build_team() -> Team:
     operator = HumanAgent(
         "operator", description="A human support operator.", display_name="Operator (human)",
         icon="🙋", color="#dc2626", handoffs=["technical"],
+        # A customer reaches the person through an escalation, not the picker.
+        user_selectable=False,
     )
     return Team([triage, billing, policy, refunds, technical, operator], entry="triage",
                 fallback="triage")
@@ -227,6 +230,13 @@ def _refund_payload(v: Mapping[str, Any]) -> dict[str, Any]:
     return {"order_id": ORDERS[v["order"].upper()]["order_id"]}
 
 
+def _refund_answer(v: Mapping[str, Any]) -> str:
+    done = str(v["issue_refund"])
+    if not done.startswith("Refund of"):  # already refunded, or refused: say what it said
+        return done
+    return f"I've refunded the duplicate charge: {done} It will show up in 3-5 business days."
+
+
 def _billing_answer(v: Mapping[str, Any]) -> str:
     order = v["order"].upper()
     if order not in ORDERS:
@@ -240,6 +250,8 @@ def rules() -> dict[str, list[Rule]]:
         "triage": [
             Rule(keywords=BILLING_WORDS, handoff="billing", reason="Billing question: {text}"),
             Rule(keywords=TECH_WORDS, handoff="technical", reason="Product problem: {text}"),
+            Rule(keywords=PERSON_WORDS, handoff="technical",
+                 reason="The customer asks for a person; technical brings one in."),
             Rule(answer="Hello! I can send you to billing (charges, invoices, refunds) or to "
                  "tech support (product problems). What do you need help with?"),
         ],
@@ -266,8 +278,7 @@ def rules() -> dict[str, list[Rule]]:
             Rule(keywords=TECH_WORDS, handoff="triage", reason="New issue, not about refunds."),
             Rule(pattern=ORDER, call="lookup_order", args=_order_args),
             Rule(pattern=ORDER, call="issue_refund", args=_refund_args),
-            Rule(pattern=ORDER, answer="I've refunded the duplicate charge: {issue_refund} It "
-                 "will show up in 3-5 business days."),
+            Rule(pattern=ORDER, answer=_refund_answer),
             Rule(pattern=ORDER, answer="{lookup_order[error]}"),
             Rule(pattern=ORDER, answer="Order {lookup_order[order_id]} was charged once, so "
                  "there is nothing to refund."),

@@ -29,11 +29,19 @@ log = logging.getLogger(__name__)
 
 
 async def select_agent(runner: Runner, session_id: str, name: str) -> HandoffRecord:
-    """See `Runner.select_agent`."""
+    """See `Runner.select_agent`. The pick is stored and published like any handoff:
+    `agent_handoff` and `agent_changed` when accepted, `handoff_rejected` when the policy
+    refuses it. A session that waits for a person's approval refuses any pick
+    (`waiting_for_approval`), changing nothing: the waiting agent's response must be
+    decided first."""
     team = runner.team
     store = runner.store
     async with store.lock(session_id):
         state = await load(runner, session_id)
+        if state.pending is not None:
+            raise HandoffsError(
+                "A tool call waits for a person's approval; an agent can be picked once "
+                "it is approved or rejected.", code="waiting_for_approval")
         since = state.checkpoint()
         source = state.active_agent or team.entry
         rejection = team.policy.check_selection(team, name, state)
@@ -44,16 +52,30 @@ async def select_agent(runner: Runner, session_id: str, name: str) -> HandoffRec
             message=rejection.message if rejection else "", at=time.time(),
             turn=state.turn,
         )
-        state.handoffs.append(record)
+        t = Turn(runner, state, None, None)
+        t.add_record(record)
         if rejection is None:
+            target = team[name]
             state.active_agent = name
             state.view = ViewSpec("full", 0, 0, record.id)
             state.shared["handoff_context"] = context_json(record)
-            if team[name].is_human:
+            t.emit("agent_handoff", {
+                "source": source, "target": name, "reason": record.reason,
+                "explanation": record.explanation, "record_id": record.id,
+                "returns": False})
+            t.emit("agent_changed", {"agent": name, "previous": source,
+                                     "display_name": target.label, "icon": target.icon,
+                                     "color": target.color})
+            if target.is_human:
                 state.status = "waiting_for_human"
+                t.emit("human_waiting", {"agent": name, "display_name": target.label})
             elif state.status == "waiting_for_human":
                 state.status = "idle"
-        await store.commit(state, since)
+        else:
+            t.emit("handoff_rejected", {"agent": source, "target": name,
+                                        "code": rejection.code, "message": rejection.message,
+                                        "record_id": record.id})
+        await store.commit(state, since, t.lazy_events)
     count_handoff(runner, record, state)
     log.info("user picked %s: handoff %s -> %s %s", name, source, name,
              "accepted" if rejection is None else f"refused ({rejection.code})",

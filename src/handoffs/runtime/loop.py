@@ -213,10 +213,9 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         request = await request_for(t, leg)
         t.steps += 1
         try:
-            if t.streaming:
-                response = await _streamed(t, model, request)
-            else:
-                response = await model.complete(request)
+            call = _streamed(t, model, request) if t.streaming else model.complete(request)
+            seen = t.runner.inspector  # Runner(inspect=True): the request and response
+            response = await (call if seen is None else seen.watch(t, leg, request, call))
         except ModelError as exc:
             if exc.code == converge.MALFORMED_OUTPUT:  # the model's fault: feedback
                 converge.malformed(t, leg, str(exc))

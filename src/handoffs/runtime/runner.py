@@ -25,6 +25,7 @@ from ..models.base import Model
 from ..stores.base import SessionStore, open_store
 from ..telemetry.config import Telemetry, resolve
 from .feed import stream_turn
+from .inspector import Inspector, inspector
 from .result import RunResult
 from .state import Turn
 from .turn import run_turn
@@ -76,6 +77,11 @@ class Runner:
     `max_steps`; its text is the turn's output and the turn is COMPLETED (the
     `max_steps_reached` event says so). A handler that raises fails the turn with
     `max_steps`, the exception kept.
+    `inspect`: record every model call's exact request (system text, the agent's view of
+    the transcript, tools) and raw response (tokens, latency) as `model_request` /
+    `model_response` events in the session's event log, for the inspector page
+    (`/inspect`); texts are kept only when telemetry captures content
+    (`runtime.inspector`). Off by default; off, it costs one attribute check per call.
     """
 
     def __init__(
@@ -89,6 +95,7 @@ class Runner:
         turn_timeout: float | None = None,
         history: HistoryMode | None = None,
         on_max_steps: Callable[[RunContext[Any]], Any] | None = None,
+        inspect: bool = False,
     ) -> None:
         if not isinstance(team, Team):
             raise HandoffsError("Runner needs a Team; wrap your agents: Team([...]).",
@@ -119,6 +126,8 @@ class Runner:
         self.max_message_chars = max_message_chars
         self.telemetry: Telemetry | None = resolve(telemetry)
         """Checked once per turn (`handoffs.telemetry`); None: never traced nor measured."""
+        self.inspector: Inspector | None = inspector(inspect, self.telemetry)
+        """Records each model call's request and response as events (`inspect=True`)."""
         self._models = _Models(self)
         for agent in team.agents:  # a model that is set is checked now, a missing one
             if self._spec(agent) is not None:  # only when that agent must answer

@@ -24,7 +24,8 @@ from .tracing import TraceContext
 from .views import team_view
 
 STATIC = Path(__file__).parent / "static"
-"""Where the web page lives (`index.html` at `/`, `operator.html` at `/operator`)."""
+"""Where the web page lives (`index.html` at `/`, `operator.html` at `/operator`,
+`inspect.html` at `/inspect`)."""
 
 meta = APIRouter(tags=["service"])
 
@@ -84,7 +85,8 @@ async def config(request: Request) -> dict[str, Any]:
     return {"version": __version__, "operator_routes": s.operator_key is not None,
             "model": s.model_label, "store": type(svc.store).__name__,
             "max_message_chars": s.max_message_chars, "heartbeat": s.heartbeat,
-            "entry": svc.team.entry}
+            "entry": svc.team.entry, "inspect": svc.runner.inspector is not None,
+            "trace_url": s.trace_url}
 
 
 def _page(name: str) -> Any:
@@ -100,7 +102,8 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
                max_body_bytes: int = 1_048_576, max_message_chars: int = 100_000,
                cors_origins: tuple[str, ...] | list[str] = (), heartbeat: float = 15.0,
                poll_interval: float = 0.05, model_label: str | None = None,
-               close_store: bool = False, rate_limit: str | Rate | None = None) -> FastAPI:
+               close_store: bool = False, rate_limit: str | Rate | None = None,
+               trace_url: str | None = None) -> FastAPI:
     """The HTTP API of a team: sessions, messages (JSON and SSE), live events (SSE and
     WebSocket), the team, operator routes and an OpenAI-compatible endpoint.
 
@@ -119,7 +122,7 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
                         max_message_chars=min(max_message_chars, runner.max_message_chars),
                         cors_origins=tuple(cors_origins), heartbeat=heartbeat,
                         poll_interval=poll_interval, model_label=model_label,
-                        rate_limit=rate_limit)
+                        rate_limit=rate_limit, trace_url=trace_url)
     masking.install()
     service = Service(runner, settings)
 
@@ -140,19 +143,25 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
                   "handoffs. See docs/serving.md.")
     app.state.service = service
     errors.install(app)
-    from . import openai_compat, routes_events, routes_operator, routes_sessions
+    from . import openai_compat, routes_events, routes_inspect, routes_operator, routes_sessions
 
     app.include_router(meta)
     app.include_router(routes_operator.router)  # before /sessions/{id} routes
+    app.include_router(routes_inspect.router)
     app.include_router(routes_sessions.router)
     app.include_router(routes_events.router)
     app.include_router(openai_compat.router)
     app.add_api_route("/", _page("index.html"), include_in_schema=False)
     app.add_api_route("/operator", _page("operator.html"), include_in_schema=False)
+    app.add_api_route("/inspect", _page("inspect.html"), include_in_schema=False)
     if STATIC.is_dir():
         from fastapi.staticfiles import StaticFiles
+        from starlette.middleware.gzip import GZipMiddleware
 
-        app.mount("/static", StaticFiles(directory=STATIC), name="static")
+        # The page's files compressed for clients that accept it (the API is not: its
+        # event streams must reach the client as they are written).
+        app.mount("/static", GZipMiddleware(StaticFiles(directory=STATIC), minimum_size=512),
+                  name="static")
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 

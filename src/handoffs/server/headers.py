@@ -2,7 +2,7 @@
 
 Every response says `X-Content-Type-Options: nosniff` (a browser takes each type as
 sent) and `X-Frame-Options: DENY` (no other site frames the page or the API docs). The
-page (`/`, `/operator`, `/static/...`) also gets `PAGE_CSP`: scripts, styles and
+page (`/`, `/operator`, `/inspect`, `/static/...`) also gets `PAGE_CSP`: scripts, styles and
 connections from this origin only, no inline script or style, nothing framed, and
 `Referrer-Policy: no-referrer`. The API docs at `/docs` load Swagger UI from its CDN
 and so go without the CSP.
@@ -24,7 +24,7 @@ _PAGE = [(b"content-security-policy", PAGE_CSP.encode()), (b"referrer-policy", b
 
 def is_page(path: str) -> bool:
     """Whether `path` (without the app's root path) is the page or one of its files."""
-    return path in ("/", "/operator") or path.startswith("/static/")
+    return path in ("/", "/operator", "/inspect") or path.startswith("/static/")
 
 
 class SecurityHeaders:

@@ -54,7 +54,8 @@ async def events(request: Request, session_id: str, after: str | None = None) ->
 
 async def _frames(svc: Service, sub: Subscriber, request: Request) -> AsyncIterator[str]:
     try:
-        async for chunk in sse.with_heartbeat(sub.queue, svc.settings.heartbeat):
+        async for chunk in sse.with_heartbeat(sub.queue, svc.settings.heartbeat,
+                                              hidden=svc.hidden_events(request)):
             yield chunk
     finally:
         svc.hub.unsubscribe(sub)
@@ -77,7 +78,8 @@ async def websocket(ws: WebSocket, session_id: str) -> None:
         return
     await ws.accept()
     sub = await svc.hub.subscribe(session_id, seen)
-    sender = asyncio.get_running_loop().create_task(_send(ws, sub, svc.settings.heartbeat))
+    sender = asyncio.get_running_loop().create_task(
+        _send(ws, sub, svc.settings.heartbeat, svc.hidden_events(ws)))
     try:
         while True:
             raw = await ws.receive_text()
@@ -99,7 +101,8 @@ def text_frame(event: dict[str, Any]) -> str:
     return valid(json.dumps(event, ensure_ascii=False))
 
 
-async def _send(ws: WebSocket, sub: Subscriber, every: float) -> None:
+async def _send(ws: WebSocket, sub: Subscriber, every: float,
+                hidden: frozenset[str]) -> None:
     """The subscriber's events to the socket, a ping when idle. If sending fails the
     socket is closed (the client reconnects with ?after= and loses nothing), never left
     open and silent."""
@@ -113,6 +116,8 @@ async def _send(ws: WebSocket, sub: Subscriber, every: float) -> None:
             if event is None:
                 await ws.close(code=1013)  # fell behind: reconnect with ?after=
                 return
+            if event["type"] in hidden:  # the inspector's events: the operator's only
+                continue
             await ws.send_text(text_frame(event))
     except (asyncio.CancelledError, WebSocketDisconnect):
         raise
@@ -143,8 +148,7 @@ async def _command(svc: Service, ws: WebSocket, session_id: str,
             agent = frame.get("agent")
             if not isinstance(agent, str):
                 raise ApiError("invalid_request", "A select_agent frame needs 'agent'.")
-            record = await svc.runner.select_agent(session_id, agent)
-            svc.hub.wake(session_id)
+            record = await svc.pick(session_id, agent)
             return {"type": "agent_selected", "record": record.to_dict()}
         raise ApiError("invalid_request", "Frame types: 'message', 'select_agent'.")
     except json.JSONDecodeError:

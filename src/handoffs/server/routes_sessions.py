@@ -109,11 +109,12 @@ async def delete_session(request: Request, session_id: str) -> Response:
 async def pick_agent(request: Request, session_id: str, pick: AgentPick) -> dict[str, Any]:
     """The user picks who answers next; refused with the policy's code
     (`unknown_target`, `not_user_selectable`, `system_only`, `target_disabled`,
-    `channel_unsupported`)."""
+    `channel_unsupported`; `waiting_for_approval` while a tool call waits for a
+    person). The pick is stored and published like any handoff (`agent_handoff`,
+    `agent_changed`; `handoff_rejected` when refused)."""
     svc = service(request)
     await svc.session(request, session_id)
-    record = await svc.runner.select_agent(session_id, pick.agent)
-    svc.hub.wake(session_id)
+    record = await svc.pick(session_id, pick.agent)
     return {"record": record.to_dict(),
             "active_agent": agent_view(svc.team.get(pick.agent), pick.agent)}
 
@@ -160,16 +161,17 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
             status_code=202,
             headers={"Location": f"/v1/sessions/{session_id}/events?after={after}"})
     if "text/event-stream" in request.headers.get("accept", ""):
-        return sse.response(_turn_frames(run))
+        return sse.response(_turn_frames(run, svc.hidden_events(request)))
     result = await run.finished()
     d = result.to_dict()
     d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)
     return Answer(d)
 
 
-async def _turn_frames(run: Any) -> AsyncIterator[str]:
+async def _turn_frames(run: Any, hidden: frozenset[str]) -> AsyncIterator[str]:
     async for event in run.follow():
-        yield sse.frame(event)
+        if event["type"] not in hidden:
+            yield sse.frame(event)
     if run.result is None and run.error is not None:
         _, code, message = from_exception(run.error)
         yield sse.frame({"type": "error", **body(code, message)})

@@ -11,8 +11,10 @@ from typing import Any
 
 from starlette.requests import HTTPConnection
 
+from ..core.handoff import HandoffRecord
 from ..core.session import SessionState
 from ..errors import HandoffsError
+from ..runtime.inspector import INSPECT_EVENTS
 from ..runtime.runner import Runner
 from ..stores.checks import session_id as _check_id
 from . import auth
@@ -54,6 +56,9 @@ class Settings:
     """Per client address: at most `count` new sessions and turns per `per` seconds
     (429 `too_many_requests` beyond, with `Retry-After`); None: no limit. The operator
     key is never limited."""
+    trace_url: str | None = None
+    """Where a turn's trace is shown, with `{trace_id}` in it (the inspector links each
+    traced turn there); None: the trace id is shown without a link."""
 
 
 class Service:
@@ -121,6 +126,11 @@ class Service:
     def operator(self, conn: HTTPConnection) -> bool:
         return auth.is_operator(auth.presented(conn), self.settings.operator_key)
 
+    def hidden_events(self, conn: HTTPConnection) -> frozenset[str]:
+        """The event types this client may not see: what each model was sent and
+        answered (`Runner(inspect=True)`) is for the operator key only."""
+        return frozenset() if self.operator(conn) else INSPECT_EVENTS
+
     def require_operator(self, conn: HTTPConnection) -> None:
         auth.require_operator(conn, self.settings.operator_key)
 
@@ -135,6 +145,16 @@ class Service:
                 from exc
         state = await self.store.load(session_id)
         return auth.check_session(conn, state, session_id, self.settings.operator_key)
+
+    async def pick(self, session_id: str, agent: str) -> HandoffRecord:
+        """The user picks `agent`: stored with its events as this process's one
+        operation on the session (no turn numbers events meanwhile), then published,
+        refused or not."""
+        try:
+            async with self.turns.exclusive(session_id):
+                return await self.runner.select_agent(session_id, agent)
+        finally:
+            self.hub.wake(session_id)
 
     def check_text(self, text: str) -> None:
         limit = self.settings.max_message_chars

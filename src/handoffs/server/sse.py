@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 from starlette.responses import StreamingResponse
@@ -31,9 +31,11 @@ def response(frames: AsyncIterator[str], status: int = 200) -> StreamingResponse
 
 
 async def with_heartbeat(queue: asyncio.Queue[dict[str, Any] | None], every: float,
-                         until_terminal: bool = False) -> AsyncIterator[str]:
+                         until_terminal: bool = False,
+                         hidden: Collection[str] = ()) -> AsyncIterator[str]:
     """Frames from a subscriber's queue, with a comment line whenever it is idle for
-    `every` seconds (so proxies keep the stream open); ends when the queue does."""
+    `every` seconds (so proxies keep the stream open); ends when the queue does. Events
+    of a `hidden` type are left out (the client sees their numbers skipped)."""
     yield "retry: 1000\n\n"
     while True:
         try:
@@ -43,6 +45,8 @@ async def with_heartbeat(queue: asyncio.Queue[dict[str, Any] | None], every: flo
             continue
         if event is None:
             return
+        if hidden and event["type"] in hidden:
+            continue
         yield frame(event)
         if until_terminal and event["type"] in ("run_completed", "run_failed"):
             return

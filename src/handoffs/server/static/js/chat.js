@@ -1,33 +1,46 @@
 // The conversation, drawn from the session's events: who speaks (icon, name, colour),
-// answers streaming token by token, handoffs inline where they happened, a next-turn
-// transfer saying who answers next, and a delegate's work folded under its caller.
+// answers streaming piece by piece (Markdown, rendered safely), handoffs inline where they
+// happened, a next-turn transfer saying who answers next, a delegate's work folded under
+// its caller, and a turn that a crash interrupted shown as interrupted.
 
+import { render } from "./markdown.js";
 import { badge, el, preview } from "./team.js";
 
-const REASONS = {
-  llm: "chosen by the agent", programmatic: "by code", user_request: "picked by the user",
-  error_recovery: "after a failure", plan_step: "plan step", escalation: "escalation",
-};
+/** The phone layout (app.css): the page scrolls, not the conversation's own pane. */
+const STACKED = window.matchMedia("(max-width: 820px)");
+
+/** A step line's glyph (decorative: the text says the same). */
+const glyph = (g) => el("span", { class: "glyph", "aria-hidden": "true" }, g);
 
 export class Chat {
   /**
    * @param {HTMLElement} list an <ol> the messages go into
    * @param {import("./team.js").TeamInfo} team
-   * @param {{userLabel?: string, onStatus?: (text: string) => void}} options
+   * @param {{userLabel?: string, onStatus?: (text: string) => void,
+   *   onAnnounce?: (text: string) => void, onRetry?: (text: string) => void}} options
    */
   constructor(list, team, options = {}) {
     this.list = list;
     this.team = team;
     this.userLabel = options.userLabel || "You";
     this.onStatus = options.onStatus || (() => {});
-    this.streaming = new Map(); // agent -> the <p> its streamed text goes into
-    this.delegations = new Map(); // delegate agent -> {fold, caller}
+    this.onAnnounce = options.onAnnounce || (() => {});
+    this.onRetry = options.onRetry || null;
+    this.onInterrupted = options.onInterrupted || (() => {});
+    this.clear();
   }
 
   clear() {
     this.list.replaceChildren();
-    this.streaming.clear();
-    this.delegations.clear();
+    this.streaming = new Map(); // agent -> {box, text} its streamed answer goes into
+    this.delegations = new Map(); // delegate agent -> {fold, step, summary, caller}
+    this.rejected = new Set(); // call ids a person rejected (their result is for the model)
+    this.inRun = false;
+    this.waiting = false; // a "waiting for a person" status is shown
+    this.interruptedTexts = new Set(); // messages the store says a crash interrupted
+    this.blocks = []; // interrupted turns shown: {turn, text, node, note}
+    this.open = null; // the interrupted turn still unanswered, shown last
+    this.deadTurn = null; // the turn a run_interrupted event just named
   }
 
   /** Where an agent's output goes: under its caller's step if it is a delegate. */
@@ -36,69 +49,111 @@ export class Chat {
     return d ? d.fold : this.list;
   }
 
-  add(node, agent) {
-    this.container(agent).append(node);
-    node.scrollIntoView?.({ block: "nearest" });
+  add(node, agent, turn) {
+    const box = this.container(agent);
+    const pinned = this.pinned();
+    if (box === this.list && this.open && turn !== undefined && turn < this.open.turn) {
+      this.list.insertBefore(node, this.open.node);
+    } else {
+      box.append(node);
+    }
+    this.follow(pinned);
     return node;
+  }
+
+  /** Whether the reader is at the end of the conversation (then it follows new text). */
+  pinned() {
+    const l = this.list;
+    if (l.scrollHeight > l.clientHeight + 1) return l.scrollHeight - l.scrollTop - l.clientHeight < 60;
+    if (!STACKED.matches) return true; // the conversation has its own pane: nothing to follow yet
+    const doc = document.documentElement;
+    return window.innerHeight + window.scrollY >= doc.scrollHeight - 60;
+  }
+
+  follow(pinned) {
+    if (!pinned) return;
+    const l = this.list;
+    if (l.scrollHeight > l.clientHeight + 1) l.scrollTop = l.scrollHeight;
+    else if (STACKED.matches) window.scrollTo(0, document.documentElement.scrollHeight);
   }
 
   handle(e) {
     const a = e.agent;
     switch (e.type) {
       case "run_started":
-        this.streaming.clear();
-        this.delegations.clear();
-        this.list.append(el("li", { class: "msg user", "data-seq": e.seq },
-          el("div", { class: "who" }, el("span", { class: "badge user" }, this.userLabel)),
-          el("p", { class: "text" }, e.text)));
-        this.onStatus(`${this.team.label(a)} is reading…`);
+        this.startRun(e);
+        break;
+      case "run_interrupted": // the next event, run_started, shows what became of it
+        this.deadTurn = e.interrupted_turn;
         break;
       case "agent_started":
         this.onStatus(`${this.team.label(a)} is answering…`);
         break;
       case "text_delta": {
-        let p = this.streaming.get(a);
-        if (!p) {
-          p = el("p", { class: "text" });
-          this.add(this.bubble(a, p, "streaming"), a);
-          this.streaming.set(a, p);
+        let s = this.streaming.get(a);
+        if (!s) {
+          const box = el("div", { class: "text md", dir: "auto" });
+          s = { box, text: "", frame: 0 };
+          this.add(this.bubble(a, box, "streaming"), a, e.turn);
+          this.streaming.set(a, s);
         }
-        p.append(e.text);
+        s.text += e.text;
+        if (!s.frame) {
+          s.frame = requestAnimationFrame(() => {
+            s.frame = 0;
+            const pinned = this.pinned();
+            s.box.replaceChildren(render(s.text));
+            this.follow(pinned);
+          });
+        }
         break;
       }
       case "message": {
-        const p = this.streaming.get(a);
-        if (p) {
-          p.textContent = e.text;
-          p.closest(".msg")?.classList.remove("streaming");
-          p.closest(".msg")?.setAttribute("data-seq", e.seq);
+        const s = this.streaming.get(a);
+        const pinned = this.pinned();
+        if (s) {
+          cancelAnimationFrame(s.frame);
+          s.box.replaceChildren(render(e.text));
+          const msg = s.box.closest(".msg");
+          msg?.classList.remove("streaming");
+          msg?.setAttribute("data-seq", e.seq);
           this.streaming.delete(a);
+          this.follow(pinned);
         } else {
-          this.add(this.bubble(a, el("p", { class: "text" }, e.text), "", e.seq), a);
+          this.add(this.bubble(a, el("div", { class: "text md", dir: "auto" }, render(e.text)),
+            "", e.seq), a, e.turn);
         }
+        if (!this.delegations.has(a)) this.onAnnounce(`${this.team.label(a)}: ${e.text}`);
         break;
       }
       case "tool_called":
         this.add(el("li", { class: "step tool", "data-seq": e.seq },
-          el("span", { class: "glyph", "aria-hidden": "true" }, "🔧"),
-          el("span", {}, `${this.team.label(a)} calls `),
-          el("code", {}, `${e.tool}(${preview(e.arguments, 80)})`)), a);
+          glyph("🔧"), el("span", {}, `${this.team.label(a)} calls `),
+          el("code", { dir: "auto" }, `${e.tool}(${preview(e.arguments, 80)})`)), a, e.turn);
         break;
       case "tool_result":
-        if (e.is_error) {
-          this.add(el("li", { class: "step tool error", "data-seq": e.seq },
-            el("span", { class: "glyph", "aria-hidden": "true" }, "⚠"),
-            `${e.tool} failed: ${preview(e.text, 120)}`), a);
+        // A rejected call's result is the sentence the model reads; the person's
+        // decision is already shown, in words meant for people.
+        if (e.is_error && !this.rejected.has(e.call_id)) {
+          this.add(el("li", { class: "step tool error", "data-seq": e.seq }, glyph("⚠"),
+            el("span", { dir: "auto" }, `${e.tool} failed: ${preview(e.text, 120)}`)), a, e.turn);
         }
         break;
       case "agent_handoff":
         this.handoff(e);
         break;
+      case "agent_changed":
+        if (this.waiting && !this.team.agent(a).human) {
+          this.waiting = false;
+          this.onStatus(this.inRun ? "" : `${this.team.label(a)} answers your next message`);
+        }
+        break;
       case "handoff_rejected":
-        this.add(el("li", { class: "step refused", "data-seq": e.seq },
-          el("span", { class: "glyph", "aria-hidden": "true" }, "⛔"),
+        if (!this.inRun) break; // a refused pick: the picker says so where it was made
+        this.add(el("li", { class: "step refused", "data-seq": e.seq }, glyph("⛔"),
           el("span", {}, `${this.team.label(a)} → ${this.team.label(e.target)} refused `),
-          el("code", {}, e.code), el("span", { class: "sentence" }, `: ${e.message}`)), a);
+          el("code", {}, e.code), el("span", { class: "sentence", dir: "auto" }, `: ${e.message}`)),
+        a, e.turn);
         break;
       case "agent_returned": {
         const d = this.delegations.get(e.source);
@@ -110,28 +165,31 @@ export class Chat {
         break;
       }
       case "guardrail_tripped":
-        this.add(el("li", { class: "step guardrail", "data-seq": e.seq },
-          el("span", { class: "glyph", "aria-hidden": "true" }, "🛡"),
-          `${e.guardrail} (${e.stage}) stopped ${this.team.label(a)}: ${e.message}`), a);
+        this.add(el("li", { class: "step guardrail", "data-seq": e.seq }, glyph("🛡"),
+          el("span", { dir: "auto" },
+            `${e.guardrail} (${e.stage}) stopped ${this.team.label(a)}: ${e.message}`)), a, e.turn);
         break;
       case "human_waiting":
-        this.list.append(el("li", { class: "step waiting", "data-seq": e.seq, role: "status" },
-          el("span", { class: "glyph", "aria-hidden": "true" }, "⏳"),
-          `Waiting for ${this.team.label(a)}: a person will answer here.`));
+        this.waiting = true;
+        this.add(el("li", { class: "step waiting", "data-seq": e.seq }, glyph("⏳"),
+          `Waiting for ${this.team.label(a)}: a person will answer here.`), undefined, e.turn);
+        this.onAnnounce(`Waiting for ${this.team.label(a)}.`);
         break;
       case "approval_requested":
-        this.list.append(el("li", { class: "step waiting approval", "data-seq": e.seq, role: "status" },
-          el("span", { class: "glyph", "aria-hidden": "true" }, "⏳"),
-          `${this.team.label(a)} waits for a person to approve `, el("code", {}, e.tool), "."));
+        this.add(el("li", { class: "step waiting approval", "data-seq": e.seq }, glyph("⏳"),
+          `${this.team.label(a)} waits for a person to approve `, el("code", {}, e.tool), "."),
+        undefined, e.turn);
         break;
       case "approval_decided":
-        this.list.append(el("li", { class: "step decided", "data-seq": e.seq, role: "status" },
-          el("span", { class: "glyph", "aria-hidden": "true" }, e.approved ? "✔" : "✖"),
+        if (!e.approved) this.rejected.add(e.call_id);
+        this.add(el("li", { class: "step decided", "data-seq": e.seq },
+          glyph(e.approved ? "✔" : "✖"),
           `A person ${e.approved ? "approved" : "rejected"} `, el("code", {}, e.tool),
-          e.reason ? `: ${e.reason}` : "."));
+          e.reason ? el("span", { dir: "auto" }, `: ${e.reason}`) : "."), undefined, e.turn);
         break;
       case "run_completed":
-        this.streaming.clear();
+        this.endRun();
+        this.waiting = e.status === "waiting_for_human" || e.status === "waiting_for_approval";
         this.onStatus(e.status === "waiting_for_approval"
           ? `Waiting for a person to approve ${this.team.label(e.agent)}'s request`
           : e.status === "waiting_for_human"
@@ -145,16 +203,102 @@ export class Chat {
           "The previous turn stopped before it finished; this one answers its message."));
         break;
       case "run_failed":
-        this.streaming.clear();
-        this.list.append(el("li", { class: "step failed", "data-seq": e.seq, role: "alert" },
-          el("span", { class: "glyph", "aria-hidden": "true" }, "✖"),
+        this.endRun();
+        this.add(el("li", { class: "step failed", "data-seq": e.seq }, glyph("✖"),
           el("span", {}, "The turn failed "), el("code", {}, e.code || "error"),
-          `: ${e.message || ""}`));
+          el("span", { dir: "auto" }, `: ${e.message || ""}`)), undefined, e.turn);
+        this.onAnnounce(`The turn failed: ${e.message || e.code}`);
         this.onStatus("");
         break;
       default:
         break;
     }
+  }
+
+  startRun(e) {
+    this.streaming.clear();
+    this.delegations.clear();
+    this.inRun = true;
+    let text = e.text || "";
+    const dead = this.deadTurn ?? e.turn - 1; // run_interrupted named it, else the one before
+    this.deadTurn = null;
+    const shown = this.blocks.find((b) => b.text && b.text === text && b.turn === e.turn);
+    // A message a crash interrupted is answered with the next one (the turn's text holds
+    // both): it is shown as its own, interrupted, message; the bubble holds the new one.
+    const earlier = [...this.interruptedTexts].find((x) => text.startsWith(`${x}\n\n`));
+    if (earlier !== undefined) {
+      this.settle(dead, earlier, "Interrupted: the server stopped before answering; it was "
+        + "answered with the next message.", e.turn);
+      text = text.slice(earlier.length + 2);
+    } else if (shown || (text && this.interruptedTexts.has(text))) {
+      // The same message sent again after the interruption: answered now, once.
+      this.settle(e.turn, text, "Interrupted, then sent again: answered below.", e.turn);
+      text = "";
+    }
+    if (this.open && e.turn > this.open.turn) {
+      this.settle(this.open.turn, this.open.text, "Interrupted: the server stopped before "
+        + "answering; it was answered with the next message.", e.turn);
+    }
+    // A turn continued after a person's decision has no new message.
+    if (text) {
+      this.add(el("li", { class: "msg user", "data-seq": e.seq },
+        el("div", { class: "who" }, el("span", { class: "badge user" }, this.userLabel)),
+        el("p", { class: "text", dir: "auto" }, text)), undefined, e.turn);
+    }
+    this.onStatus(`${this.team.label(e.agent)} is reading…`);
+  }
+
+  endRun() {
+    this.streaming.clear();
+    this.inRun = false;
+  }
+
+  /** The message of turn `turn`, stored but never answered (the server stopped): shown
+   * last, with a button that sends it again. */
+  interrupted(turn, text) {
+    if (this.blocks.some((b) => b.turn === turn)) return;
+    const b = this.block(turn, text);
+    b.note.replaceChildren("Interrupted: the server stopped before answering. Your message "
+      + "is kept, and the next message you send is answered together with it. ");
+    if (this.onRetry && text) {
+      b.note.append(el("button", { type: "button", class: "retry",
+        onclick: () => this.onRetry(text) }, "Send it again"));
+    }
+    this.open = b;
+    this.list.append(b.node);
+    this.onStatus("Your last message was interrupted before it was answered.");
+    this.onAnnounce("Your last message was interrupted before it was answered.");
+  }
+
+  block(turn, text) {
+    const note = el("span", { class: "note" });
+    const node = el("li", { class: "interrupted", "data-turn": turn },
+      el("div", { class: "step failed" }, glyph("✖"), note));
+    const b = { turn, text: null, node, note };
+    this.blocks.push(b);
+    this.setText(b, text);
+    return b;
+  }
+
+  setText(b, text) {
+    if (!text || b.text) return;
+    b.text = text;
+    b.node.prepend(el("div", { class: "msg user" },
+      el("div", { class: "who" }, el("span", { class: "badge user" }, this.userLabel)),
+      el("p", { class: "text", dir: "auto" }, text)));
+  }
+
+  /** Interrupted turn `turn` (its message `text`, when known) as settled by turn `at`. */
+  settle(turn, text, words, at) {
+    let b = this.blocks.find((x) => x.turn === turn || (text && x.text === text));
+    if (!b) {
+      b = this.block(turn, text);
+      this.add(b.node, undefined, at);
+    }
+    this.setText(b, text);
+    b.note.replaceChildren(words);
+    if (this.open === b) this.open = null;
+    this.onInterrupted(b.turn);
   }
 
   bubble(agent, text, extra = "", seq = undefined) {
@@ -169,38 +313,30 @@ export class Chat {
   handoff(e) {
     const route = this.team.route(e.source, e.target);
     const why = e.explanation ? `: ${e.explanation}` : "";
-    const kind = REASONS[e.reason] || e.reason;
+    const kind = this.team.kind(e.reason, e.source);
     if (e.returns) {
       const summary = el("summary", {},
         badge(this.team, e.source, "small"), el("span", { class: "verb" }, " asks "),
-        badge(this.team, e.target, "small"), el("span", { class: "why" }, why));
+        badge(this.team, e.target, "small"), el("span", { class: "why", dir: "auto" }, why));
       const fold = el("ol", { class: "fold" });
       const step = el("li", { class: "step delegation", "data-seq": e.seq },
         el("details", { open: true }, summary, fold));
-      this.add(step, e.source);
+      this.add(step, e.source, e.turn);
       this.delegations.set(e.target, { fold, step, summary, caller: e.source });
       return;
     }
     const next = route && route.kind === "next_turn";
+    const picked = e.reason === "user_request";
     this.add(el("li", {
-      class: `step handoff ${next ? "next-turn" : ""}`.trim(), "data-seq": e.seq,
-      "data-source": e.source, "data-target": e.target,
+      class: `step handoff${next ? " next-turn" : ""}${picked ? " picked" : ""}`,
+      "data-seq": e.seq, "data-source": e.source, "data-target": e.target,
     },
-    el("span", { class: "glyph", "aria-hidden": "true" }, "⇢"),
+    glyph("⇢"),
     badge(this.team, e.source, "small"), el("span", { class: "arrow" }, " → "),
     badge(this.team, e.target, "small"),
-    el("span", { class: "why" }, why),
+    el("span", { class: "why", dir: "auto" }, picked ? `: ${this.userLabel} picked this agent` : why),
     el("span", { class: "tag" }, kind),
     next ? el("span", { class: "next" }, `${this.team.label(e.target)} will answer your next message.`) : null),
-    e.source);
-  }
-
-  /** A pick the user made (picks are records, not events of a turn). */
-  picked(source, target) {
-    this.list.append(el("li", { class: "step handoff picked", "data-source": source, "data-target": target },
-      el("span", { class: "glyph", "aria-hidden": "true" }, "⇢"),
-      badge(this.team, source, "small"), el("span", { class: "arrow" }, " → "),
-      badge(this.team, target, "small"), el("span", { class: "why" }, `: ${this.userLabel} picked this agent`),
-      el("span", { class: "tag" }, REASONS.user_request)));
+    this.inRun ? e.source : undefined, e.turn);
   }
 }

@@ -1,8 +1,11 @@
-// A session's live event stream (SSE) that survives dropped connections.
+// A session's live event stream (SSE) that survives dropped connections and restarts.
 //
-// Every event carries `seq`, its number in the session's event log. The connection keeps
-// the last number it delivered and reconnects with `?after=` that number, so the server
-// replays exactly what was missed; an event at or below it is dropped, so none shows twice.
+// Every event carries `seq`, its number in the session's event log; an event at or below
+// the last one delivered is dropped, so none shows twice. The first connection replays
+// the stored log from its start. A reconnect replays it again from the start (`onResync`
+// is called first, so the page starts its view over): a server that restarted may have
+// lost the events of a turn it was running, and the page must show what the store holds,
+// not what it saw live. The replay includes the running turn's events so far.
 
 import { url } from "./api.js";
 
@@ -11,7 +14,8 @@ const EVENT_TYPES = [
   "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
   "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
   "approval_decided", "plan_step_started", "plan_step_completed", "max_steps_reached",
-  "agent_nudged", "run_completed", "run_failed", "run_interrupted",
+  "agent_nudged", "run_completed", "run_failed", "run_interrupted", "model_request",
+  "model_response",
 ];
 
 export class Connection {
@@ -20,12 +24,14 @@ export class Connection {
    * @param {string} token the session's token or the operator key
    * @param {(event: object) => void} onEvent called once per event, in order
    * @param {(state: "connecting"|"live"|"reconnecting"|"closed") => void} onState
+   * @param {() => void} onResync called when a reconnect replays the log from its start
    */
-  constructor(sessionId, token, onEvent, onState = () => {}) {
+  constructor(sessionId, token, onEvent, onState = () => {}, onResync = () => {}) {
     this.sessionId = sessionId;
     this.token = token;
     this.onEvent = onEvent;
     this.onState = onState;
+    this.onResync = onResync;
     this.last = -1;
     this.source = null;
     this.retry = 0;
@@ -38,18 +44,24 @@ export class Connection {
     this.stopped = false;
     this.onState(this.reconnects ? "reconnecting" : "connecting");
     const src = new EventSource(url(`v1/sessions/${encodeURIComponent(this.sessionId)}/events`,
-      { access_token: this.token, after: this.last }));
+      { access_token: this.token, after: -1 }));
     this.source = src;
     const deliver = (e) => this.deliver(e);
     for (const type of EVENT_TYPES) src.addEventListener(type, deliver);
     src.onmessage = deliver;
+    let opened = false;
     src.onopen = () => {
       this.retry = 0;
+      if (!opened && this.reconnects) {
+        this.last = -1;
+        this.onResync();
+      }
+      opened = true;
       this.onState("live");
     };
     src.onerror = () => {
-      // The browser would retry on its own, but with its own timing and none after a
-      // refused request: reconnect ourselves, from the last event we showed.
+      // The browser would retry on its own, but with its own timing, none after a refused
+      // request, and from the last id it saw: reconnect ourselves, and replay.
       src.close();
       if (this.source !== src || this.stopped) return;
       this.source = null;

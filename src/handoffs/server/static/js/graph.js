@@ -19,12 +19,24 @@ function svg(tag, attrs = {}, ...children) {
     if (k === "style") for (const [prop, value] of Object.entries(v)) node.style.setProperty(prop, value);
     else node.setAttribute(k, v);
   }
-  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  for (const c of children) {
+    if (c !== null) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
   return node;
 }
 
-function short(label) {
-  return label.length > 16 ? label.slice(0, 15) + "…" : label;
+const NAME_X = 32; // where a node's name starts (its icon is before it)
+const NAME_W = W - NAME_X - 6; // the room for the name
+
+/** A node's name, squeezed to fit its box when long (never cut: the whole name shows). */
+function nameText(name, y) {
+  const shown = name.length > 26 ? name.slice(0, 25) + "…" : name;
+  const t = svg("text", { x: NAME_X, y, class: "label" }, shown);
+  if (shown.length * 7.6 > NAME_W) {
+    t.setAttribute("textLength", NAME_W);
+    t.setAttribute("lengthAdjust", "spacingAndGlyphs");
+  }
+  return t;
 }
 
 export class Graph {
@@ -106,8 +118,10 @@ export class Graph {
     if (taken.length) {
       const lx = (sx + 2 * mx + ex) / 4;
       const ly = (ay + 2 * my + by) / 4;
-      g.append(svg("circle", { cx: lx, cy: ly, r: 9, class: "step-no" }),
-        svg("text", { x: lx, y: ly + 4, "text-anchor": "middle", class: "step-no" }, taken.join(",")));
+      const label = taken.join(",");
+      const w = Math.max(18, label.length * 7 + 8);
+      g.append(svg("rect", { x: lx - w / 2, y: ly - 9, width: w, height: 18, rx: 9, class: "step-no" }),
+        svg("text", { x: lx, y: ly + 4, "text-anchor": "middle", class: "step-no" }, label));
     }
     return g;
   }
@@ -115,7 +129,8 @@ export class Graph {
   draw() {
     const defs = svg("defs", {},
       ...[["arrow", ""], ["arrow-taken", "taken"]].map(([id, cls]) => svg("marker", {
-        id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse",
+        id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 9, markerHeight: 9,
+        markerUnits: "userSpaceOnUse", orient: "auto-start-reverse",
       }, svg("path", { d: "M0,0 L10,5 L0,10 z", class: `arrowhead ${cls}` }))));
     const root = svg("svg", {
       viewBox: `0 0 ${this.width} ${this.height}`, role: "img", class: "graph",
@@ -140,8 +155,9 @@ export class Graph {
       svg("title", {}, `${this.team.label(name)}${a.description ? ": " + a.description : ""}`),
       svg("rect", { width: W, height: H, rx: 10 }),
       svg("rect", { width: 6, height: H, rx: 3, class: "stripe" }),
-      svg("text", { x: 14, y: active ? 19 : 27, class: "label" }, short(this.team.label(name))),
-      ...(active ? [svg("text", { x: 14, y: 35, class: "active-label" }, "● active")] : [])));
+      a.icon ? svg("text", { x: 12, y: active ? 19 : 27, class: "icon", "aria-hidden": "true" }, a.icon) : null,
+      nameText(a.display_name || name, active ? 19 : 27),
+      ...(active ? [svg("text", { x: NAME_X, y: 35, class: "active-label" }, "● active")] : [])));
     }
     this.container.replaceChildren(root);
   }

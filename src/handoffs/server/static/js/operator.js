@@ -15,10 +15,14 @@ const POLL_MS = 1500;
 const op = { key: null, team: null, open: null, connection: null, chat: null, active: null, timer: null };
 window.handoffsOperator = op;
 
+const STATES = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…",
+  closed: "offline", polling: "live · queue", signedOut: "signed out" };
+
+/** The badge: the open session's stream, or, with none open, the queue's polling. */
 function setConnection(state) {
   const node = $("#connection");
-  node.dataset.state = state;
-  node.textContent = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "offline" }[state];
+  node.dataset.state = state === "signedOut" ? "closed" : state;
+  node.textContent = STATES[state];
 }
 
 async function refreshQueue() {
@@ -71,8 +75,9 @@ function schedule() {
   op.timer = setTimeout(async () => {
     try {
       await refreshQueue();
+      if (!op.connection) setConnection("polling");
     } catch {
-      // The next poll tries again; the connection badge shows trouble with the stream.
+      if (!op.connection) setConnection("reconnecting"); // the next poll tries again
     }
     schedule();
   }, POLL_MS);
@@ -98,7 +103,7 @@ function showContext(transcript) {
   $("#context").replaceChildren(el("h3", {}, "Why a person is needed"),
     el("dl", {},
       el("dt", {}, "from"), el("dd", {}, badge(op.team, escalation.source, "small"), " → ", badge(op.team, escalation.target, "small")),
-      el("dt", {}, "kind"), el("dd", {}, escalation.reason),
+      el("dt", {}, "kind"), el("dd", {}, op.team.kind(escalation.reason, escalation.source)),
       el("dt", {}, "reason"), el("dd", { class: "why" }, escalation.explanation || "–"),
       el("dt", {}, "payload"), el("dd", {}, el("code", {}, preview(escalation.payload, 400) || "none"))));
 }
@@ -110,14 +115,14 @@ async function openSession(id) {
   showContext(transcript);
   op.chat = new Chat($("#messages"), op.team, {
     userLabel: "Customer", onStatus: (t) => { $("#status").textContent = t; },
+    onAnnounce: announce,
   });
-  op.chat.clear();
   setActive(transcript.active_agent);
   op.connection = new Connection(id, op.key, (e) => {
     op.chat.handle(e);
     if (e.type === "agent_changed") setActive(e.agent);
     if (e.type === "approval_requested" || e.type === "approval_decided") showApprovals().catch(() => {});
-  }, setConnection);
+  }, setConnection, () => op.chat.clear());
   op.connection.open();
   await showApprovals();
   await refreshQueue();
@@ -125,6 +130,7 @@ async function openSession(id) {
 }
 
 async function reply(text, handoffTo) {
+  if (!op.open) return;
   $("#reply-error").textContent = "";
   $("#send").disabled = true;
   try {
@@ -145,16 +151,39 @@ async function login(key) {
   op.key = key;
   await refreshQueue(); // throws for a wrong key
   sessionStorage.setItem(KEY, key);
+  $("#login .error").textContent = "";
   $("#login").hidden = true;
   $("#console").hidden = false;
+  setConnection("polling");
   schedule();
 }
 
+/** Said once to a screen reader: a whole message, never its streamed pieces. */
+function announce(text) {
+  const box = $("#announce");
+  box.textContent = "";
+  setTimeout(() => { box.textContent = text; }, 30);
+}
+
+/** The team, read once (retried while the server cannot be reached). */
+async function team() {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return new TeamInfo(await call("GET", "v1/team"));
+    } catch {
+      await new Promise((r) => setTimeout(r, Math.min(10, 2 ** attempt) * 1000));
+    }
+  }
+}
+
 async function main() {
-  op.team = new TeamInfo(await call("GET", "v1/team"));
+  setConnection("signedOut");
+  // The forms answer from the first moment, before the team is read.
+  const ready = team().then((t) => { op.team = t; });
   $("#login").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     try {
+      await ready;
       await login($("#key").value);
     } catch (err) {
       $("#login .error").textContent = `${err.code}: ${err.message}`;
@@ -165,6 +194,7 @@ async function main() {
     const text = $("#text").value.trim();
     if (text) reply(text, $("#handback").value);
   });
+  await ready;
   const saved = sessionStorage.getItem(KEY);
   if (saved) await login(saved).catch(() => sessionStorage.removeItem(KEY));
 }

@@ -1,21 +1,21 @@
-// Picking an agent: the user-selectable agents in a <select>; the server checks the pick
-// against the team's policy, and a refusal shows its code and sentence.
+// Picking an agent: the agents a user may pick in a <select>; the server checks the pick
+// against the team's policy. An accepted pick comes back as the session's events (like any
+// handoff), so every tab and the operator see it; a refusal shows its code and sentence.
 
 import { call } from "./api.js";
 import { el } from "./team.js";
+import { notPicked } from "./words.js";
 
 export class Picker {
   /**
-   * @param {HTMLFormElement} form with a <select name="agent"> and an output [role=alert]
+   * @param {HTMLFormElement} form with a <select name="agent"> and an output .error
    * @param {import("./team.js").TeamInfo} team
    * @param {() => {id: string, token: string} | null} session
-   * @param {(record: object, refusal: object|null) => void} onPicked
    */
-  constructor(form, team, session, onPicked) {
+  constructor(form, team, session) {
     this.form = form;
     this.team = team;
     this.session = session;
-    this.onPicked = onPicked;
     this.select = form.querySelector("select");
     this.error = form.querySelector(".error");
     this.select.replaceChildren(...team.selectable().map((a) =>
@@ -35,12 +35,10 @@ export class Picker {
     if (!s) return;
     this.error.textContent = "";
     try {
-      const answer = await call("POST", `v1/sessions/${encodeURIComponent(s.id)}/agent`,
+      await call("POST", `v1/sessions/${encodeURIComponent(s.id)}/agent`,
         { token: s.token, body: { agent: name } });
-      this.onPicked(answer.record, null);
     } catch (err) {
-      this.error.textContent = `${this.team.label(name)} cannot take over (${err.code}): ${err.message}`;
-      this.onPicked({ source: null, target: name }, { code: err.code, message: err.message });
+      this.error.textContent = notPicked(this.team.label(name), err);
     }
   }
 }

@@ -27,7 +27,20 @@ export class TeamInfo {
   selectable() {
     return [...this.agents.values()].filter((a) => a.user_selectable);
   }
+
+  /** How a handoff came about, in words (the same in the chat, the timeline and the
+   * console): its kind, and who decided. */
+  kind(reason, source) {
+    if (reason === "programmatic" && this.agent(source).human) return "handed back by a person";
+    return KINDS[reason] || reason;
+  }
 }
+
+const KINDS = {
+  llm: "chosen by the agent", programmatic: "by code", user_request: "picked by the user",
+  error_recovery: "after a failure", plan_step: "plan step", escalation: "escalation",
+  capability_match: "by capability", clarification: "for a clarification",
+};
 
 /** An element, with attributes and children (strings become text, never HTML). */
 export function el(tag, attrs = {}, ...children) {

@@ -1,0 +1,236 @@
+// The inspector (/inspect): a developer's view of the same sessions. The sessions (list,
+// search by id, agent or status), and for one session: what each agent's model was sent
+// and answered (`ModelCalls`, recorded with `handoffs serve --inspect`), the state it
+// holds (shared memory, handoff_context, the active agent's view), its handoff records
+// with payloads, why it moved (the chat page's timeline), and each turn's trace.
+// Model calls and state need the operator key; a session's own token shows the rest.
+
+import { call, savedSession } from "./api.js";
+import { ModelCalls } from "./calls.js";
+import { Connection } from "./connection.js";
+import { Timeline } from "./timeline.js";
+import { TeamInfo, badge, clock, el, preview } from "./team.js";
+
+const $ = (sel) => document.querySelector(sel);
+const KEY = "handoffs.operatorKey";
+
+const ins = {
+  key: null, token: null, team: null, config: null, sessions: [], open: null,
+  connection: null, calls: null, timeline: null, events: [], traces: new Map(), timer: null,
+};
+window.handoffsInspector = ins; // for the browser tests and for curious people
+
+const STATES = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…",
+  closed: "offline", signedOut: "signed out" };
+
+function setConnection(state) {
+  const node = $("#connection");
+  node.dataset.state = state === "signedOut" ? "closed" : state;
+  node.textContent = STATES[state];
+}
+
+function secret() {
+  return ins.key || ins.token;
+}
+
+// -- the sessions -------------------------------------------------------------------------
+
+async function loadSessions() {
+  const status = $("#status-filter").value || undefined;
+  const data = await call("GET", "v1/sessions", { token: ins.key, params: { status, limit: 500 } });
+  ins.sessions = data.sessions;
+  showSessions();
+}
+
+function matches(s, words) {
+  if (!words) return true;
+  const agent = s.active_agent ? ins.team.agent(s.active_agent) : null;
+  const hay = [s.id, s.status, s.active_agent, agent && agent.display_name].join(" ").toLowerCase();
+  return words.split(/\s+/).every((w) => hay.includes(w));
+}
+
+function showSessions() {
+  const words = $("#find").value.trim().toLowerCase();
+  const shown = ins.sessions.filter((s) => matches(s, words));
+  $("#sessions-count").textContent = `(${shown.length})`;
+  $("#sessions-empty").hidden = shown.length > 0;
+  $("#sessions").replaceChildren(...shown.map((s) => el("li", {
+    class: s.id === ins.open ? "current" : "", "data-session": s.id,
+  }, el("button", { type: "button", onclick: () => openSession(s.id),
+    "aria-current": s.id === ins.open ? "true" : null },
+  el("span", { class: "sid" }, s.id), " ",
+  s.active_agent ? badge(ins.team, s.active_agent, "small") : null,
+  el("span", { class: `status-tag ${s.status}` }, s.status.replaceAll("_", " ")),
+  el("span", { class: "muted" }, ` turn ${s.turn} · ${s.messages} messages · ${clock(s.updated_at)}`)))));
+}
+
+// -- one session --------------------------------------------------------------------------
+
+function summary(s) {
+  const traces = [...ins.traces].map(([turn, id]) => {
+    const url = ins.config.trace_url ? ins.config.trace_url.replace("{trace_id}", id) : null;
+    return el("li", {}, `Turn ${turn}: trace `, url
+      ? el("a", { href: url, class: "link trace", rel: "noopener noreferrer", target: "_blank" }, id)
+      : el("code", { class: "trace" }, id));
+  });
+  $("#summary").replaceChildren(el("dl", {},
+    el("dt", {}, "status"), el("dd", {}, s.status),
+    el("dt", {}, "active agent"), el("dd", {}, badge(ins.team, s.active_agent.name || s.active_agent)),
+    el("dt", {}, "turns"), el("dd", {}, String(s.turn)),
+    el("dt", {}, "messages"), el("dd", {}, String(s.messages))),
+  traces.length ? el("ul", { class: "traces" }, ...traces)
+    : el("p", { class: "muted" }, "No trace ids: the turns were not traced (OpenTelemetry off)."));
+}
+
+function showState(state) {
+  if (!state) {
+    $("#state").replaceChildren(el("p", { class: "muted" }, "The stored state (shared memory, the "
+      + "view, a waiting response) is shown with the operator key."));
+    return;
+  }
+  const handoff = state.shared ? state.shared.handoff_context : undefined;
+  $("#state").replaceChildren(el("dl", {},
+    el("dt", {}, "view of the active agent"),
+    el("dd", {}, el("code", {}, `${state.view.mode} from ${state.view.start}, pivot ${state.view.pivot}`),
+      state.view.record_id ? ` (opened by record ${state.view.record_id})` : ""),
+    el("dt", {}, "handoff_context"),
+    el("dd", {}, el("pre", { class: "handoff-context", tabindex: "0" }, handoff ? JSON.stringify(handoff, null, 2) : "none")),
+    el("dt", {}, "shared memory"),
+    el("dd", {}, el("pre", { class: "shared-now", tabindex: "0" }, JSON.stringify(state.shared, null, 2))),
+    el("dt", {}, "waiting response"),
+    el("dd", {}, state.pending ? el("pre", { tabindex: "0" }, JSON.stringify(state.pending, null, 2)) : "none")));
+}
+
+function showRecords(records) {
+  const rows = (records || []).map((r) => el("tr", { class: r.accepted ? "accepted" : "refused" },
+    el("td", {}, String(r.turn)),
+    el("td", {}, badge(ins.team, r.source, "small"), " → ", badge(ins.team, r.target, "small")),
+    el("td", {}, ins.team.kind(r.reason, r.source), r.returns ? " · returns" : ""),
+    el("td", {}, r.accepted ? "accepted" : el("span", {}, el("code", {}, r.rejection || "refused"),
+      el("span", { class: "why", dir: "auto" }, ` ${r.message || ""}`))),
+    el("td", { dir: "auto" }, r.explanation || ""),
+    el("td", {}, r.payload === null || r.payload === undefined ? "–"
+      : el("code", { class: "payload" }, preview(r.payload, 400)))));
+  $("#records").replaceChildren(rows.length ? el("table", { class: "records-table" },
+    el("thead", {}, el("tr", {}, ...["turn", "route", "kind", "outcome", "explanation", "payload"]
+      .map((h) => el("th", { scope: "col" }, h)))),
+    el("tbody", {}, ...rows)) : el("p", { class: "muted" }, "No handoff yet."));
+}
+
+async function refresh() {
+  const id = encodeURIComponent(ins.open);
+  const [s, t, state] = await Promise.all([
+    call("GET", `v1/sessions/${id}`, { token: secret() }),
+    call("GET", `v1/sessions/${id}/transcript`, { token: secret() }),
+    ins.key ? call("GET", `v1/sessions/${id}/state`, { token: ins.key }) : Promise.resolve(null),
+  ]);
+  summary(s);
+  ins.calls.setTranscript(t.messages);
+  showRecords(t.handoffs);
+  showState(state);
+  ins.timeline.enrich(t.handoffs);
+}
+
+function onEvent(e) {
+  ins.events.push(e);
+  ins.calls.handle(e);
+  ins.timeline.handle(e);
+  if (e.type === "run_started" && e.trace_id) ins.traces.set(e.turn, e.trace_id);
+  if (e.type === "run_completed" || e.type === "run_failed" || e.type === "agent_changed") {
+    clearTimeout(ins.timer);
+    ins.timer = setTimeout(() => refresh().catch(() => {}), 150);
+  }
+}
+
+function startOver() {
+  ins.events = [];
+  ins.traces = new Map();
+  ins.calls.clear();
+  ins.timeline.clear();
+}
+
+async function openSession(id) {
+  ins.connection?.close();
+  ins.open = id;
+  history.replaceState(null, "", `#session=${encodeURIComponent(id)}`);
+  $("#session-title").textContent = `Session ${id}`;
+  startOver();
+  $("#calls-note").textContent = ins.key
+    ? (ins.config.inspect ? "" : "This server does not record model calls: start it with "
+      + "`handoffs serve --inspect` (or Runner(inspect=True)).")
+    : "Model calls are shown with the operator key only.";
+  await refresh();
+  ins.connection = new Connection(id, secret(), onEvent, setConnection, () => {
+    startOver();
+    refresh().catch(() => {});
+  });
+  ins.connection.open();
+  if (ins.key) showSessions();
+}
+
+// -- signing in ---------------------------------------------------------------------------
+
+function wanted() {
+  const m = /session=([^&]+)/.exec(location.hash);
+  return m ? decodeURIComponent(m[1]) : null;
+}
+
+async function login(key) {
+  ins.key = key;
+  ins.token = null;
+  await loadSessions(); // throws for a wrong key
+  sessionStorage.setItem(KEY, key);
+  $("#login .error").textContent = "";
+  $("#login").hidden = true;
+  $("#inspector").hidden = false;
+  $(".sessions-box").hidden = false;
+  const id = wanted();
+  if (id) await openSession(id);
+}
+
+async function openOwn() {
+  const own = savedSession();
+  if (!own) return;
+  ins.key = null;
+  ins.token = own.token;
+  $("#login").hidden = true;
+  $("#inspector").hidden = false;
+  $(".sessions-box").hidden = true;
+  await openSession(own.id);
+}
+
+async function main() {
+  setConnection("signedOut");
+  const ready = Promise.all([call("GET", "v1/team"), call("GET", "v1/config")]).then(([t, c]) => {
+    ins.team = new TeamInfo(t);
+    ins.config = c;
+    ins.calls = new ModelCalls($("#calls"), ins.team);
+    ins.timeline = new Timeline($("#timeline"), ins.team);
+  });
+  $("#login").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    try {
+      await ready;
+      await login($("#key").value);
+    } catch (err) {
+      $("#login .error").textContent = `${err.code}: ${err.message}`;
+    }
+  });
+  $("#search").addEventListener("submit", (ev) => ev.preventDefault());
+  $("#find").addEventListener("input", () => showSessions());
+  $("#status-filter").addEventListener("change", () => loadSessions().catch(() => {}));
+  $("#reload-sessions").addEventListener("click", () => loadSessions().catch(() => {}));
+  const own = savedSession();
+  if (own) {
+    $("#own").hidden = false;
+    $("#own").addEventListener("click", async () => {
+      await ready;
+      openOwn().catch((err) => { $("#login .error").textContent = `${err.code}: ${err.message}`; });
+    });
+  }
+  await ready;
+  const saved = sessionStorage.getItem(KEY);
+  if (saved) await login(saved).catch(() => sessionStorage.removeItem(KEY));
+}
+
+main();
