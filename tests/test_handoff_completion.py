@@ -9,7 +9,7 @@ import pytest
 from handoffs import Agent, Handoff, Runner, RunStatus, Team
 from handoffs.errors import ModelError, RunFailed
 from handoffs.models import ModelRequest, ModelResponse
-from handoffs.runtime.summary import Summarizer
+from handoffs.runtime.effects.summary import Summarizer
 from handoffs.testing import ScriptedModel, call, reply, transfer
 
 

@@ -35,11 +35,12 @@ if TYPE_CHECKING:
     from .models.registry import get_model, register_provider
     from .models.retry import RetryPolicy
     from .rules import Rule, RuleModel
-    from .runtime.result import RunError, RunResult, RunStatus
+    from .runtime.effects.summary import Summarizer
     from .runtime.runner import Runner
-    from .runtime.summary import Summarizer
-    from .stores.base import SessionStore, SessionSummary, open_store
+    from .runtime.state.result import RunError, RunResult, RunStatus
+    from .stores.base import SessionStore, SessionSummary
     from .stores.memory import MemoryStore
+    from .stores.opening import open_store
     from .stores.postgres import PostgresStore
     from .stores.sqlite import SQLiteStore
     from .testing import ScriptedModel
@@ -49,16 +50,16 @@ if TYPE_CHECKING:
 # light (PEP 562).
 _LAZY = {
     "Runner": "runtime.runner",
-    "RunResult": "runtime.result",
-    "RunStatus": "runtime.result",
-    "RunError": "runtime.result",
-    "Summarizer": "runtime.summary",
+    "RunResult": "runtime.state.result",
+    "RunStatus": "runtime.state.result",
+    "RunError": "runtime.state.result",
+    "Summarizer": "runtime.effects.summary",
     "MemoryStore": "stores.memory",
     "SQLiteStore": "stores.sqlite",
     "PostgresStore": "stores.postgres",
     "SessionStore": "stores.base",
     "SessionSummary": "stores.base",
-    "open_store": "stores.base",
+    "open_store": "stores.opening",
     "Model": "models.base",
     "ModelRequest": "models.base",
     "ModelResponse": "models.base",

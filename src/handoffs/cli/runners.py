@@ -54,7 +54,7 @@ def existing_store(url: str) -> str:
     "no sessions" for a mistyped path."""
     if url.startswith("sqlite:"):
         from ..errors import HandoffsError
-        from ..stores.base import sqlite_path
+        from ..stores.opening import sqlite_path
 
         path = sqlite_path(url)
         if path != ":memory:" and not path.startswith("file:") and not os.path.exists(path):

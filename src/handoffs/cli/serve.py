@@ -98,7 +98,7 @@ def _build() -> tuple[Any, Any]:
     setup = make_runner(load_target(s.get("team")), s.get("model"), s.get("store"),
                         bool(s.get("offline")))
     if s.get("inspect"):
-        from ..runtime.inspector import inspector
+        from ..runtime.effects.inspector import inspector
 
         setup.runner.inspector = inspector(True, setup.runner.telemetry)
     app = create_app(setup.runner, operator_key=os.environ.get(KEY_ENV) or None,

@@ -10,7 +10,8 @@ from typing import Any
 
 from ..core.session import SessionState
 from ..errors import HandoffsError
-from ..stores.base import SessionStore, open_store
+from ..stores.base import SessionStore
+from ..stores.opening import open_store
 from .render import Painter, timeline_lines, transcript_lines
 from .runners import describe_store
 

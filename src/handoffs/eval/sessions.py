@@ -69,7 +69,7 @@ def _answered(span: Sequence[Message], moves: Sequence[HandoffRecord]) -> str | 
 
 async def cases_from_store(store: SessionStore | str, session_ids: Sequence[str]) -> list[Case]:
     """`case_from_session` for each stored session named (a `SessionStore` or its URL)."""
-    from ..stores.base import open_store
+    from ..stores.opening import open_store
 
     owned = isinstance(store, str)
     opened = open_store(store)

@@ -22,13 +22,16 @@ from ..core.session import SessionState
 from ..core.team import Team
 from ..errors import HandoffsError
 from ..models.base import Model
-from ..stores.base import SessionStore, open_store
+from ..stores.base import SessionStore
+from ..stores.opening import open_store
 from ..telemetry.config import Telemetry, resolve
-from .feed import stream_turn
-from .inspector import Inspector, inspector
-from .result import RunResult
+from .driver.feed import stream_turn
+from .driver.turn import run_turn
+from .effects.executor import IN_PROCESS
+from .effects.inspector import Inspector, inspector
 from .state import Turn
-from .turn import run_turn
+from .state.host import Executor
+from .state.result import RunResult
 
 if TYPE_CHECKING:
     from ..mcp.hub import Hub
@@ -81,7 +84,11 @@ class Runner:
     the transcript, tools) and raw response (tokens, latency) as `model_request` /
     `model_response` events in the session's event log, for the inspector page
     (`/inspect`); texts are kept only when telemetry captures content
-    (`runtime.inspector`). Off by default; off, it costs one attribute check per call.
+    (`runtime.effects.inspector`). Off by default; off, it costs one attribute check per
+    call.
+    `executor`: what performs each turn's effects, the clock, ids, model and tool calls
+    (`state.host.Executor`); None runs them in this process. A durable one
+    (`handoffs.temporal`) makes each model and tool call an activity.
     """
 
     def __init__(
@@ -96,6 +103,7 @@ class Runner:
         history: HistoryMode | None = None,
         on_max_steps: Callable[[RunContext[Any]], Any] | None = None,
         inspect: bool = False,
+        executor: Executor | None = None,
     ) -> None:
         if not isinstance(team, Team):
             raise HandoffsError("Runner needs a Team; wrap your agents: Team([...]).",
@@ -128,6 +136,9 @@ class Runner:
         """Checked once per turn (`handoffs.telemetry`); None: never traced nor measured."""
         self.inspector: Inspector | None = inspector(inspect, self.telemetry)
         """Records each model call's request and response as events (`inspect=True`)."""
+        self.executor: Executor = executor if executor is not None else IN_PROCESS
+        """Performs every turn's effects: the clock, ids, model and tool calls
+        (`state.host.Executor`; in this process unless given another)."""
         self._models = _Models(self)
         for agent in team.agents:  # a model that is set is checked now, a missing one
             if self._spec(agent) is not None:  # only when that agent must answer
@@ -202,7 +213,7 @@ class Runner:
         when its turn died is settled first: its calls are not run again (their outcome
         is unknown, the model is told so).
         """
-        from .turn import resume
+        from .driver.turn import resume
 
         return await resume(self, session_id, context, None)
 
@@ -213,7 +224,7 @@ class Runner:
         call runs, the agent continues) and its result is returned; otherwise the result
         is still `waiting_for_approval`. Refused with `no_pending_approval` when the call
         does not wait (already decided, or unknown)."""
-        from .approval import decide
+        from .driver.approval import decide
 
         return await decide(self, session_id, call_id, True, "", context)
 
@@ -221,7 +232,7 @@ class Runner:
                      context: Any = None) -> RunResult:
         """Reject a waiting tool call: it does not run, and the agent reads that a person
         did not approve it (with `reason`) as the call's result. Otherwise as `approve`."""
-        from .approval import decide
+        from .driver.approval import decide
 
         return await decide(self, session_id, call_id, False, reason, context)
 
@@ -327,7 +338,7 @@ class Runner:
         A failed step goes to the team's fallback (`error_recovery`); if that fails too,
         or there is none, the plan ends FAILED. `result.steps` holds every answer.
         """
-        from .plans import run_plan
+        from .driver.plans import run_plan
 
         return await run_plan(self, session_id, steps, context)
 
@@ -340,7 +351,7 @@ class Runner:
         (`unknown_target`, `not_user_selectable`, `system_only`, `target_disabled`,
         `channel_unsupported`) when the pick is not allowed.
         """
-        from .human import select_agent
+        from .driver.human import select_agent
 
         return await select_agent(self, session_id, name)
 
@@ -353,7 +364,7 @@ class Runner:
         passes to that AI agent (reason `programmatic`) and it answers the user's next
         message.
         """
-        from .human import reply_as_human
+        from .driver.human import reply_as_human
 
         return await reply_as_human(self, session_id, text, handoff_to)
 
@@ -382,7 +393,7 @@ class Runner:
         `extra["transferred_session"]` is the new id (default `<old id>-t<n>`).
         Returns a snapshot of the new session.
         """
-        from .transfer import transfer_session
+        from .driver.transfer import transfer_session
 
         return await transfer_session(self, session_id, to_agent, context, new_session_id)
 

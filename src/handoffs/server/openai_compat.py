@@ -32,8 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.messages import AssistantMessage, Message, UserMessage
 from ..core.session import SessionState
-from ..runtime.ids import new_id
-from ..runtime.result import RunResult, RunStatus
+from ..runtime.effects.ids import new_id
+from ..runtime.state.result import RunResult, RunStatus
 from ..stores.text import valid
 from . import auth, sse
 from .errors import ApiError, from_exception, responses

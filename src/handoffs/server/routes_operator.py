@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
-from ..runtime.result import RunResult
+from ..runtime.state.result import RunResult
 from ..stores.checks import STATUSES
 from .errors import ApiError, responses
 from .routes_sessions import PICK, check_path_id, service

@@ -14,7 +14,7 @@ from starlette.requests import HTTPConnection
 from ..core.handoff import HandoffRecord
 from ..core.session import SessionState
 from ..errors import HandoffsError
-from ..runtime.inspector import INSPECT_EVENTS
+from ..runtime.effects.inspector import INSPECT_EVENTS
 from ..runtime.runner import Runner
 from ..stores.checks import session_id as _check_id
 from . import auth

@@ -19,9 +19,9 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..runtime.result import RunResult
 from ..runtime.runner import Runner
 from ..runtime.state import TURN_EVENTS
+from ..runtime.state.result import RunResult
 from .pubsub import Hub
 
 log = logging.getLogger("handoffs.server.turns")

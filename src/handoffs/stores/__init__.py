@@ -8,8 +8,9 @@ import asyncpg: the first connection does).
 from typing import TYPE_CHECKING
 
 from ..lazy import lazy_names
-from .base import SessionStore, SessionSummary, open_store
+from .base import SessionStore, SessionSummary
 from .memory import MemoryStore
+from .opening import open_store
 
 if TYPE_CHECKING:
     from .postgres import PostgresStore

@@ -26,7 +26,7 @@ def fetch_session_tool(store: SessionStore, name: str = FETCH_TOOL_NAME) -> Tool
 
     async def fetch_previous_session(ctx: RunContext) -> str:
         """Read the earlier conversation this session was transferred from."""
-        from ..runtime.summary import transcript_text
+        from ..runtime.effects.summary import transcript_text
 
         current = await store.load(ctx.session_id)
         source = current.metadata.get("transferred_from") if current is not None else None

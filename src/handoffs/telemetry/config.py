@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..core.handoff import HandoffRecord
     from ..core.session import SessionState
-    from ..runtime.runner import Runner
     from ..runtime.state import Turn
+    from ..runtime.state.host import Host
 
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The GenAI conventions' switch for recording message content on spans."""
@@ -158,7 +158,7 @@ def observe(t: Turn) -> None:
     Observer(t, telemetry, tracer, instruments).attach()
 
 
-def count_handoff(runner: Runner, record: HandoffRecord,
+def count_handoff(runner: Host, record: HandoffRecord,
                   state: SessionState | None = None) -> None:
     """Count a handoff made outside a turn (a user's pick) when metrics are on, and make
     it a span in the session's last trace (`state`'s) when traced."""
@@ -176,7 +176,7 @@ def count_handoff(runner: Runner, record: HandoffRecord,
         picked(tracer, state, record)
 
 
-def captures(runner: Runner) -> bool:
+def captures(runner: Host) -> bool:
     """Whether content (a model's handoff reason, a person's reason) may go into logs:
     the same switch as for spans (`Telemetry(capture_content=...)`, else
     `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`)."""
@@ -184,7 +184,7 @@ def captures(runner: Runner) -> bool:
     return (telemetry if telemetry is not None else AUTO).capture_content
 
 
-def flush(runner: Runner, timeout: float = 5.0) -> None:
+def flush(runner: Host, timeout: float = 5.0) -> None:
     """Export what the runner's tracer and meter providers still hold (blocking, at most
     about `timeout` seconds each). A server calls it when it shuts down: uvicorn ends the
     process with the signal it caught, so the SDK's own flush at exit never runs."""

@@ -12,16 +12,17 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..core.handoff import HandoffRecord
-from ..core.history import Window, render_conversation
-from ..core.messages import HandoffMark, Message, ToolResult, UserMessage
-from ..core.policy import Rejection
-from ..core.team import Route
+from ...core.handoff import HandoffRecord
+from ...core.history import Window, render_conversation
+from ...core.messages import HandoffMark, Message, ToolResult, UserMessage
+from ...core.policy import Rejection
+from ...core.team import Route
+from ..decisions.asks import HandoffAsk
+from ..decisions.handoffs import log_accepted, refuse, result_for
+from ..decisions.views import checked_filter, ctx_of, window
+from ..state import Answer, Fail, Leg, Outcome, Pause, Turn, append, history_of, turn_text
 from . import guardrails
-from .handoffs import call_hook, log_accepted, refuse, result_for
-from .prompt import checked_filter, ctx_of, window
-from .requests import HandoffAsk
-from .state import Answer, Fail, Leg, Outcome, Pause, Turn, append, history_of, turn_text
+from .settle import call_hook, summary_for
 
 Activate = Callable[[Turn, Leg], Awaitable[Outcome]]
 
@@ -69,8 +70,6 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
             await call_hook(route, ctx_of(t, sub), payload)
         step = "summary"
         if history_of(route, t) == "summary":
-            from .summary import summary_for  # only routes with history="summary"
-
             sub.summary = record.summary = await summary_for(t, leg, route)
     except Exception as exc:
         code = "handoff_hook_failed" if step != "summary" else "summary_failed"

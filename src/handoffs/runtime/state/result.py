@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ..core.events import Event
-from ..core.handoff import HandoffRecord
-from ..errors import RunFailed
-from ..models.base import Usage
+from ...core.events import Event
+from ...core.handoff import HandoffRecord
+from ...errors import RunFailed
+from ...models.base import Usage
 
 
 class RunStatus(StrEnum):

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core.messages import AssistantMessage, ToolCall, ToolResult, message_from_dict
-from ..core.session import SessionState
-from .state import TURN_EVENTS, Turn
+from ...core.messages import AssistantMessage, ToolCall, ToolResult, message_from_dict
+from ...core.session import SessionState
+from ..state import TURN_EVENTS, Turn
 
 if TYPE_CHECKING:
-    from .runner import Runner
+    from ..state.host import Host
 
 REJECTED = ("A person did not approve this call of {tool!r}{why}. Do not retry it; tell "
             "the user or take another step.")
@@ -62,7 +62,7 @@ def skip_dead(state: SessionState) -> None:
         state.event_seq += TURN_EVENTS
 
 
-def restart(runner: Runner, state: SessionState, context: Any, name: str,
+def restart(runner: Host, state: SessionState, context: Any, name: str,
             interrupted: int) -> Turn:
     """The turn after one that died (turn number `interrupted`): its events numbered
     past the dead turn's, `run_interrupted` first, a continuing response settled. The

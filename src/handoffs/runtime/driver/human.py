@@ -6,29 +6,29 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from ..core.context import RunContext
-from ..core.handoff import HandoffReason, HandoffRecord, context_json
-from ..core.messages import AssistantMessage
-from ..core.policy import Rejection
-from ..core.session import ViewSpec
-from ..errors import HandoffsError
-from ..log import fields
-from ..telemetry.config import count_handoff, observe
-from .handoffs import move
-from .ids import new_id
-from .prompt import enabled
-from .recovery import skip_dead
-from .result import RunResult, RunStatus
-from .state import Turn
+from ...core.context import RunContext
+from ...core.handoff import HandoffReason, HandoffRecord, context_json
+from ...core.messages import AssistantMessage
+from ...core.policy import Rejection
+from ...core.session import ViewSpec
+from ...errors import HandoffsError
+from ...log import fields
+from ...telemetry.config import count_handoff, observe
+from ..decisions.handoffs import move
+from ..decisions.recovery import skip_dead
+from ..decisions.views import enabled
+from ..effects.ids import new_id
+from ..state import Turn
+from ..state.result import RunResult, RunStatus
 from .turn import check_text, load
 
 if TYPE_CHECKING:
-    from .runner import Runner
+    from ..state.host import Host
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("handoffs.runtime.human")  # a stable name (docs/observability.md)
 
 
-async def select_agent(runner: Runner, session_id: str, name: str) -> HandoffRecord:
+async def select_agent(runner: Host, session_id: str, name: str) -> HandoffRecord:
     """See `Runner.select_agent`. The pick is stored and published like any handoff:
     `agent_handoff` and `agent_changed` when accepted, `handoff_rejected` when the policy
     refuses it. A session that waits for a person's approval refuses any pick
@@ -85,7 +85,7 @@ async def select_agent(runner: Runner, session_id: str, name: str) -> HandoffRec
     return record
 
 
-async def reply_as_human(runner: Runner, session_id: str, text: str,
+async def reply_as_human(runner: Host, session_id: str, text: str,
                          handoff_to: str | None) -> RunResult:
     """See `Runner.reply_as_human`. Checked before anything changes: a refused reply
     leaves the session as it was, on every store."""

@@ -21,32 +21,32 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..core.events import Event
-from ..core.history import last_user_index
-from ..core.messages import Note, UserMessage
-from ..core.session import Checkpoint, SessionState, ViewSpec
-from ..errors import HandoffsError
-from ..log import fields, show_first_failure
-from ..telemetry.config import observe
-from . import recovery
+from ...core.events import Event
+from ...core.history import last_user_index
+from ...core.messages import Note, UserMessage
+from ...core.session import Checkpoint, SessionState, ViewSpec
+from ...errors import HandoffsError
+from ...log import fields, show_first_failure
+from ...telemetry.config import observe
+from ..decisions import recovery
+from ..state import Fail, Leg, Outcome, Turn, failed, finish
+from ..state.result import RunResult, RunStatus
 from .loop import drive
-from .result import RunResult, RunStatus
-from .state import Fail, Leg, Outcome, Turn, failed, finish
 
 if TYPE_CHECKING:
-    from .feed import Feed
-    from .runner import Runner
+    from ..state.host import Host
 
-log = logging.getLogger(__name__)
+
+log = logging.getLogger("handoffs.runtime.turn")  # a stable name (docs/observability.md)
 
 RESUMED = "The previous turn was interrupted; resumed."
 CAUGHT_UP = ("The previous message was interrupted before it was answered; the next "
              "answer covers it too.")
 
 
-async def run_turn(runner: Runner, session_id: str, text: str, channel: str | None,
+async def run_turn(runner: Host, session_id: str, text: str, channel: str | None,
                    context: Any, sink: Callable[[Event], None] | None,
-                   timeout: float | None = None, feed: Feed | None = None) -> RunResult:
+                   timeout: float | None = None, feed: Any = None) -> RunResult:
     """Run one user turn on the session under its lock, persisted at both ends; its
     events go to `sink` as they happen, or to `feed` (what `runner.stream` reads).
 
@@ -110,7 +110,7 @@ async def run_turn(runner: Runner, session_id: str, text: str, channel: str | No
         raise
 
 
-async def resume(runner: Runner, session_id: str, context: Any,
+async def resume(runner: Host, session_id: str, context: Any,
                  sink: Callable[[Event], None] | None) -> RunResult | None:
     """Answer the message of an interrupted turn, if there is one (else None)."""
     async with runner.store.lock(session_id):
@@ -120,7 +120,7 @@ async def resume(runner: Runner, session_id: str, context: Any,
         return await resume_held(runner, state, context, sink)
 
 
-async def resume_held(runner: Runner, state: SessionState, context: Any,
+async def resume_held(runner: Host, state: SessionState, context: Any,
                       sink: Callable[[Event], None] | None) -> RunResult | None:
     """`resume` on a session whose lock the caller holds (`approval.decide` after a
     continuation that died); None when no turn died."""
@@ -144,7 +144,7 @@ async def resume_held(runner: Runner, state: SessionState, context: Any,
 
 
 async def _first_commit(t: Turn, since: Checkpoint, sink: Callable[[Event], None] | None,
-                        feed: Feed | None) -> None:
+                        feed: Any) -> None:
     """Store the start of a turn after one that died (and its events so far), then give
     it its reader (`recovery.restart` made it without one)."""
     # A list, not the turn's growing view: a store may keep what it is given.
@@ -225,7 +225,7 @@ _STATUS = {RunStatus.WAITING_FOR_HUMAN: "waiting_for_human",
 """The session status a turn's result leaves (else `idle`)."""
 
 
-def check_text(runner: Runner, text: Any) -> None:
+def check_text(runner: Host, text: Any) -> None:
     """A user's (or operator's) message must be text within the runner's size limit."""
     if not isinstance(text, str):
         raise HandoffsError(f"The message must be a string, not {type(text).__name__}.",
@@ -238,7 +238,7 @@ def check_text(runner: Runner, text: Any) -> None:
             code="message_too_large")
 
 
-async def load(runner: Runner, session_id: str) -> SessionState:
+async def load(runner: Host, session_id: str) -> SessionState:
     """The stored session, or a new one held by the team's entry agent."""
     state = await runner.store.load(session_id)
     if state is None:
@@ -246,7 +246,7 @@ async def load(runner: Runner, session_id: str) -> SessionState:
     return state
 
 
-def _active(runner: Runner, state: SessionState) -> str:
+def _active(runner: Host, state: SessionState) -> str:
     """The session's active agent; the entry agent if it has none or it left the team."""
     name = state.active_agent
     if name is None or name not in runner.team:

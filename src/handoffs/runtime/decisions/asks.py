@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..core.handoff import HandoffReason
-from ..core.handoff_tool import OWN_ARGUMENTS, split_arguments
-from ..core.messages import ToolCall
-from ..core.team import Route
-from ..core.tools import HandoffTo, validate_json
+from ...core.handoff import HandoffReason
+from ...core.handoff_tool import OWN_ARGUMENTS, split_arguments
+from ...core.messages import ToolCall
+from ...core.team import Route
+from ...core.tools import HandoffTo, validate_json
 
 if TYPE_CHECKING:
     import pydantic

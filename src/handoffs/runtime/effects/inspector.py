@@ -26,12 +26,12 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import HandoffsError
-from ..models.base import ModelRequest, ModelResponse
-from ..telemetry.config import CAPTURE_ENV
+from ...errors import HandoffsError
+from ...models.base import ModelRequest, ModelResponse
+from ...telemetry.config import CAPTURE_ENV
 
 if TYPE_CHECKING:
-    from .state import Leg, Turn
+    from ..state import Leg, Turn
 
 INSPECT_EVENTS = frozenset(("model_request", "model_response"))
 """The event types inspection adds (operator-only on the server)."""

@@ -7,26 +7,26 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.handoff import Handoff, HandoffReason, HandoffRecord
-from ..core.messages import AssistantMessage, Note
-from ..core.plan import PlanStep
-from ..core.team import Route
-from ..core.tools import ToolSpec
-from ..errors import HandoffsError
-from ..telemetry.config import observe
+from ...core.handoff import Handoff, HandoffReason, HandoffRecord
+from ...core.messages import AssistantMessage, Note
+from ...core.plan import PlanStep
+from ...core.team import Route
+from ...core.tools import ToolSpec
+from ...errors import HandoffsError
+from ...telemetry.config import observe
+from ..decisions.recovery import skip_dead
+from ..effects.ids import new_id
+from ..state import Fail, Leg, Pause, Turn, failed, finish, result
+from ..state.result import RunResult, RunStatus
 from .delegation import delegate
-from .ids import new_id
 from .loop import activate
-from .recovery import skip_dead
-from .result import RunResult, RunStatus
-from .state import Fail, Leg, Pause, Turn, failed, finish, result
 from .turn import load
 
 if TYPE_CHECKING:
-    from .runner import Runner
+    from ..state.host import Host
 
 
-async def run_plan(runner: Runner, session_id: str,
+async def run_plan(runner: Host, session_id: str,
                    steps: Sequence[PlanStep | Mapping[str, Any] | Sequence[Any]],
                    context: Any) -> RunResult:
     """See `Runner.run_plan`."""

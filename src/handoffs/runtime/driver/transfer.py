@@ -6,19 +6,19 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from ..core.handoff import HandoffReason, HandoffRecord
-from ..core.messages import Note
-from ..core.session import Checkpoint, SessionState
-from ..errors import HandoffsError
-from .ids import new_id
+from ...core.handoff import HandoffReason, HandoffRecord
+from ...core.messages import Note
+from ...core.session import Checkpoint, SessionState
+from ...errors import HandoffsError
+from ..effects.ids import new_id
 
 if TYPE_CHECKING:
-    from .runner import Runner
+    from ..state.host import Host
 
 CONTEXTS = ("summary", "full", "reference")
 
 
-async def transfer_session(runner: Runner, session_id: str, to_agent: str, context: str,
+async def transfer_session(runner: Host, session_id: str, to_agent: str, context: str,
                            new_session_id: str | None) -> SessionState:
     """See `Runner.transfer_session`."""
     if context not in CONTEXTS:
@@ -54,7 +54,7 @@ async def transfer_session(runner: Runner, session_id: str, to_agent: str, conte
             new.messages.append(Note(f"Transferred from session {session_id!r} "
                                      f"({source}).", to_agent))
         elif context == "summary":
-            from .summary import summarize
+            from ..effects.summary import summarize
 
             model = runner.model_for(to_agent) or runner.model_for(source)
             summary = await summarize(runner.team.summarizer, model, old.messages,

@@ -11,29 +11,25 @@ Where DESIGN.md's short form needed a precise reading:
 
 from __future__ import annotations
 
-import inspect
 import logging
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.agent import Agent
-from ..core.context import RunContext
-from ..core.handoff import Handoff, HandoffReason, HandoffRecord, context_json
-from ..core.history import last_user_index
-from ..core.messages import HandoffMark, ToolResult
-from ..core.policy import MULTIPLE_HANDOFFS, Rejection
-from ..core.session import ViewSpec
-from ..core.team import Route
-from ..log import fields
-from ..telemetry.config import captures
+from ...core.agent import Agent
+from ...core.handoff import Handoff, HandoffReason, HandoffRecord, context_json
+from ...core.history import last_user_index
+from ...core.messages import HandoffMark, ToolResult
+from ...core.policy import MULTIPLE_HANDOFFS, Rejection
+from ...core.session import ViewSpec
+from ...core.team import Route
+from ...log import fields
+from ...telemetry.config import captures
+from ..state import Fail, Leg, Transfer, Turn, history_of, turn_text
 from . import converge
-from .ids import new_id
-from .prompt import ctx_of, enabled
-from .requests import HandoffAsk, payload_json
-from .state import Fail, Leg, Transfer, Turn, history_of, turn_text
+from .asks import HandoffAsk, payload_json
+from .views import ctx_of, enabled
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("handoffs.runtime.handoffs")  # a stable name (docs/observability.md)
 
 _LLM = HandoffReason.LLM
 _PROGRAMMATIC = HandoffReason.PROGRAMMATIC
@@ -103,45 +99,21 @@ def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult |
                                     else ask.explanation or turn_text(t))
             t.add_record(record)
             decision.delegations.append((ask, record, payload))
-        else:  # recorded once its hook and summary succeed (settle_transfer)
+        else:  # recorded once its hook and summary succeed (driver.settle)
             decision.transfer = Transfer(ask.route, record, target, payload)
     return decision
 
 
-async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
-                          results: list[ToolResult | None], marks: list[HandoffMark | None],
-                          said: str) -> Transfer | Fail | None:
-    """Complete the accepted transfer: its `on_handoff` hook, then its summary, then its
-    record and its call's result. A hook or summary that fails refuses the handoff
-    (`handoff_hook_failed`, `summary_failed`) and fails the agent, so nothing of it is
-    half applied. On the main line the caller moves the session; inside a delegation the
-    transfer changes who answers the delegation, here."""
+def complete_transfer(t: Turn, leg: Leg, decision: Decision,
+                      results: list[ToolResult | None], marks: list[HandoffMark | None]
+                      ) -> Transfer | None:
+    """An accepted transfer whose hook and summary succeeded (`driver.settle`): its record
+    and its call's result. On the main line the caller moves the session; inside a
+    delegation the transfer changes who answers the delegation, here."""
     transfer = decision.transfer
     ask = decision.transfer_ask
-    if transfer is None or ask is None:
-        decision.flush(t)
-        return None
-    route = transfer.route
-    record = transfer.record
-    if route is not None and route.handoff.on_handoff is not None:
-        try:
-            await call_hook(route, ctx_of(t, leg), transfer.payload)
-        except Exception as exc:
-            return _failed_after(t, leg, ask, record, results, marks, "handoff_hook_failed",
-                                 f"The on_handoff hook of the route to {ask.target!r} failed "
-                                 f"({type(exc).__name__}: {exc}); the handoff was not made.",
-                                 exc, decision)
-    if route is not None and history_of(route, t) == "summary":
-        try:  # made once, from what the source saw, before the view moves on
-            from .summary import summary_for  # only routes with history="summary"
-
-            record.summary = await summary_for(t, leg, route, said)
-        except Exception as exc:
-            return _failed_after(t, leg, ask, record, results, marks, "summary_failed",
-                                 f"The summary for the handoff to {ask.target!r} could not "
-                                 f"be made ({type(exc).__name__}: {exc}); the handoff was "
-                                 "not made.", exc, decision)
-    t.add_record(record)
+    assert transfer is not None and ask is not None
+    t.add_record(transfer.record)
     decision.flush(t)
     result_for(t, leg, ask, results, marks, f"Transferred to {transfer.target.label}.", False,
                "transferred")
@@ -160,7 +132,7 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
     return None
 
 
-def _failed_after(t: Turn, leg: Leg, ask: HandoffAsk, record: HandoffRecord,
+def failed_after(t: Turn, leg: Leg, ask: HandoffAsk, record: HandoffRecord,
                   results: list[ToolResult | None], marks: list[HandoffMark | None],
                   code: str, message: str, exc: BaseException, decision: Decision) -> Fail:
     """A handoff that passed the policy but could not be completed: refused, and the
@@ -218,10 +190,10 @@ def record_for(t: Turn, source: str, ask: HandoffAsk, payload: Any, accepted: bo
     route = ask.route
     call = ask.call
     record = HandoffRecord(
-        new_id(), source, ask.target, ask.reason, ask.explanation,
+        t.fx.new_id(), source, ask.target, ask.reason, ask.explanation,
         None if payload is None else payload_json(payload), accepted,
         rejection.code if rejection else None, rejection.message if rejection else "",
-        time.time(), t.state.turn, call.name, call.id,
+        t.fx.now(), t.state.turn, call.name, call.id,
         route is not None and route.handoff.returns,
     )
     if line is not None:
@@ -313,12 +285,3 @@ def target_of(t: Turn, tool_name: str) -> str:
         if tool_name.startswith(prefix):
             return tool_name[len(prefix):]
     return tool_name
-
-
-async def call_hook(route: Route | None, ctx: RunContext, payload: Any) -> None:
-    """The route's `on_handoff(ctx, payload)`, awaited if it is a coroutine."""
-    if route is None or route.handoff.on_handoff is None:
-        return
-    value = route.handoff.on_handoff(ctx, payload)
-    if inspect.isawaitable(value):
-        await value

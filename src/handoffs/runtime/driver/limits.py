@@ -14,10 +14,10 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 
-from ..core.messages import AssistantMessage
-from .prompt import ctx_of
-from .result import RunResult, RunStatus
-from .state import Fail, Leg, Outcome, Turn, append, failed, result
+from ...core.messages import AssistantMessage
+from ..decisions.views import ctx_of
+from ..state import Fail, Leg, Outcome, Turn, append, failed, result
+from ..state.result import RunResult, RunStatus
 
 
 async def within_deadline(t: Turn, leg: Leg,

@@ -1,4 +1,5 @@
-"""Summaries for `history="summary"` handoffs: made once per handoff, kept on the record."""
+"""Summaries for `history="summary"` handoffs (made once per handoff, kept on the record)
+and session transfers: a model call with the summariser's prompt, an effect."""
 
 from __future__ import annotations
 
@@ -6,12 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.messages import AssistantMessage, Message, Note, ToolResult, UserMessage
-from ..core.team import Route
-from ..errors import HandoffsError
-from ..models.base import Model, ModelRequest
-from .prompt import window
-from .state import Leg, Turn
+from ...core.messages import AssistantMessage, Message, Note, ToolResult, UserMessage
+from ...errors import HandoffsError
+from ...models.base import Model, ModelRequest
 
 DEFAULT_PROMPT = (
     "Summarise the conversation below for {target}, who takes it over from {source}. "
@@ -61,7 +59,7 @@ async def summarize(
     s = summarizer or Summarizer()
     model: Any = s.model if s.model is not None else fallback_model
     if isinstance(model, str):
-        from ..models.registry import get_model
+        from ...models.registry import get_model
 
         model = get_model(model)
     if model is None:
@@ -76,21 +74,3 @@ async def summarize(
     response = await model.complete(request)
     text: str = response.text
     return text.strip()[: s.max_chars]
-
-
-async def summary_for(t: Turn, leg: Leg, route: Route, said: str = "") -> str:
-    """The summary a `history="summary"` route hands over: made once, from everything
-    the source saw (its own incoming summary included, so summaries accumulate over
-    chained handoffs) and what it said last; the caller stores it on the record."""
-    summarizer = route.handoff.summarizer or t.team.summarizer
-    messages: list[Message] = []
-    incoming = leg.summary or (leg.record.summary if leg.record is not None else None)
-    if incoming:
-        messages.append(Note(f"Summary of the conversation before {route.source} took "
-                             f"over:\n{incoming}", route.source, to_model=True))
-    messages.extend(window(t, leg))
-    if said:
-        messages.append(AssistantMessage(said, route.source))
-    fallback_model = t.runner.model_for(route.source)
-    return await summarize(summarizer, fallback_model, messages, route.source,
-                           route.target.name)

@@ -1,157 +1,30 @@
-"""The state of one turn: its outcomes, its lines of work, its events and records.
+"""The state of one turn: its events (numbered, held back until stored), its records,
+counters and usage, and the helpers that read and write them.
 
-Every module of the runtime reads and writes the turn through these objects; they hold
-no behaviour beyond bookkeeping.
+The state layer: the decisions (`runtime.decisions`) and the driver
+(`runtime.driver`) read and write the turn through these objects; what the turn needs
+of the outside (its runner's settings, the effects executor) is named by the protocols
+of `state.host`, so nothing here imports a layer above.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
-from ..core.agent import Agent
-from ..core.context import HandoffContext, RunContext
-from ..core.events import Event
-from ..core.handoff import HandoffRecord, handoff_context
-from ..core.history import Window, last_user_index, render_full
-from ..core.messages import Message, UserMessage
-from ..core.session import SessionState
-from ..core.team import AgentPlan, Route, Team
-from ..models.base import Model, Usage
+from ...core.events import Event
+from ...core.handoff import HandoffRecord
+from ...core.history import last_user_index, render_full
+from ...core.messages import Message, UserMessage
+from ...core.session import SessionState
+from ...core.team import Route, Team
+from ...models.base import Model, Usage
+from .host import Executor, Host
+from .leg import Fail, Leg
 from .result import RunError, RunResult, RunStatus
 
 if TYPE_CHECKING:
-    from ..telemetry.observer import Observer
-    from .feed import Feed
-    from .runner import Runner
-
-
-@dataclass(slots=True)
-class Answer:
-    text: str
-    agent: str
-    data: Any = None
-    """The validated object of an agent with an `output_type` (`text` is its JSON)."""
-
-
-@dataclass(slots=True)
-class Transfer:
-    route: Route | None
-    record: HandoffRecord
-    target: Agent
-    payload: Any
-
-
-@dataclass(slots=True)
-class Fail:
-    code: str
-    message: str
-    agent: str
-    recoverable: bool = True
-    """False for failures a fallback cannot fix (max_steps, script exhausted)."""
-    exception: BaseException | None = None
-    """The exception behind the failure, kept for `RunError.exception` and the log."""
-
-
-@dataclass(slots=True)
-class Pause:
-    """The agent's response has calls that wait for a person's decision (stored in
-    `SessionState.pending`); the turn ends `waiting_for_approval`."""
-
-    agent: str
-    frame: dict[str, Any] | None = None
-    """A delegate's paused work (its response and its own messages), for its caller to
-    store with the caller's response (`approval.suspend`)."""
-
-
-Outcome = Answer | Transfer | Fail | Pause
-
-
-class Leg:
-    """One thread of work: the session's main line, or a delegation's private line.
-
-    The main line appends to the session transcript and sees it through the session's
-    view; a delegation appends to its own list and sees a fixed window of the transcript
-    followed by that list.
-    """
-
-    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "failures", "force", "hidden",
-                 "last_refusal", "last_word", "line", "main", "nudged", "pausable", "payload",
-                 "plan",
-                 "record", "rendered", "route", "sub", "summary", "system")
-
-    def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
-                 base: Window | None = None, line: str | None = None) -> None:
-        self.plan = plan
-        self.agent = plan.agent
-        self.main = main
-        self.depth = depth
-        self.base = base
-        self.line = line
-        """The delegation record this line works for (None: the main conversation)."""
-        self.pausable = main
-        """Whether a call that needs approval may pause this line (the main line, and a
-        delegation made by the main line's model; not a plan step nor a nested one)."""
-        self.sub: list[Message] = []
-        self.rendered: list[Message] = []
-        self.record: HandoffRecord | None = None
-        """The handoff that gave the current agent the work (None: the entry agent)."""
-        self.payload: Any = None
-        self._handoff: HandoffContext | None = None
-        self.route: Route | None = None
-        self.summary: str | None = None
-        self.ctx: RunContext | None = None
-        """Cached for the current agent; cleared whenever the agent or its handoff changes."""
-        self.system: str | None = None
-        """Cached system text when the agent's instructions are a plain string."""
-        # What the current agent has been through in this turn (`runtime.converge`),
-        # reset by `switch` (assigned here, not in a method: this runs per handoff).
-        self.failures = 0
-        """Its responses in a row that got nothing but refusals and errors."""
-        self.last_refusal: tuple[str, str] | None = None
-        """(target, code) of its latest refused handoff."""
-        self.hidden: frozenset[str] = frozenset()
-        """Handoff tools no longer offered to it (refused twice in a row)."""
-        self.force: tuple[tuple[Any, ...], str | None] | None = None
-        """The tools and tool choice of its next request only (a narrated handoff)."""
-        self.nudged = False
-        """Whether it was already asked once more after narrating a handoff."""
-        self.last_word = False
-        """Whether it was given its last word (a request without tools) after steps
-        without progress."""
-
-    def switch(self, plan: AgentPlan) -> None:
-        self.plan = plan
-        self.agent = plan.agent
-        self.ctx = None
-        self.system = None
-        self.failures = 0
-        self.last_refusal = None
-        self.hidden = frozenset()
-        self.force = None
-        self.nudged = self.last_word = False
-
-    @property
-    def handoff(self) -> HandoffContext | None:
-        """`ctx.handoff` for the current agent, built only when someone asks for it."""
-        h = self._handoff
-        if h is None and self.record is not None:
-            h = self._handoff = handoff_context(self.record, self.payload)
-        return h
-
-    def handed(self, record: HandoffRecord | None, payload: Any, route: Route | None) -> None:
-        """Record how the current agent got the work (invalidates the caches)."""
-        self.record = record
-        self.payload = payload
-        self._handoff = None
-        self.route = route
-        self.summary = None
-        self.ctx = None
-        self.system = None
-
+    import asyncio
 
 TURN_EVENTS = 1 << 20
 """How many event numbers a turn may use: the next turn after one that died starts this
@@ -161,21 +34,25 @@ far past the last stored number, beyond any the dead turn may have shown."""
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "built", "context", "deadline", "feed", "forced", "grace",
+    __slots__ = ("accepted", "built", "context", "deadline", "feed", "forced", "fx", "grace",
                  "max_steps", "models", "obs", "owner", "raw", "records", "recovered",
                  "refusals", "repeats", "runner", "seq0", "sink", "state", "steps", "stopping",
                  "stored", "streaming", "team", "usage", "usage_by_agent", "user_index")
 
-    def __init__(self, runner: Runner, state: SessionState, context: Any,
-                 sink: Callable[[Event], None] | None, feed: Feed | None = None) -> None:
+    def __init__(self, runner: Host, state: SessionState, context: Any,
+                 sink: Callable[[Event], None] | None, feed: Any = None) -> None:
         self.runner = runner
+        """The runner's settings and parts (`state.host.Host`)."""
+        self.fx: Executor = runner.executor
+        """The effects executor: the clock, ids, model and tool calls (`state.host`)."""
         self.team: Team = runner.team
         self.models: dict[str, Model | None] = runner._models
         self.max_steps = runner.max_steps
         self.state = state
         self.context = context
         self.feed = feed
-        """`runner.stream`'s reader: events go to its list; it is woken when it sleeps."""
+        """`runner.stream`'s reader (`driver.feed.Feed`): events go to its list
+        (`feed.events`); it is woken (`feed.wake()`) when it sleeps (`feed.waiter`)."""
         if feed is not None:
             sink = feed.events.append
         self.sink = sink
@@ -210,7 +87,7 @@ class Turn:
         self.refusals: list[str] = []
         """The sentences refused handoffs gave models this turn (an answer that repeats
         one to the user is not delivered: `runtime.converge`)."""
-        self.obs: Observer | None = None
+        self.obs: Any = None
         """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
         which then sits in front of `sink` and wraps `models`."""
 
@@ -218,11 +95,11 @@ class Turn:
         sink = self.sink
         if sink is None:
             # Nobody is listening now: keep the parts, build Event objects on demand.
-            self.raw.append((type_, time.time(), data, result))
+            self.raw.append((type_, self.fx.now(), data, result))
             return
         state = self.state
         raw = self.raw
-        e = Event(type_, state.id, state.turn, time.time(), data, result, self.seq0 + len(raw))
+        e = Event(type_, state.id, state.turn, self.fx.now(), data, result, self.seq0 + len(raw))
         raw.append(e)
         sink(e)
         feed = self.feed
@@ -248,7 +125,7 @@ class Turn:
         if read (the memory store never reads them; durable stores do)."""
         return _LazyEvents(self, self.stored)
 
-    def attach(self, sink: Callable[[Event], None] | None, feed: Feed | None) -> None:
+    def attach(self, sink: Callable[[Event], None] | None, feed: Any) -> None:
         """Give a turn made without a reader (`recovery.restart`) its reader, once its
         first commit stored what it did so far: the reader gets those events now."""
         if feed is not None:
@@ -267,11 +144,11 @@ class Turn:
         `deliver` sends it once the turn is stored, so no client hears "completed" of a
         turn the store does not hold."""
         if self.sink is None:  # nobody reads the turn live, and no telemetry
-            self.raw.append((type_, time.time(), data, result))
+            self.raw.append((type_, self.fx.now(), data, result))
             return
         state = self.state
         raw = self.raw
-        e = Event(type_, state.id, state.turn, time.time(), data, result, self.seq0 + len(raw))
+        e = Event(type_, state.id, state.turn, self.fx.now(), data, result, self.seq0 + len(raw))
         raw.append(e)
         obs = self.obs
         if obs is not None:  # telemetry ends its spans now (its ids are stored with the
@@ -310,7 +187,7 @@ class Turn:
         state = self.state
         err = res.error
         assert err is not None
-        e = Event("run_failed", state.id, state.turn, time.time(), {
+        e = Event("run_failed", state.id, state.turn, self.fx.now(), {
             "status": res.status, "agent": res.agent, "code": err.code,
             "message": err.message}, res, self.seq0 + len(raw))
         raw.append(e)

@@ -11,13 +11,16 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ..core.handoff import HandoffRecord
-from ..core.messages import HandoffMark, ToolCall, ToolResult, message_from_dict
-from ..models.base import ModelResponse
-from . import approval, delegation, handoffs
+from ...core.handoff import HandoffRecord
+from ...core.messages import HandoffMark, ToolCall, ToolResult, message_from_dict
+from ...models.base import ModelResponse
+from ..decisions import handoffs
+from ..decisions.approvals import suspend
+from ..decisions.asks import HandoffAsk, validation_error
+from ..decisions.response import Calls
+from ..state import Fail, Leg, Outcome, Pause, Transfer, Turn
+from . import delegation
 from .loop import activate, after_delegations, respond
-from .requests import HandoffAsk, validation_error
-from .state import Fail, Leg, Outcome, Pause, Transfer, Turn
 
 
 async def continue_response(t: Turn, leg: Leg, response: ModelResponse,
@@ -53,8 +56,8 @@ async def continue_delegation(t: Turn, leg: Leg, pending: dict[str, Any],
     text, fail = await delegation.finish(t, sub, record,
                                          await continue_response(t, sub, response, decided))
     if isinstance(fail, Pause):  # the delegate waits for another approval
-        return approval.suspend(t, leg, own, results, marks, i, fail, caller["transfer"],
-                                escalate, stored=True)
+        return suspend(t, leg, own, results, marks, i, fail, caller["transfer"],
+                       escalate, stored=True)
     handoffs.result_for(t, leg, ask, results, marks, text, fail is not None, "delegated")
     decision = handoffs.Decision()
     if caller["transfer"] is not None:
@@ -63,7 +66,8 @@ async def continue_delegation(t: Turn, leg: Leg, pending: dict[str, Any],
         decision.transfer_ask, target_payload = _asked(t, leg, j, calls[j], planned)
         decision.transfer = Transfer(decision.transfer_ask.route, planned,
                                      t.team[planned.target], target_payload)
-    outcome = await after_delegations(t, leg, own, results, marks, decision, escalate)
+    outcome = await after_delegations(t, leg, own, Calls(results, marks, escalate=escalate),
+                                      decision)
     return outcome if outcome is not None else await activate(t, leg)
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.messages import ToolCall
-from .state import Turn
+from ...core.messages import ToolCall
+from ..state import Turn
 
 REPEATED_TOOL_CALL = "repeated_tool_call"
 

@@ -14,12 +14,12 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from ..core.events import TERMINAL_EVENTS, Event
-from .result import RunResult
+from ...core.events import TERMINAL_EVENTS, Event
+from ..state.result import RunResult
 from .turn import run_turn
 
 if TYPE_CHECKING:
-    from .runner import Runner
+    from ..state.host import Host
 
 
 class Feed:
@@ -46,7 +46,7 @@ class Feed:
         return w
 
 
-async def stream_turn(runner: Runner, session_id: str, text: str, channel: str | None,
+async def stream_turn(runner: Host, session_id: str, text: str, channel: str | None,
                       context: Any, timeout: float | None) -> AsyncIterator[Event]:
     """`runner.stream`: the turn runs in its own task and appends its events to a feed;
     the reader sleeps on one future only when it has read them all (an asyncio.Queue and
@@ -85,7 +85,7 @@ async def stream_turn(runner: Runner, session_id: str, text: str, channel: str |
         await feed.sleep(loop)
 
 
-async def _fed_turn(runner: Runner, feed: Feed, session_id: str, text: str,
+async def _fed_turn(runner: Host, feed: Feed, session_id: str, text: str,
                     channel: str | None, context: Any, timeout: float | None) -> RunResult:
     """The streamed turn's task: the turn, then forget the task and wake the reader (also
     when the turn raised before its terminal event)."""

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import logging
 
-from ..core.messages import AssistantMessage, Note, ToolResult
-from ..core.narration import (
+from ...core.messages import AssistantMessage, Note, ToolResult
+from ...core.narration import (
     CALL_TEXT,
     NARRATED_HANDOFF,
     REFUSAL_ECHO,
@@ -35,11 +35,11 @@ from ..core.narration import (
     looks_like_call,
     narrated,
 )
-from ..log import fields
-from .prompt import ctx_of, enabled
-from .state import Fail, Leg, Turn, append
+from ...log import fields
+from ..state import Fail, Leg, Turn, append
+from .views import ctx_of, enabled
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("handoffs.runtime.converge")  # a stable name (docs/observability.md)
 
 NO_PROGRESS = "no_progress"
 """The code of an agent stopped after `HandoffPolicy.max_failed_steps` steps in a row

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import inspect
 
-from ..core.guardrails import GuardrailResult, guardrail_name
-from .prompt import ctx_of
-from .state import Fail, Leg, Turn
+from ...core.guardrails import GuardrailResult, guardrail_name
+from ..decisions.views import ctx_of
+from ..state import Fail, Leg, Turn
 
 
 async def check(t: Turn, leg: Leg, stage: str, text: str) -> Fail | None:

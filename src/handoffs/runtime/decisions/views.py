@@ -1,33 +1,36 @@
 """What an agent's model is sent: its system text, its view of the transcript, its tools.
 
-DESIGN.md's first step of the loop: the agent's instructions (plus the source's
-transferred instructions, the handoff note and the summary a handoff brings), the
-transcript seen through the agent's history view, its tools and its enabled handoffs.
+DESIGN.md's first step of the loop, as pure functions of the turn's state: the agent's
+instructions (plus the handoff instructions, the source's transferred instructions, the
+handoff note and the summary a handoff brings: `compose`), the transcript seen through
+the agent's history view (`window`), its tools and its enabled handoffs (`request`).
+Instructions given as a function and MCP servers' tools are resolved by the driver
+(`driver.requests`), which then asks `request` for the request.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.context import RunContext
-from ..core.handoff import Handoff, handoff_note
-from ..core.history import CustomFilter, Window, views_of
-from ..core.messages import Message
-from ..core.team import AgentPlan
-from ..errors import HandoffsError
-from ..models.base import NO_SETTINGS, ModelRequest
-from .state import Leg, Turn, history_of
+from ...core.context import RunContext
+from ...core.handoff import Handoff, handoff_note
+from ...core.history import CustomFilter, Window, views_of
+from ...core.messages import Message
+from ...core.team import AgentPlan
+from ...core.tools import ToolSpec
+from ...errors import HandoffsError
+from ...models.base import NO_SETTINGS, ModelRequest
+from ..state import Leg, Turn, history_of
 
 
-async def request_for(t: Turn, leg: Leg) -> ModelRequest:
-    """The model request for the leg's current agent, as of now."""
+def request(t: Turn, leg: Leg, system: str, extra: tuple[ToolSpec, ...] = ()) -> ModelRequest:
+    """The model request for the leg's current agent, as of now, given its system text
+    (the driver resolves an instructions function and MCP servers' tools: `extra`). After
+    a narrated handoff the request offers only the transfer tools, once; routes refused
+    twice in a row are not offered (`decisions.converge`)."""
     agent = leg.agent
     plan = leg.plan
-    system = leg.system
-    if system is None:
-        system = await system_text(t, leg)
     force = leg.force
     if force is not None:  # once: the transfer tools after a narrated handoff
         leg.force = None
@@ -39,14 +42,10 @@ async def request_for(t: Turn, leg: Leg) -> ModelRequest:
         choice = "auto"  # the forced call was made this turn (Agent.reset_tool_choice)
     tools = plan.specs if plan.static else specs(plan, ctx_of(t, leg))
     hidden = leg.hidden
-    if hidden:  # routes refused twice in a row (runtime.converge)
+    if hidden:  # routes refused twice in a row (decisions.converge)
         tools = tuple(s for s in tools if s.name not in hidden)
-    if agent.mcp:
-        offered, down = await t.runner.mcp.offer(
-            agent, (*plan.tools, *plan.routes), (t.state.id, t.state.turn))
-        tools = (*tools, *offered)
-        if down:
-            system = f"{system}\n\n{down}" if system else down
+    if extra:
+        tools = (*tools, *extra)
     return ModelRequest(
         agent.name, system, window(t, leg), tools,
         choice, agent.model_settings or NO_SETTINGS, plan.output, plan.parallel_tool_calls,
@@ -111,22 +110,7 @@ def specs(plan: AgentPlan, ctx: RunContext) -> tuple[Any, ...]:
     return tuple(out)
 
 
-async def system_text(t: Turn, leg: Leg) -> str:
-    """The agent's instructions with what its handoff brings (cached when they are text)."""
-    cached = leg.system
-    if cached is not None:
-        return cached
-    instructions = leg.agent.instructions
-    if callable(instructions):
-        value = instructions(ctx_of(t, leg))
-        if inspect.isawaitable(value):
-            value = await value
-        return _with_handoff(t, leg, str(value))
-    leg.system = text = _with_handoff(t, leg, instructions)
-    return text
-
-
-def _with_handoff(t: Turn, leg: Leg, text: str) -> str:
+def compose(t: Turn, leg: Leg, text: str) -> str:
     """The agent's instructions plus how to hand off (`Team(handoff_instructions=...)`)
     and what its handoff brings: note, source, summary."""
     record = leg.record

@@ -1,0 +1,89 @@
+"""Tool calls that wait for a person: `@tool(needs_approval=...)`, `runner.approve`,
+`runner.reject`: what
+the decisions keep (the paused response, a delegate's paused work with its caller's).
+
+When a response of the main line has a call whose tool needs approval, nothing of that
+response runs yet: the response (text and calls) and the calls that wait are stored in
+`SessionState.pending`, an `approval_requested` event names each, and the turn ends
+`waiting_for_approval` (persisted: another process, after a restart, can decide). Each
+decision is stored as it comes; the last one is stored too, before anything of the
+response runs, and continues the same turn with the same agent: approved calls run, a
+rejected call's result is the person's reason (an error result the model reads), the
+other calls of the response run as usual, and the agent goes on. While a session waits,
+a new user message is refused (`waiting_for_approval`).
+
+Approved calls run at most once. If the process dies while the continuation runs, the
+decisions are kept and nothing of the response runs again: the next turn (a message,
+`runner.resume`, or deciding again) answers each call with "outcome unknown"
+(`recovery.settle`). A tool makes itself idempotent with `ctx.call_id`, the id of the
+call it runs.
+
+A delegate of the main line waits the same way: its own response and messages are
+stored with its caller's response (`suspend`), and the decision continues the delegate,
+then the caller (`continuation`). A delegate of a delegate, or of a plan step, cannot wait:
+the call's result says so.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ...core.messages import ToolCall
+from ...core.tools import Tool
+from ...log import fields
+from ...models.base import ModelResponse
+from ..state import Leg, Pause, Turn
+
+log = logging.getLogger("handoffs.runtime.approval")  # a stable name (docs/observability.md)
+
+
+def pause(t: Turn, leg: Leg, response: ModelResponse,
+          waiting: list[tuple[int, ToolCall, Tool]]) -> Pause:
+    """Keep the response and the calls that wait; say so; end the agent's work. On the
+    main line it is stored now; a delegate's goes to its caller (`suspend`), with the
+    delegate's own messages so far."""
+    name = leg.agent.name
+    frame: dict[str, Any] = {
+        "agent": name, "text": response.text, "calls": _calls(response.tool_calls),
+        "waiting": [c.id for _, c, _ in waiting], "decisions": {},
+    }
+    for _, c, _ in waiting:
+        t.emit("approval_requested", {"agent": name, "tool": c.name, "call_id": c.id,
+                                      "arguments": c.arguments})
+    state = t.state
+    log.info("%s waits for a person's approval of %s", name,
+             ", ".join(f"{c.name} ({c.id})" for _, c, _ in waiting),
+             extra=fields(state.id, state.turn, name))
+    if leg.main:
+        t.state.pending = frame
+        return Pause(name)
+    frame["record"] = leg.line
+    frame["messages"] = [m.to_dict() for m in leg.sub]
+    return Pause(name, frame)
+
+
+def suspend(t: Turn, leg: Leg, response: ModelResponse, results: list[Any],
+            marks: list[Any], index: int, paused: Pause, transfer: Any,
+            escalate: Any, stored: bool = False) -> Pause:
+    """The main line's response waits for its delegate's approval: store both, the
+    calls the response already settled, and the transfer it decided (if any; `stored`:
+    already in its stored form)."""
+    assert paused.frame is not None
+    if transfer is not None and not stored:
+        transfer = [transfer[0], transfer[1].to_dict()]
+    caller = {
+        "agent": leg.agent.name, "text": response.text,
+        "calls": _calls(response.tool_calls),
+        "results": [None if r is None else r.to_dict() for r in results],
+        "marks": list(marks), "delegation": index,
+        "transfer": transfer,
+        "escalate": None if escalate is None else [escalate.code, escalate.message,
+                                                   escalate.agent],
+    }
+    t.state.pending = {**paused.frame, "caller": caller}
+    return Pause(leg.agent.name)
+
+
+def _calls(calls: Any) -> list[dict[str, str]]:
+    return [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]

@@ -1,0 +1,98 @@
+"""A person's decision on a waiting tool call (`runner.approve`, `runner.reject`): stored
+as it comes; the last one is stored before anything of the response runs, then continues
+the same turn (`continuation`). What waits, and how, is the decisions'
+(`decisions.approvals`); a continuation that died is settled by `decisions.recovery`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from ...core.history import last_user_index
+from ...core.messages import ToolCall
+from ...errors import HandoffsError
+from ...log import fields
+from ...models.base import ModelResponse
+from ...telemetry.config import captures, observe
+from ..decisions.recovery import continuing
+from ..state import Leg, Turn, finish, result
+from ..state.host import Host
+from ..state.result import RunResult, RunStatus
+
+log = logging.getLogger("handoffs.runtime.approval")  # a stable name (docs/observability.md)
+
+
+async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
+                 reason: str = "", context: Any = None) -> RunResult:
+    """Record a person's decision on a waiting call; the last one continues the turn."""
+    if not isinstance(reason, str):
+        raise HandoffsError("The reason must be a string.", code="invalid_argument")
+    store = runner.store
+    async with store.lock(session_id):
+        state = await store.load(session_id)
+        if state is None:
+            raise HandoffsError(f"No session {session_id!r}.", code="not_found")
+        pending = state.pending
+        earlier = {} if pending is None else pending.get("decisions", {})
+        died = pending is not None and continuing(pending)
+        if (pending is None or call_id not in pending.get("waiting", ())
+                or (call_id in earlier and not died)):
+            waiting = ", ".join(pending.get("waiting", ())) if pending else ""
+            raise HandoffsError(
+                f"Session {session_id!r} has no call {call_id!r} waiting for approval"
+                + (f" (waiting: {waiting})." if waiting else "."), code="no_pending_approval")
+        if died:  # its continuation died: the decisions stand, nothing runs again
+            from .turn import resume_held
+
+            resumed = await resume_held(runner, state, context, None)
+            assert resumed is not None
+            return resumed
+        since = state.checkpoint()
+        agent = pending["agent"]
+        decisions = {**earlier, call_id: {"approved": bool(approved), "reason": reason}}
+        state.pending = pending = {**pending, "decisions": decisions}
+        t = Turn(runner, state, context, None)
+        t.user_index = last_user_index(state.messages)
+        observe(t)  # traced: the decision joins the trace of the turn that waits
+        tool = next((c["name"] for c in pending["calls"] if c["id"] == call_id), "")
+        t.emit("approval_decided", {"agent": agent, "tool": tool, "call_id": call_id,
+                                    "approved": bool(approved), "reason": reason})
+        log.info("call %s (%s) of %s %s%s", tool, call_id, agent,
+                 "approved" if approved else "rejected",
+                 f": {reason[:200]}" if reason and captures(runner) else "",
+                 extra=fields(state.id, state.turn, agent))
+        caller = pending.get("caller")
+        line_agent = agent if caller is None else caller["agent"]
+        if any(c not in decisions for c in pending["waiting"]):
+            res = result(t, "", line_agent, RunStatus.WAITING_FOR_APPROVAL)
+            finish(t, res)
+            await store.commit(state, since, t.lazy_events)
+            return res
+        for name in {agent, line_agent}:
+            if name not in runner.team:
+                raise HandoffsError(f"The agent {name!r} of the waiting call is no longer "
+                                    "in the team.", code="not_found")
+        # Every decision is stored before anything of the response runs: a process that
+        # dies from here on leaves them kept, and no approved call runs twice.
+        state.status = "running"
+        await store.commit(state, since, t.events[:])  # a list: the turn goes on
+        t.stored = len(t.raw)
+        since = state.checkpoint()
+        state.pending = None
+        response = ModelResponse(pending["text"], tuple(
+            ToolCall(c["id"], c["name"], c["arguments"]) for c in pending["calls"]))
+        from .continuation import continue_delegation, continue_response
+        from .turn import answer
+
+        async def first(leg: Leg) -> Any:
+            if caller is not None:
+                return await continue_delegation(t, leg, pending, response, decisions)
+            return await continue_response(t, leg, response, decisions)
+
+        state.active_agent = line_agent
+        limit = runner.turn_timeout  # the continued turn is bounded like any other
+        deadline = (None if limit is None
+                    else (asyncio.get_running_loop().time() + limit, limit / 4))
+        return await answer(t, line_agent, "", since, deadline, first=first)

@@ -1,0 +1,194 @@
+"""The main line of a turn and one agent's activation, as the driver performs them:
+DESIGN.md's step 3.
+
+`drive` runs the active agent until someone answers, a handoff ends the turn, or it
+fails; `activate` is one agent at work: build the request, call the model through the
+executor (`t.fx`), and let the decisions (`decisions.response`) say what the response
+means; run its tool calls (`tools`), its delegations (`delegation`) and its transfer's
+hook and summary (`settle`), each decided before and after by the decisions.
+Delegations recurse into `activate` on their own line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ...errors import HandoffsError
+from ...models.base import ModelResponse
+from ..decisions import converge, handoffs
+from ..decisions import response as decide
+from ..decisions.approvals import pause, suspend
+from ..decisions.views import ctx_of
+from ..state import Answer, Fail, Leg, Outcome, Pause, Transfer, Turn, result, turn_text
+from ..state.result import RunResult, RunStatus
+from . import delegation, guardrails, limits
+from .requests import request_for
+from .settle import settle_transfer
+from .tools import needing, run_tools
+
+
+async def drive(t: Turn, name: str, text: str, check_input: bool = True,
+                first: Callable[[Leg], Awaitable[Outcome]] | None = None) -> RunResult:
+    """Run the main line from the active agent until someone answers (or it fails).
+
+    `first`: what the agent does before its next model call (continuing a response
+    after an approval); None: it starts with a model call."""
+    state = t.state
+    team = t.team
+    agent = team[name]
+    if agent.is_human:
+        t.emit("human_waiting", {"agent": name, "display_name": agent.label})
+        return result(t, "", name, RunStatus.WAITING_FOR_HUMAN)
+    leg = Leg(team.plan(name), main=True)
+    came = decide.incoming(t, state)
+    if came is not None:
+        leg.handed(*came)
+    t.emit("agent_started", {"agent": name, "display_name": agent.label})
+    outcome: Outcome | None = None
+    if first is not None:
+        outcome = await (first(leg) if t.deadline is None
+                         else limits.within_deadline(t, leg, lambda _, lg: first(lg)))
+    elif check_input and agent.input_guardrails:
+        outcome = await guardrails.check(t, leg, "input", text)
+    while True:
+        if outcome is None:
+            outcome = await activate(t, leg)
+        if isinstance(outcome, Pause):
+            return result(t, "", outcome.agent, RunStatus.WAITING_FOR_APPROVAL)
+        if isinstance(outcome, Answer):
+            tripped = (await guardrails.check(t, leg, "output", outcome.text)
+                       if leg.agent.output_guardrails else None)
+            if tripped is None:
+                return result(t, outcome.text, outcome.agent, RunStatus.COMPLETED,
+                              data=outcome.data)
+            outcome = tripped
+        if isinstance(outcome, Fail):
+            if outcome.code == "max_steps" and t.runner.on_max_steps is not None:
+                return await limits.max_steps_output(t, leg, outcome)
+            recovery = decide.recover(t, leg, outcome)
+            if recovery is None:
+                return decide.given_up(t, leg, outcome)
+            limits.grace_for_fallback(t)
+            outcome = recovery
+        ended = decide.moved(t, leg, outcome)
+        if ended is not None:
+            return ended
+        target = leg.agent
+        if target.input_guardrails:
+            outcome = await guardrails.check(t, leg, "input", turn_text(t))
+        else:
+            outcome = None
+
+
+# -- one agent at work ---------------------------------------------------------------
+
+
+def activate(t: Turn, leg: Leg) -> Awaitable[Outcome]:
+    """Let the leg's agent work until it answers, hands off or fails, within its timeout
+    (and, on the main line, within the turn's time limit)."""
+    if t.deadline is not None and leg.main:
+        return limits.within_deadline(t, leg, _steps)
+    if leg.agent.timeout is None:
+        return _steps(t, leg)  # no wrapper coroutine on the common path
+    return _timed_steps(t, leg)
+
+
+async def _timed_steps(t: Turn, leg: Leg) -> Outcome:
+    timeout = leg.agent.timeout
+    assert timeout is not None
+    try:
+        return await asyncio.wait_for(_steps(t, leg), timeout)
+    except TimeoutError:
+        return Fail("timeout", f"{leg.agent.name} did not finish within {timeout:g} s.",
+                    leg.agent.name)
+
+
+async def _steps(t: Turn, leg: Leg) -> Outcome:
+    invalid = 0  # answers that were not the agent's output type, this activation
+    while True:
+        agent = leg.agent
+        name = agent.name
+        model = t.models.get(name)
+        if model is None and not agent.is_human:
+            try:
+                model = t.models[name]  # resolved on first need
+            except HandoffsError as exc:
+                return Fail(exc.code, str(exc), name, recoverable=False, exception=exc)
+        cannot = decide.no_model(t, leg, model)
+        if cannot is not None:
+            return cannot
+        assert model is not None
+        request = await request_for(t, leg)
+        t.steps += 1
+        try:
+            call = t.fx.model(t, model, request)
+            seen = t.runner.inspector  # Runner(inspect=True): the request and response
+            response = await (call if seen is None else seen.watch(t, leg, request, call))
+        except Exception as exc:
+            fail = decide.model_failed(t, leg, exc)
+            if fail is None:
+                continue
+            return fail
+        decide.count(t, name, response.usage)
+        if leg.last_word and response.tool_calls:  # no tools were offered: still calls
+            return converge.stuck(leg)
+        text = response.text
+        if not response.tool_calls:
+            outcome, invalid = decide.answered(t, leg, text, invalid)
+            if outcome is decide.AGAIN:
+                continue
+            assert not isinstance(outcome, str)
+            return outcome
+        if text:
+            t.emit("message", {"agent": name, "text": text})
+        next_ = await respond(t, leg, response)
+        if next_ is not None:
+            return next_
+
+
+async def respond(t: Turn, leg: Leg, response: ModelResponse,
+                  decided: dict[str, Any] | None = None) -> Outcome | None:
+    """Run ordinary tools, then decide handoffs; append the response and its results.
+
+    Calls whose tool needs approval stop the response on the main line
+    (`decisions.approvals`); `decided` holds a person's decisions when it continues."""
+    calls = decide.sort_calls(t, leg, response)
+    if calls.ordinary and leg.plan.approvals:
+        waiting = await needing(ctx_of(t, leg), calls.ordinary)
+        waiting = decide.apply_decisions(t, leg, calls, waiting, decided)
+        if waiting:
+            return pause(t, leg, response, waiting)
+    if calls.ordinary:
+        outs = await run_tools(t, ctx_of(t, leg), leg.agent.name, calls.ordinary)
+        decide.tools_done(leg, calls, outs)
+    if not calls.asks:
+        return decide.settled(t, leg, response, calls, None)
+    decision = handoffs.decide(t, leg, calls.asks, calls.results, calls.marks)
+    if decision.delegations:
+        paused = await delegation.run_all(t, leg, decision.delegations, calls.results,
+                                          calls.marks, activate)
+        if paused is not None:  # a delegate waits for approval: so does this response
+            decision.flush(t)
+            ask = decision.transfer_ask
+            planned = (None if ask is None or decision.transfer is None
+                       else (ask.index, decision.transfer.record))
+            return suspend(t, leg, response, calls.results, calls.marks, paused[0].index,
+                           paused[1], planned, calls.escalate)
+    return await after_delegations(t, leg, response, calls, decision)
+
+
+async def after_delegations(t: Turn, leg: Leg, response: ModelResponse,
+                            calls: decide.Calls, decision: handoffs.Decision
+                            ) -> Outcome | None:
+    """The rest of a response once its delegations answered: its transfer, then the
+    response and its results into the line."""
+    transfer: Transfer | None = None
+    settled = await settle_transfer(t, leg, decision, calls.results, calls.marks,
+                                    response.text)
+    if isinstance(settled, Fail):
+        calls.escalate = calls.escalate or settled
+    else:
+        transfer = settled
+    return decide.settled(t, leg, response, calls, transfer)

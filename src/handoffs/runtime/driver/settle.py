@@ -1,0 +1,78 @@
+"""Completing an accepted handoff: what it takes awaiting, the route's `on_handoff` hook
+and a summary route's summary, before the decisions record it
+(`decisions.handoffs.complete_transfer`). A hook or summary that fails refuses the
+handoff (`handoff_hook_failed`, `summary_failed`) and fails the agent, so nothing of it
+is half applied."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from ...core.context import RunContext
+from ...core.messages import AssistantMessage, HandoffMark, Message, Note, ToolResult
+from ...core.team import Route
+from ..decisions.handoffs import Decision, complete_transfer, failed_after
+from ..decisions.views import ctx_of, window
+from ..state import Fail, Leg, Transfer, Turn, history_of
+
+
+async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
+                          results: list[ToolResult | None], marks: list[HandoffMark | None],
+                          said: str) -> Transfer | Fail | None:
+    """Complete the response's accepted transfer, if it has one: its hook, then its
+    summary (made once, from what the source saw, before the view moves on), then its
+    record (`complete_transfer`)."""
+    transfer = decision.transfer
+    ask = decision.transfer_ask
+    if transfer is None or ask is None:
+        decision.flush(t)
+        return None
+    route = transfer.route
+    record = transfer.record
+    if route is not None and route.handoff.on_handoff is not None:
+        try:
+            await call_hook(route, ctx_of(t, leg), transfer.payload)
+        except Exception as exc:
+            return failed_after(t, leg, ask, record, results, marks, "handoff_hook_failed",
+                                f"The on_handoff hook of the route to {ask.target!r} failed "
+                                f"({type(exc).__name__}: {exc}); the handoff was not made.",
+                                exc, decision)
+    if route is not None and history_of(route, t) == "summary":
+        try:
+            record.summary = await summary_for(t, leg, route, said)
+        except Exception as exc:
+            return failed_after(t, leg, ask, record, results, marks, "summary_failed",
+                                f"The summary for the handoff to {ask.target!r} could not "
+                                f"be made ({type(exc).__name__}: {exc}); the handoff was "
+                                "not made.", exc, decision)
+    return complete_transfer(t, leg, decision, results, marks)
+
+
+async def call_hook(route: Route | None, ctx: RunContext, payload: Any) -> None:
+    """The route's `on_handoff(ctx, payload)`, awaited if it is a coroutine."""
+    if route is None or route.handoff.on_handoff is None:
+        return
+    value = route.handoff.on_handoff(ctx, payload)
+    if inspect.isawaitable(value):
+        await value
+
+
+async def summary_for(t: Turn, leg: Leg, route: Route, said: str = "") -> str:
+    """The summary a `history="summary"` route hands over: made once, from everything
+    the source saw (its own incoming summary included, so summaries accumulate over
+    chained handoffs) and what it said last; the caller stores it on the record."""
+    summarizer = route.handoff.summarizer or t.team.summarizer
+    messages: list[Message] = []
+    incoming = leg.summary or (leg.record.summary if leg.record is not None else None)
+    if incoming:
+        messages.append(Note(f"Summary of the conversation before {route.source} took "
+                             f"over:\n{incoming}", route.source, to_model=True))
+    messages.extend(window(t, leg))
+    if said:
+        messages.append(AssistantMessage(said, route.source))
+    from ..effects.summary import summarize  # only routes with history="summary"
+
+    fallback_model = t.models[route.source]
+    return await summarize(summarizer, fallback_model, messages, route.source,
+                           route.target.name)

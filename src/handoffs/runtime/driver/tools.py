@@ -1,0 +1,70 @@
+"""Running a response's ordinary tool calls (concurrently), before any handoff is decided,
+and asking which of them wait for a person (`needing`: a tool's rule may be a function,
+sync or async, of the arguments).
+
+A tool's bad arguments and its exceptions are feedback to the model (the call's result,
+`is_error`), unless the tool says `on_error="raise"`; a tool that returns `HandoffTo`
+asks for a programmatic handoff (`decisions.calls`). Each tool runs through the executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from dataclasses import replace
+from typing import Any
+
+from ...core.context import RunContext
+from ...core.messages import ToolCall
+from ...core.tools import Tool
+from ..decisions.calls import Ready, ToolOutcome, before, raised, returned
+from ..state import Turn
+
+
+async def run_tools(t: Turn, ctx: RunContext, agent: str,
+                    calls: list[tuple[int, ToolCall, Tool]]) -> list[ToolOutcome]:
+    """Run the calls concurrently; results in call order."""
+    if len(calls) == 1:
+        _, c, tl = calls[0]
+        return [await run_tool(t, ctx, agent, c, tl)]
+    return list(await asyncio.gather(*(run_tool(t, ctx, agent, c, tl) for _, c, tl in calls)))
+
+
+async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) -> ToolOutcome:
+    """One call: its arguments checked (`decisions.calls.before`), the tool run through
+    the executor (with its own context, holding the call's id), its outcome."""
+    ready = before(t, agent, c, tl)
+    if not isinstance(ready, Ready):
+        return ready
+    if tl.takes_context:
+        ctx = replace(ctx, call_id=c.id)
+    try:
+        value = await t.fx.tool(t, tl, ctx, ready.args, c.id)
+    except Exception as exc:
+        if tl.on_error == "raise":
+            raise
+        return raised(t, agent, c, exc)
+    return returned(t, agent, c, ready, value)
+
+
+async def needing(ctx: Any, calls: list[tuple[int, ToolCall, Tool]]
+                  ) -> list[tuple[int, ToolCall, Tool]]:
+    """The calls whose tool needs approval for these arguments."""
+    out = []
+    for item in calls:
+        rule = item[2].needs_approval
+        if rule is False:
+            continue
+        if callable(rule):
+            try:
+                args = json.loads(item[1].arguments or "{}")
+            except ValueError:
+                continue  # bad arguments: the call fails as feedback, nothing runs
+            decided = rule(ctx, args)
+            if inspect.isawaitable(decided):
+                decided = await decided
+            if not decided:
+                continue
+        out.append(item)
+    return out

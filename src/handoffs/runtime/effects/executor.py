@@ -1,0 +1,64 @@
+"""The effects executor of a turn in this process (`InProcess`): the clock, ids, a model
+call (streamed to the turn's reader when it streams) and a tool call, performed
+directly. It is the default `Runner(executor=...)`; the protocol it implements is
+`state.host.Executor`, so an executor for a durable-execution engine can record each
+effect and replay it.
+
+Its methods hand back the call's own awaitable rather than wrapping it in a coroutine of
+their own, so the seam costs a turn no extra frame per model or tool call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+from ...core.context import RunContext
+from ...core.tools import Tool
+from ...errors import ModelError
+from ...models.base import Model, ModelRequest, ModelResponse, TextDelta
+from ..state import Turn
+from .ids import new_id
+
+
+class InProcess:
+    """Performs a turn's effects in this process (see the module)."""
+
+    __slots__ = ()
+
+    now = staticmethod(time.time)
+    """The clock: `time.time`."""
+    new_id = staticmethod(new_id)
+    """Ids: a per-process random prefix and a counter (`effects.ids`)."""
+
+    def model(self, t: Turn, model: Model, request: ModelRequest) -> Awaitable[ModelResponse]:
+        """The model's response; streamed as `text_delta` events when the turn streams."""
+        if t.streaming:
+            return streamed(t, model, request)
+        return model.complete(request)
+
+    def tool(self, t: Turn, tool: Tool, ctx: RunContext, args: Any,
+             call_id: str) -> Awaitable[Any]:
+        """The tool's return value (a traced turn runs it with its span current)."""
+        obs = t.obs
+        if obs is None:
+            return tool.invoke(ctx, args)
+        return obs.invoke(tool, ctx, args, call_id)  # type: ignore[no-any-return]
+
+
+async def streamed(t: Turn, model: Model, request: ModelRequest) -> ModelResponse:
+    """A streamed model call: text deltas become events, the last piece is the response."""
+    response: ModelResponse | None = None
+    async for piece in model.stream(request):
+        if isinstance(piece, TextDelta):
+            t.emit("text_delta", {"agent": request.agent, "text": piece.text})
+        else:
+            response = piece
+    if response is None:
+        raise ModelError("The model's stream ended without a response.")
+    return response
+
+
+IN_PROCESS = InProcess()
+"""The executor a `Runner` uses unless it is given another."""

@@ -1,0 +1,82 @@
+"""What a turn needs of the outside world, as protocols: the runner's settings and parts
+(`Host`, which the `Runner` is), and the effects executor (`Executor`), the seam through
+which every clock read, id, model call and tool call goes.
+
+The state layer names them here, so the layers above (decisions, effects, driver, runner)
+all point down at the same contract: `runtime.effects` implements `Executor` in process
+(`InProcess`), and an executor for a durable-execution engine (`handoffs.temporal`) makes
+each model and tool call an activity of a workflow that runs the same decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ...core.context import RunContext
+    from ...core.team import Team
+    from ...core.tools import Tool
+    from ...models.base import Model, ModelRequest, ModelResponse
+    from ...stores.base import SessionStore
+
+
+class Executor(Protocol):
+    """Performs a turn's effects. Everything a turn does that is not a pure function of
+    its state goes through here: the clock, new ids, a model call (streamed to the turn's
+    reader when it streams) and a tool call; `t` is the `state.turn.Turn` they belong to.
+    The in-process executor calls them directly; a durable one records each so a replay
+    returns the same answers."""
+
+    def now(self) -> float:
+        """The current time, in seconds since the epoch (events and records)."""
+        ...
+
+    def new_id(self) -> str:
+        """A new id, unique across processes (records, calls)."""
+        ...
+
+    def model(self, t: Any, model: Model, request: ModelRequest) -> Awaitable[ModelResponse]:
+        """One model call for the turn: the whole response; when the turn streams, its
+        text goes to the turn's reader as `text_delta` events as it comes."""
+        ...
+
+    def tool(self, t: Any, tool: Tool, ctx: RunContext, args: Any,
+             call_id: str) -> Awaitable[Any]:
+        """Run one tool call with validated arguments; its return value, or its exception
+        raised."""
+        ...
+
+
+class Host(Protocol):
+    """What the driver and a turn need of the runner that runs them (the `Runner` is one):
+    its team, store, limits and defaults, its models by agent, and its executor."""
+
+    team: Team
+    store: SessionStore
+    executor: Executor
+    max_steps: int
+    max_message_chars: int
+    turn_timeout: float | None
+    history: Any
+    """The history view of routes that set none (`Runner(history=...)`)."""
+    on_max_steps: Any
+    telemetry: Any
+    inspector: Any
+    _running: dict[str, Any]
+    _detached: set[Any]
+    _mcp: Any
+
+    @property
+    def _models(self) -> dict[str, Model | None]:
+        """Each agent's model, resolved when first asked for (`Runner._models`)."""
+        ...
+
+    def model_for(self, name: str) -> Model | None:
+        """The model agent `name` uses (None for a human agent)."""
+        ...
+
+    @property
+    def mcp(self) -> Any:
+        """The runner's MCP connections (`mcp.hub.Hub`)."""
+        ...
