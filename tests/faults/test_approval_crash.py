@@ -54,7 +54,8 @@ async def test_an_approved_call_never_runs_twice_when_its_process_dies(
 
     approving = _run(durable_backend.url, "approve", call_id, *extra, env=env)
     deadline = time.monotonic() + 30
-    while not marks.exists():  # refund ran; the agent's next model call hangs
+    # refund ran (its line written, not only its file opened); the next model call hangs
+    while not (marks.exists() and marks.read_text().endswith("\n")):
         assert approving.poll() is None, approving.communicate()
         assert time.monotonic() < deadline
         await asyncio.sleep(0.02)

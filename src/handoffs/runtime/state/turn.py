@@ -35,7 +35,7 @@ class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
     __slots__ = ("accepted", "built", "context", "deadline", "feed", "forced", "fx", "grace",
-                 "max_steps", "models", "obs", "owner", "raw", "records", "recovered",
+                 "max_steps", "models", "now", "obs", "owner", "raw", "records", "recovered",
                  "refusals", "repeats", "runner", "seq0", "sink", "state", "steps", "stopping",
                  "stored", "streaming", "team", "usage", "usage_by_agent", "user_index")
 
@@ -45,6 +45,8 @@ class Turn:
         """The runner's settings and parts (`state.host.Host`)."""
         self.fx: Executor = runner.executor
         """The effects executor: the clock, ids, model and tool calls (`state.host`)."""
+        self.now: Callable[[], float] = self.fx.now
+        """The executor's clock (read for every event)."""
         self.team: Team = runner.team
         self.models: dict[str, Model | None] = runner._models
         self.max_steps = runner.max_steps
@@ -95,11 +97,11 @@ class Turn:
         sink = self.sink
         if sink is None:
             # Nobody is listening now: keep the parts, build Event objects on demand.
-            self.raw.append((type_, self.fx.now(), data, result))
+            self.raw.append((type_, self.now(), data, result))
             return
         state = self.state
         raw = self.raw
-        e = Event(type_, state.id, state.turn, self.fx.now(), data, result, self.seq0 + len(raw))
+        e = Event(type_, state.id, state.turn, self.now(), data, result, self.seq0 + len(raw))
         raw.append(e)
         sink(e)
         feed = self.feed
@@ -144,11 +146,11 @@ class Turn:
         `deliver` sends it once the turn is stored, so no client hears "completed" of a
         turn the store does not hold."""
         if self.sink is None:  # nobody reads the turn live, and no telemetry
-            self.raw.append((type_, self.fx.now(), data, result))
+            self.raw.append((type_, self.now(), data, result))
             return
         state = self.state
         raw = self.raw
-        e = Event(type_, state.id, state.turn, self.fx.now(), data, result, self.seq0 + len(raw))
+        e = Event(type_, state.id, state.turn, self.now(), data, result, self.seq0 + len(raw))
         raw.append(e)
         obs = self.obs
         if obs is not None:  # telemetry ends its spans now (its ids are stored with the
@@ -187,7 +189,7 @@ class Turn:
         state = self.state
         err = res.error
         assert err is not None
-        e = Event("run_failed", state.id, state.turn, self.fx.now(), {
+        e = Event("run_failed", state.id, state.turn, self.now(), {
             "status": res.status, "agent": res.agent, "code": err.code,
             "message": err.message}, res, self.seq0 + len(raw))
         raw.append(e)
