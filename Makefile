@@ -8,7 +8,7 @@ BASE   := $(VENV)/.installed-base
 SERVER := $(VENV)/.installed-server
 APT_LOG := .apt.log
 
-.PHONY: demo chat eval web web-screenshots trace-screenshot chromium axe graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions clean
+.PHONY: demo chat eval web web-screenshots trace-screenshot chromium axe graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions bench-guard clean
 
 define venv
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -183,6 +183,12 @@ bench-peers: $(STAMP) bench-tokens
 TREES ?= src
 bench-instructions: $(STAMP) valgrind
 	$(BIN)/python bench/instructions.py $(foreach t,$(TREES),--src $(t))
+
+# The speed guard (CI): those counts against the budgets in bench/budgets.json, failing
+# when one grows more than 3% and saying which functions grew; `python bench/guard.py
+# --update` writes new budgets (docs/benchmarks.md, "The speed guard").
+bench-guard: $(STAMP) valgrind
+	$(BIN)/python bench/guard.py
 
 # Model traffic only (figure (f)): every framework against one local OpenAI-compatible
 # server; prints the tables, writes bench/results/traffic-<date>.json (docs: make bench-peers).

@@ -386,6 +386,17 @@ def rel(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
+KEPT = "<!-- Sections below are written by hand or by other bench/ scripts; " \
+       "bench/compare.py keeps them when it writes the page again. -->"
+
+
+def kept_sections(doc_file: Path) -> str:
+    """What follows the KEPT marker in the page today (the other benchmarks' sections:
+    routing on a real model, live events across processes, the speed guard, ...)."""
+    text = doc_file.read_text() if doc_file.exists() else ""
+    return "\n" + text[text.index(KEPT):] if KEPT in text else "\n" + KEPT + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     today = dt.date.today().isoformat()
@@ -426,7 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     traffic_chart = charts_ok and bool((res.get("traffic") or {}).get("summary")) and \
         (img_dir / "bench_traffic.png").exists()
     doc_file.parent.mkdir(parents=True, exist_ok=True)
-    doc_file.write_text(render_doc(res, frameworks, charts_ok, traffic_chart))
+    doc_file.write_text(render_doc(res, frameworks, charts_ok, traffic_chart)
+                        + kept_sections(doc_file))
 
     summ, stores = res["summary"], res.get("stores")
     print(main_table(summ, frameworks))

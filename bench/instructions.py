@@ -19,6 +19,9 @@ Figures, per tree (each under the same interpreter, `--python`, default this one
 - turn H=1, stream: the same turn through `runner.stream`, every event consumed; and
   stream / run. (Instructions leave out the kernel: the event loop's epoll call costs a
   streamed turn more time than its instruction count shows.)
+- turn H=1, SQLite: the `runner.run` turn on a SQLite store in a temporary folder (the
+  persisted turn: the commit's encoding and SQL; the file system's own work is the
+  kernel's and not counted).
 - import: `import handoffs.runtime.runner` in a fresh interpreter minus `pass`, bytecode
   cached (as figure (d) times it).
 
@@ -43,7 +46,7 @@ WARMUP = 20
 
 # What the child runs: the public API only, so older trees run it too (no bench/ import).
 CHILD = '''
-import asyncio, gc, sys
+import asyncio, collections, gc, json, os, sys
 from handoffs import Agent, HandoffPolicy, Runner, Team
 from handoffs.core.messages import ToolCall
 from handoffs.models import ModelResponse, TextDelta
@@ -70,10 +73,22 @@ async def main(hops, turns, mode, warmup):
     agents = [Agent(f"agent_{i}", instructions=f"You are agent {i}.",
                     handoffs=[f"agent_{i + 1}"] if i < hops else ()) for i in range(hops + 1)]
     team = Team(agents, policy=HandoffPolicy(max_handoffs_per_turn=max(hops, 5)))
-    runner = Runner(team, model=ChainModel(hops), max_steps=hops + 5)
+    store = None
+    if mode == "sqlite":
+        import tempfile
+        store = "sqlite:///" + tempfile.mkdtemp() + "/bench.db"
+    runner = Runner(team, model=ChainModel(hops), max_steps=hops + 5, store=store)
     for k in range(warmup):
         await runner.run(f"w{k}", "go")
     gc.disable()
+    calls = None
+    if os.environ.get("BENCH_COUNT_CALLS"):  # bench/guard.py: Python calls per function
+        calls = collections.Counter()
+        def count(frame, event, arg):
+            if event == "call":
+                code = frame.f_code
+                calls[code.co_filename.rsplit("/", 1)[-1] + ":" + code.co_qualname] += 1
+        sys.setprofile(count)
     for k in range(turns):
         if mode == "stream":
             events = [e async for e in runner.stream(f"c{k}", "go")]
@@ -81,18 +96,23 @@ async def main(hops, turns, mode, warmup):
         else:
             output = (await runner.run(f"c{k}", "go")).output
         assert output == "done", output
+    if calls is not None:
+        sys.setprofile(None)
+        print(json.dumps({k: v / turns for k, v in calls.items()}))
 
 hops, turns, mode, warmup = sys.argv[1:5]
 asyncio.run(main(int(hops), int(turns), mode, int(warmup)))
 '''
 
 
-def instructions(python: str, src: Path, args: list[str]) -> int:
-    """Instructions callgrind counts for `python <args>` with `src` first on the path."""
+def instructions(python: str, src: Path, args: list[str], keep: Path | None = None) -> int:
+    """Instructions callgrind counts for `python <args>` with `src` first on the path
+    (its per-function counts written to `keep` when given)."""
     env = child_env(src)
     with tempfile.TemporaryDirectory() as tmp:
+        out_file = keep or Path(tmp) / "cg.out"
         out = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", python,
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", python,
              *args], env=env, capture_output=True, text=True, check=False)
     found = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode != 0 or found is None:
@@ -110,15 +130,19 @@ def child_env(src: Path) -> dict[str, str]:
 
 def warm(python: str, src: Path) -> None:
     """Run the workloads once outside valgrind, so every counted run finds bytecode."""
-    for args in (["-c", CHILD, "1", "1", "stream", "1"], ["-c", CHILD, "5", "1", "run", "1"]):
+    for args in (["-c", CHILD, "1", "1", "stream", "1"], ["-c", CHILD, "5", "1", "run", "1"],
+                 ["-c", CHILD, "1", "1", "sqlite", "1"]):
         subprocess.run([python, *args], check=True, env=child_env(src))
 
 
-def per_turn(python: str, src: Path, hops: int, mode: str, turns: tuple[int, int]) -> float:
-    """Instructions per turn of `hops` handoffs through `mode` ("run" or "stream")."""
+def per_turn(python: str, src: Path, hops: int, mode: str, turns: tuple[int, int],
+             keep: tuple[Path, Path] | None = None) -> float:
+    """Instructions per turn of `hops` handoffs through `mode` ("run", "stream" or
+    "sqlite"); the two runs' per-function counts written to `keep` when given."""
     n1, n2 = turns
-    counts = [instructions(python, src, ["-c", CHILD, str(hops), str(n), mode, str(WARMUP)])
-              for n in (n1, n2)]
+    counts = [instructions(python, src, ["-c", CHILD, str(hops), str(n), mode, str(WARMUP)],
+                           keep[i] if keep else None)
+              for i, n in enumerate((n1, n2))]
     return (counts[1] - counts[0]) / (n2 - n1)
 
 
@@ -128,14 +152,17 @@ def measure(python: str, src: Path, turns: tuple[int, int]) -> dict[str, float]:
     run1 = per_turn(python, src, 1, "run", turns)
     run5 = per_turn(python, src, 5, "run", turns)
     stream1 = per_turn(python, src, 1, "stream", turns)
+    sqlite1 = per_turn(python, src, 1, "sqlite", turns)
     imported = (instructions(python, src, ["-c", "import handoffs.runtime.runner"])
                 - instructions(python, src, ["-c", "pass"]))
     return {"turn_run": run1, "per_handoff": (run5 - run1) / 4, "turn_stream": stream1,
-            "stream_ratio": stream1 / run1, "import": float(imported)}
+            "stream_ratio": stream1 / run1, "turn_sqlite": sqlite1,
+            "import": float(imported)}
 
 
 ROWS = (("turn H=1, `runner.run`", "turn_run"), ("per handoff", "per_handoff"),
         ("turn H=1, `runner.stream`", "turn_stream"), ("stream / run", "stream_ratio"),
+        ("turn H=1, SQLite store", "turn_sqlite"),
         ("import handoffs.runtime.runner", "import"))
 
 
