@@ -26,11 +26,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from ..a2a.cards import CARD_PATH, sdk
-from ..core.session import SessionState
 from ..core.team import Team
 from ..runtime.state.result import RunResult, RunStatus
-from ..stores.checks import session_id as check_id
-from . import auth
+from .contexts import bearer, open_context
 from .service import Service
 
 if TYPE_CHECKING:
@@ -141,15 +139,14 @@ async def _execute(svc: Service, context: Any, queue: EventQueue) -> None:
         return m
 
     headers = context.call_context.state.get("headers") or {}
-    secret = _bearer(headers.get("authorization", ""))
-    token, refusal = await _open(svc, sid, secret)
-    if token is not None:
-        task.metadata.update({TOKEN_FIELD: token})
+    opened = await open_context(svc, sid, bearer(headers.get("authorization")))
+    if opened.token is not None:
+        task.metadata.update({TOKEN_FIELD: opened.token})
     if fresh:
         await queue.enqueue_event(task)
-    if refusal is not None:
-        log.info("a2a message refused for session %s: %s", sid, refusal)
-        await up.reject(say(refusal))
+    if opened.refused is not None:
+        log.info("a2a message refused for session %s: %s", sid, opened.refused)
+        await up.reject(say(f"{opened.refused}: {opened.message}"))
         return
     await up.start_work()
     run = svc.turns.queue(sid)
@@ -202,32 +199,3 @@ def _text_part(text: str) -> Any:
     from a2a.helpers.proto_helpers import new_text_part
 
     return new_text_part(text)
-
-
-def _bearer(header: str) -> str | None:
-    scheme, _, value = header.partition(" ")
-    return value.strip() or None if scheme.lower() == "bearer" else None
-
-
-async def _open(svc: Service, sid: str, secret: str | None) -> tuple[str | None, str | None]:
-    """(a new session's token, None), (None, None) for a session the secret opens, or
-    (None, why not)."""
-    try:
-        check_id(sid)
-    except Exception as exc:
-        return None, f"invalid_argument: {exc}"
-    store = svc.store
-    state = await store.load(sid)
-    if state is not None:
-        if auth.is_operator(secret, svc.settings.operator_key) or (
-                secret is not None and auth.opens(state, secret)):
-            return None, None
-        return None, ("unauthorized: this context is a session of its own; present its "
-                      "token (Authorization: Bearer ...), given with its first task.")
-    token, digest = auth.new_token()
-    state = SessionState(sid, active_agent=svc.team.entry, metadata={auth.TOKEN_KEY: digest})
-    async with store.lock(sid):
-        if await store.load(sid) is not None:  # created meanwhile: it is someone's
-            return None, "unauthorized: this context was just started by another client."
-        await store.commit(state, state.checkpoint())
-    return token, None
