@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..core.remote import RemoteAgent, RemoteReply, RemoteRequest
+from ..core.remote import TOKEN_FIELD, RemoteAgent, RemoteReply, RemoteRequest
 from ..errors import HandoffsError
 from .cards import CARD_PATH, sdk
 
@@ -48,8 +48,11 @@ async def send(agent: RemoteAgent, request: RemoteRequest,
     from a2a.utils.errors import A2AError
 
     name = agent.name
+    headers = dict(agent.headers)
+    if request.token:
+        headers["Authorization"] = f"Bearer {request.token}"
     try:
-        async with (httpx.AsyncClient(headers=dict(agent.headers),
+        async with (httpx.AsyncClient(headers=headers,
                                       timeout=agent.remote_timeout) as http,
                     asyncio.timeout(agent.remote_timeout)):
             card = await _card(agent, http)
@@ -153,7 +156,7 @@ class _Reading:
     artifacts by id (chunks appended), the latest status message."""
 
     __slots__ = ("artifacts", "on_text", "said", "state", "status_text", "streamed",
-                 "task_id")
+                 "task_id", "token")
 
     def __init__(self, on_text: Callable[[str], None] | None) -> None:
         self.on_text = on_text
@@ -163,6 +166,7 @@ class _Reading:
         self.status_text = ""
         self.said: str | None = None  # a plain message answer (no task)
         self.streamed = False
+        self.token: str | None = None
 
     def add(self, event: StreamResponse) -> None:
         kind = event.WhichOneof("payload")
@@ -172,6 +176,8 @@ class _Reading:
         elif kind == "task":
             task = event.task
             self.task_id = task.id or None
+            if TOKEN_FIELD in task.metadata:
+                self.token = str(task.metadata[TOKEN_FIELD])
             self._status(task.status)
             for a in task.artifacts:
                 self.artifacts[a.artifact_id] = parts_text(a.parts)
@@ -206,4 +212,4 @@ class _Reading:
             text = "\n".join(t for t in self.artifacts.values() if t) or self.status_text
         if text and not self.streamed and self.on_text is not None:
             self.on_text(text)
-        return RemoteReply(self.state, text, self.task_id)
+        return RemoteReply(self.state, text, self.task_id, self.token)

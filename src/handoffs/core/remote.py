@@ -14,6 +14,9 @@ from .agent import Agent
 
 INTERRUPTED = frozenset(("input-required", "auth-required"))
 """A2A task states in which the task waits for the client: its id is kept in the session."""
+TOKEN_FIELD = "handoffs_session_token"
+"""The task metadata field in which a team served over A2A (`handoffs serve --a2a`) gives
+a new context's session token, once; a `RemoteAgent` keeps it and presents it after."""
 
 
 @dataclass(slots=True, frozen=True, init=False)
@@ -110,6 +113,9 @@ class RemoteRequest:
     task: the remote side has its history)."""
     message_id: str = ""
     """The A2A message id (the executor's id, so a replay sends the same)."""
+    token: str | None = None
+    """The bearer token the remote side gave this context (`TOKEN_FIELD`), sent as
+    `Authorization`; None: the agent's own `headers` only."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -123,3 +129,5 @@ class RemoteReply:
     """Its text: the artifacts' text, else the status message's (data parts as JSON)."""
     task_id: str | None = None
     """The task's id (None: the agent answered with a message, no task)."""
+    token: str | None = None
+    """A session token the remote side gave for this context (`TOKEN_FIELD`), if any."""

@@ -26,6 +26,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from ..a2a.cards import CARD_PATH, sdk
+from ..core.remote import TOKEN_FIELD
 from ..core.team import Team
 from ..runtime.state.result import RunResult, RunStatus
 from .contexts import bearer, open_context
@@ -39,8 +40,6 @@ log = logging.getLogger("handoffs.server.a2a")
 
 RPC_PATH = "/a2a"
 """Where the team answers A2A JSON-RPC requests."""
-TOKEN_FIELD = "handoffs_session_token"
-"""The task metadata field that carries a new session's token, once."""
 
 
 def agent_card(team: Team, url: str) -> AgentCard:

@@ -18,6 +18,9 @@ from .views import window
 
 TASKS = "a2a_tasks"
 """The session metadata key of the tasks remote agents left waiting: agent -> task id."""
+TOKENS = "a2a_tokens"
+"""The session metadata key of the tokens remote teams gave this conversation (a team
+served with `handoffs serve --a2a` opens a context with one): agent -> token."""
 
 _FAILED = {"failed": ("remote_failed", "failed"),
            "canceled": ("remote_failed", "had its task cancelled"),
@@ -32,18 +35,19 @@ def outgoing(t: Turn, leg: Leg) -> RemoteRequest:
     name = leg.agent.name
     state = t.state
     task = (state.metadata.get(TASKS) or {}).get(name)
+    token = (state.metadata.get(TOKENS) or {}).get(name)
     view = window(t, leg)
     last = _last_user(view)
     text = view[last].text if last is not None else turn_text(t)
     if task is not None:
-        return RemoteRequest(name, state.id, task, text, None, t.fx.new_id())
+        return RemoteRequest(name, state.id, task, text, None, t.fx.new_id(), token)
     data: dict[str, Any] = {"history": [m for m in map(_rendered, view[:last]) if m]}
     record = leg.record
     if record is not None:
         data["handoff"] = {"source": record.source, "reason": str(record.reason),
                            "kind": "delegation" if record.returns else "transfer",
                            "explanation": record.explanation, "payload": record.payload}
-    return RemoteRequest(name, state.id, None, text, data, t.fx.new_id())
+    return RemoteRequest(name, state.id, None, text, data, t.fx.new_id(), token)
 
 
 def _last_user(view: Any) -> int | None:
@@ -88,6 +92,8 @@ def replied(t: Turn, leg: Leg, reply: RemoteReply) -> Outcome:
         state.metadata[TASKS] = tasks
     else:
         state.metadata.pop(TASKS, None)
+    if reply.token:
+        state.metadata[TOKENS] = {**(state.metadata.get(TOKENS) or {}), name: reply.token}
     t.emit("remote_status", {"agent": name, "task_id": reply.task_id, "state": reply.state})
     text = reply.text
     if reply.state in _FAILED:
