@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from service.conftest import free_port
+from telemetry.conftest import otel  # noqa: F401  (the traced-turn fixture, shared)
 
 HERE = Path(__file__).resolve().parent
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from handoffs import Agent, Handoff, HumanAgent, RemoteAgent, Runner, RunStatus, Team
 from handoffs.testing import ScriptedModel, call, reply, transfer
 from service.conftest import free_port
+from telemetry.conftest import Otel
 
 from .conftest import Remote
 
@@ -159,3 +160,15 @@ async def test_auth_required_escalates_to_the_teams_person(remote: Remote) -> No
     assert record.reason.value == "escalation" and record.source == "billing"
     state = await runner.get_session("s8")
     assert state is not None and "billing" in state.metadata["a2a_tasks"]
+
+
+async def test_a_traced_turn_shows_the_remote_agent_as_an_agent_of_its_own(
+        remote: Remote, otel: Otel) -> None:
+    runner = Runner(team(remote.url), model=ScriptedModel([transfer("billing")]),
+                    telemetry=otel.telemetry)
+    await runner.run("s9", "my balance?")
+    agent = otel.one("invoke_agent billing")
+    parent = otel.parent_of(agent)
+    assert parent is not None and parent.name.startswith("invoke_workflow")
+    assert not [s for s in otel.spans if s.name.startswith("chat")
+                and otel.parent_of(s) is agent]  # no model of ours answered
