@@ -54,6 +54,7 @@ async def test_a_transfer_to_a_remote_agent_that_asks_for_input_then_completes(
     assert sent[1]["task_id"] == task and sent[1]["continues"]
     handoff = sent[0]["data"][0]["handoff"]
     assert handoff["source"] == "triage" and handoff["kind"] == "transfer"
+    assert handoff["note"].startswith("# Handoff") and "refund wanted" in handoff["note"]
     assert handoff["payload"] is None or isinstance(handoff["payload"], dict)
     assert sent[1]["data"] == []  # a continued task: the remote side has its history
     state = await runner.get_session("s1")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.handoff import HandoffReason, HandoffRecord
+from ...core.handoff import HandoffReason, HandoffRecord, handoff_note
 from ...core.messages import AssistantMessage, Message, Note, ToolResult, UserMessage
 from ...core.remote import INTERRUPTED, RemoteReply, RemoteRequest
 from ..state import Answer, Fail, Leg, Outcome, Transfer, Turn, append, turn_text
@@ -30,8 +30,8 @@ _FAILED = {"failed": ("remote_failed", "failed"),
 def outgoing(t: Turn, leg: Leg) -> RemoteRequest:
     """The message for the leg's remote agent: the latest user message (a delegate: its
     task) as text; for a new task also, as data, the handoff that brought the agent in
-    (source, reason, kind, payload) and the conversation before that message as the
-    route's history view shows it."""
+    (source, reason, kind, payload, and the note a local agent's system text would carry)
+    and the conversation before that message as the route's history view shows it."""
     name = leg.agent.name
     state = t.state
     task = (state.metadata.get(TASKS) or {}).get(name)
@@ -46,7 +46,8 @@ def outgoing(t: Turn, leg: Leg) -> RemoteRequest:
     if record is not None:
         data["handoff"] = {"source": record.source, "reason": str(record.reason),
                            "kind": "delegation" if record.returns else "transfer",
-                           "explanation": record.explanation, "payload": record.payload}
+                           "explanation": record.explanation, "payload": record.payload,
+                           "note": handoff_note(record)}
     return RemoteRequest(name, state.id, None, text, data, t.fx.new_id(), token)
 
 
