@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from handoffs import Agent, Runner, Team
-from handoffs.testing import ScriptedModel
+from handoffs import Agent, Runner, Team, tool
+from handoffs.testing import ScriptedModel, call
 from service.conftest import OPERATOR_KEY, ServeProcess, handoffs_serve, serving
 
 pytest.importorskip("a2a", reason="the a2a-sdk is not installed (the `a2a` extra)")
@@ -127,3 +127,23 @@ async def test_a_failed_turn_is_a_failed_task_with_its_code() -> None:
     assert state_of(events) == "TASK_STATE_FAILED"
     last = [e for e in events if "statusUpdate" in e][-1]["statusUpdate"]
     assert last["metadata"]["code"] == "script_exhausted"
+
+
+@tool(needs_approval=True)
+def refund(order_id: str) -> str:
+    """Refund an order."""
+    return f"refunded {order_id}"
+
+
+async def test_a_call_waiting_for_approval_is_input_required() -> None:
+    team = Team([Agent("billing", description="Billing.", tools=[refund])])
+    model = ScriptedModel([call("refund", order_id="A-1")])
+    with serving(lambda: Runner(team, model=model), a2a=True) as s:
+        first = await exchange(s.url, "refund A-1")
+        assert state_of(first) == "TASK_STATE_INPUT_REQUIRED"
+        task = first[0]["task"]
+        context, token = task["contextId"], task["metadata"]["handoffs_session_token"]
+        again = await exchange(s.url, "hello?", context, token)
+    assert state_of(again) == "TASK_STATE_FAILED"
+    last = [e for e in again if "statusUpdate" in e][-1]["statusUpdate"]
+    assert last["metadata"]["code"] == "waiting_for_approval"

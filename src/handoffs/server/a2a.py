@@ -30,6 +30,7 @@ from ..core.remote import TOKEN_FIELD
 from ..core.team import Team
 from ..runtime.state.result import RunResult, RunStatus
 from .contexts import bearer, open_context
+from .errors import ApiError, from_exception
 from .service import Service
 
 if TYPE_CHECKING:
@@ -147,9 +148,15 @@ async def _execute(svc: Service, context: Any, queue: EventQueue) -> None:
         log.info("a2a message refused for session %s: %s", sid, opened.refused)
         await up.reject(say(f"{opened.refused}: {opened.message}"))
         return
+    text = get_message_text(context.message)
+    try:
+        svc.check_text(text)
+    except ApiError as exc:
+        await up.reject(say(f"{exc.code}: {exc.message}"))
+        return
     await up.start_work()
     run = svc.turns.queue(sid)
-    run.go(get_message_text(context.message))
+    run.go(text)
     async for event in run.follow():
         kind = event["type"]
         if kind == "message":
@@ -163,9 +170,11 @@ async def _execute(svc: Service, context: Any, queue: EventQueue) -> None:
                                        agent), metadata={"agent": agent})
     try:
         result = await run.finished()
-    except Exception as exc:
-        log.warning("a2a turn on session %s did not run: %s", sid, exc)
-        await up.failed(say(f"The turn did not run: {exc}"))
+    except Exception as exc:  # refused before it ran (waiting_for_approval, ...)
+        _, code, message = from_exception(exc)
+        log.warning("a2a turn on session %s did not run: %s", sid, code)
+        await up.update_status(TaskState.TASK_STATE_FAILED, say(f"{code}: {message}"),
+                               metadata={"code": code})
         return
     await _ended(up, result, say)
 
