@@ -63,7 +63,9 @@ async def test_a_transfer_to_a_remote_agent_that_asks_for_input_then_completes(
 
     third = await runner.run("s1", "What is my balance?")  # sticky: a new task, same context
     assert third.agent == "billing" and third.output == "Your balance is 0 EUR."
-    assert remote.received()[2]["task_id"] != task
+    third_sent = remote.received()[2]
+    assert third_sent["task_id"] != task
+    assert third_sent["data"][0]["history"] == []  # it saw the context up to its answer
 
 
 async def test_a_streamed_answer_arrives_as_deltas_with_the_remote_agent_as_author(

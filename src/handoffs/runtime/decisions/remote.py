@@ -31,7 +31,8 @@ def outgoing(t: Turn, leg: Leg) -> RemoteRequest:
     """The message for the leg's remote agent: the latest user message (a delegate: its
     task) as text; for a new task also, as data, the handoff that brought the agent in
     (source, reason, kind, payload, and the note a local agent's system text would carry)
-    and the conversation before that message as the route's history view shows it."""
+    and the conversation before that message as the route's history view shows it, from
+    the agent's own last answer in this context on (the remote side has seen the rest)."""
     name = leg.agent.name
     state = t.state
     task = (state.metadata.get(TASKS) or {}).get(name)
@@ -41,7 +42,10 @@ def outgoing(t: Turn, leg: Leg) -> RemoteRequest:
     text = view[last].text if last is not None else turn_text(t)
     if task is not None:
         return RemoteRequest(name, state.id, task, text, None, t.fx.new_id(), token)
-    data: dict[str, Any] = {"history": [m for m in map(_rendered, view[:last]) if m]}
+    # What the agent said last in this context it has seen already, and all before it.
+    seen = next((i + 1 for i in range(len(view) - 1, -1, -1)
+                 if isinstance(view[i], AssistantMessage) and view[i].agent == name), 0)
+    data: dict[str, Any] = {"history": [m for m in map(_rendered, view[seen:last]) if m]}
     record = leg.record
     if record is not None:
         data["handoff"] = {"source": record.source, "reason": str(record.reason),
