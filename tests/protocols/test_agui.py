@@ -150,3 +150,19 @@ def test_a_failed_turn_is_a_run_error_with_its_code() -> None:
 def test_a_body_that_is_not_a_run_input_is_refused(served: Served) -> None:
     r = httpx.post(served.url + "/v1/agui", json={"hello": 1})
     assert r.status_code == 422 and r.json()["error"]["code"] == "validation_error"
+
+
+def test_a_cancelled_interrupt_rejects_the_call_and_the_agent_goes_on() -> None:
+    billing = Agent("billing", tools=[refund])
+    model = ScriptedModel([call("refund", order_id="A-2"), reply("Not refunded, then.")])
+    with serving(lambda: Runner(Team([billing]), model=model), agui=True) as s:
+        waiting = run(s, "t-3", "refund A-2")
+        interrupt = waiting[-1].outcome.interrupts[0]
+        resumed = run(s, "t-3", None, OPERATOR_KEY, resume=[
+            {"interruptId": interrupt.id, "status": "cancelled",
+             "payload": {"reason": "over the limit"}}])
+    result = next(e for e in resumed if kinds([e])[0] == "TOOL_CALL_RESULT")
+    assert "over the limit" in result.content
+    said = "".join(e.delta for e in resumed if kinds([e])[0] == "TEXT_MESSAGE_CONTENT")
+    assert said == "Not refunded, then."
+    assert resumed[-1].outcome.type == "success"
