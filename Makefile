@@ -8,7 +8,7 @@ BASE   := $(VENV)/.installed-base
 SERVER := $(VENV)/.installed-server
 APT_LOG := .apt.log
 
-.PHONY: demo chat eval web web-screenshots trace-screenshot chromium axe graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions bench-guard clean
+.PHONY: demo chat eval web web-screenshots trace-screenshot chromium axe agui-client graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions bench-guard clean
 
 define venv
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -84,6 +84,17 @@ axe:
 	  npm ci --prefix tests/web --no-audit --no-fund --loglevel=error; \
 	else echo "make: no npm: the browser tests will skip (they need axe-core)"; fi
 
+# The AG-UI test drives `handoffs serve --agui` from Node with @ag-ui/client, from the npm
+# registry, pinned in tests/protocols/node/package-lock.json and installed under its
+# node_modules; without npm that test skips and says why (under CI=true it fails).
+AGUI_CLIENT := tests/protocols/node/node_modules/@ag-ui/client/package.json
+agui-client:
+	@if [ -f $(AGUI_CLIENT) ]; then :; \
+	elif command -v npm >/dev/null; then \
+	  echo "make: installing @ag-ui/client from the npm registry for the AG-UI test (tests/protocols)"; \
+	  npm ci --prefix tests/protocols/node --no-audit --no-fund --loglevel=error; \
+	else echo "make: no npm: the AG-UI client test will skip (it needs @ag-ui/client)"; fi
+
 # `handoffs graph --format svg` draws with Graphviz's `dot`; its test runs when it is there
 # (installed here from Debian when missing and we are root).
 graphviz:
@@ -134,7 +145,7 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict src
 
 # pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
-test: lint chromium axe graphviz valgrind fastapi-oldest
+test: lint chromium axe agui-client graphviz valgrind fastapi-oldest
 	$(BIN)/pytest
 
 # A release's sdist and wheel in dist/, built as a package index would (an isolated build)

@@ -124,3 +124,26 @@ def test_make_demo_installs_the_package_alone_and_make_test_the_dev_extra(
     assert "pip install --quiet -e '.[dev]'" in test.stdout
     assert "-qq" not in test.stdout          # apt's output goes to the log, not the screen
     assert test.stdout.count(">>.apt.log 2>&1") == 3
+
+
+def test_a_remote_agent_without_the_a2a_sdk_says_which_extra() -> None:
+    done = without("a2a", """
+from handoffs import HandoffsError, RemoteAgent
+try:
+    RemoteAgent("billing", "http://127.0.0.1:1")
+except HandoffsError as exc:
+    print(exc.code, exc)
+""")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("missing_dependency ")
+    assert "pip install 'handoffs[a2a]'" in done.stdout
+
+
+def test_import_handoffs_loads_neither_protocol_sdk() -> None:
+    done = without("nothing", """
+import handoffs
+from handoffs import RemoteAgent
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("a2a", "ag_ui", "httpx")))
+""")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

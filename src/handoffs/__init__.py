@@ -23,6 +23,7 @@ from .core.handoff import Handoff, HandoffReason, HandoffRecord
 from .core.messages import AssistantMessage, Message, Note, ToolCall, ToolResult, UserMessage
 from .core.plan import PlanStep
 from .core.policy import HandoffPolicy, Rejection
+from .core.remote import RemoteAgent
 from .core.session import SessionState
 from .core.team import Team
 from .core.tools import HandoffTo, Tool, ToolSpec, tool
@@ -108,6 +109,7 @@ __all__ = [
     "PlanStep",
     "PostgresStore",
     "Rejection",
+    "RemoteAgent",
     "RetryPolicy",
     "Rule",
     "RuleModel",

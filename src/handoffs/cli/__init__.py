@@ -126,6 +126,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--trace-url", default=None, metavar="URL",
                        help="link the inspector's turns to their traces, e.g. "
                        "http://localhost:16686/trace/{trace_id}")
+    serve.add_argument("--a2a", action="store_true",
+                       help="also serve the team as an A2A agent: its card at "
+                       "/.well-known/agent-card.json, JSON-RPC at /a2a (needs handoffs[a2a])")
+    serve.add_argument("--agui", action="store_true",
+                       help="also stream turns as AG-UI events at POST /v1/agui "
+                       "(needs handoffs[agui])")
 
     sessions = sub.add_parser("sessions", help="list, show, export, import, delete sessions")
     actions = sessions.add_subparsers(dest="action", metavar="action", required=True)
@@ -242,7 +248,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                      args.offline or demo, args.host, args.port, args.workers,
                      args.operator_key, args.cors, args.log_level, args.metrics,
                      args.operator_key_file, args.rate_limit, args.otlp, args.inspect,
-                     args.trace_url)
+                     args.trace_url, a2a=args.a2a, agui=args.agui)
     if args.command == "sessions":
         from .runners import existing_store, store_url
         from .sessions import sessions_command

@@ -29,11 +29,12 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
           cors: list[str], log_level: str | None, metrics: bool = False,
           operator_key_file: str | None = None, rate_limit: str | None = None,
           otlp: str | None = None, inspect: bool = False,
-          trace_url: str | None = None) -> int:
+          trace_url: str | None = None, a2a: bool = False, agui: bool = False) -> int:
     """Start the server; returns when it stops. `log_level` (None: `HANDOFFS_LOG_LEVEL`,
     else info) is uvicorn's and the library's; `otlp`: `--otlp` (see `observability`);
     `inspect`: record each model call for the inspector (`Runner(inspect=True)`);
-    `trace_url`: where the inspector links a turn's trace (`{trace_id}` in it)."""
+    `trace_url`: where the inspector links a turn's trace (`{trace_id}` in it); `a2a`,
+    `agui`: also serve the team over those protocols (`server.a2a`, `server.agui`)."""
     try:
         import uvicorn
     except ImportError:
@@ -54,7 +55,7 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     os.environ[LOG_ENV] = level  # every worker logs at the same level
     settings = {"team": team, "store": store, "model": model, "offline": offline,
                 "cors": cors, "metrics": metrics, "rate_limit": rate_limit, "otlp": otlp,
-                "inspect": inspect, "trace_url": trace_url}
+                "inspect": inspect, "trace_url": trace_url, "a2a": a2a, "agui": agui}
     os.environ[ENV] = json.dumps(settings)
     traced = setup_tracing(otlp)  # here first: a missing extra fails before any worker
     if key:
@@ -74,6 +75,11 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     print(f"handoffs: model: {setup.model}", flush=True)
     if traced is not None:
         print(f"handoffs: tracing to {traced} (OTLP/HTTP)", flush=True)
+    if a2a:
+        print(f"handoffs: A2A agent card at http://{shown}:{port}/.well-known/agent-card.json",
+              flush=True)
+    if agui:
+        print(f"handoffs: AG-UI at POST http://{shown}:{port}/v1/agui", flush=True)
     uvicorn.run("handoffs.cli.serve:build_app", factory=True, host=host, port=port,
                 workers=workers, log_level=level, timeout_graceful_shutdown=5)
     return 0
@@ -104,7 +110,8 @@ def _build() -> tuple[Any, Any]:
     app = create_app(setup.runner, operator_key=os.environ.get(KEY_ENV) or None,
                      cors_origins=s.get("cors") or (), model_label=setup.model,
                      rate_limit=s.get("rate_limit"), close_store=True,
-                     trace_url=s.get("trace_url"))
+                     trace_url=s.get("trace_url"), a2a=bool(s.get("a2a")),
+                     agui=bool(s.get("agui")))
     return app, setup
 
 

@@ -119,6 +119,11 @@ class Agent:
         """True for a `HumanAgent` (a person, no model)."""
         return False
 
+    @property
+    def is_remote(self) -> bool:
+        """True for a `RemoteAgent` (reached over A2A, no model here)."""
+        return False
+
 
 @dataclass(slots=True, frozen=True)
 class HumanAgent(Agent):

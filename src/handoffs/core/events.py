@@ -21,6 +21,7 @@ and the fields of its type:
 | human_waiting       | agent, display_name                                                |
 | approval_requested  | agent, tool, call_id, arguments (a call waits for a person)        |
 | approval_decided    | agent, tool, call_id, approved, reason                             |
+| remote_status       | agent, task_id, state (a remote agent's A2A task state)             |
 | plan_step_started   | step, agent, task                                                  |
 | plan_step_completed | step, agent, text, status                                          |
 | max_steps_reached   | agent, steps, output (Runner(on_max_steps=...) made the output)    |
@@ -46,9 +47,9 @@ EVENT_TYPES = (
     "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
     "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
-    "approval_decided", "plan_step_started", "plan_step_completed", "max_steps_reached",
-    "agent_nudged", "run_completed", "run_failed", "run_interrupted", "model_request",
-    "model_response",
+    "approval_decided", "remote_status", "plan_step_started", "plan_step_completed",
+    "max_steps_reached", "agent_nudged", "run_completed", "run_failed", "run_interrupted",
+    "model_request", "model_response",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))
 

@@ -154,13 +154,13 @@ class Runner:
         return self._models[name]
 
     def _spec(self, agent: Agent) -> Any:
-        if agent.is_human:
+        if agent.is_human or agent.is_remote:
             return None
         spec: Any = agent.model if agent.model is not None else self.model
         return spec if spec is not None else os.environ.get("HANDOFFS_MODEL") or None
 
     def _resolve_model(self, agent: Agent) -> Model | None:
-        if agent.is_human:
+        if agent.is_human or agent.is_remote:
             return None
         spec = self._spec(agent)
         if spec is None:

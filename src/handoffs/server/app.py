@@ -103,7 +103,8 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
                cors_origins: tuple[str, ...] | list[str] = (), heartbeat: float = 15.0,
                poll_interval: float = 0.05, model_label: str | None = None,
                close_store: bool = False, rate_limit: str | Rate | None = None,
-               trace_url: str | None = None) -> FastAPI:
+               trace_url: str | None = None, a2a: bool = False,
+               agui: bool = False) -> FastAPI:
     """The HTTP API of a team: sessions, messages (JSON and SSE), live events (SSE and
     WebSocket), the team, operator routes and an OpenAI-compatible endpoint.
 
@@ -112,7 +113,9 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
     and the operator routes (None: those are off). `rate_limit` (`"30/min"`, or a
     `Rate`) bounds the new sessions and turns of each client. See `Settings` for the
     rest and docs/serving.md for the API. `close_store` closes the runner's store when
-    the app shuts down.
+    the app shuts down. `a2a`: also serve the team as an A2A agent (`server.a2a`, the
+    `a2a` extra); `agui`: also stream turns as AG-UI events at `POST /v1/agui`
+    (`server.agui`, the `agui` extra). See docs/protocols.md.
     """
     if isinstance(runner, Team):
         runner = Runner(runner)
@@ -151,6 +154,14 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
     app.include_router(routes_sessions.router)
     app.include_router(routes_events.router)
     app.include_router(openai_compat.router)
+    if a2a:
+        from . import a2a as a2a_routes
+
+        a2a_routes.install(app, service)
+    if agui:
+        from . import agui as agui_routes
+
+        app.include_router(agui_routes.router)
     app.add_api_route("/", _page("index.html"), include_in_schema=False)
     app.add_api_route("/operator", _page("operator.html"), include_in_schema=False)
     app.add_api_route("/inspect", _page("inspect.html"), include_in_schema=False)

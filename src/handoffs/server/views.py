@@ -12,7 +12,7 @@ from ..core.session import SessionState
 from ..core.team import Team
 from ..stores.text import valid
 
-HIDDEN = ("token_sha256",)
+HIDDEN = ("token_sha256", "a2a_tokens")
 """Metadata a client never sees."""
 
 

@@ -1,8 +1,8 @@
 """The effects executor of a turn in this process (`InProcess`): the clock, ids, a model
-call (streamed to the turn's reader when it streams) and a tool call, performed
-directly. It is the default `Runner(executor=...)`; the protocol it implements is
-`state.host.Executor`, so an executor for a durable-execution engine can record each
-effect and replay it.
+call (streamed to the turn's reader when it streams), a tool call and a remote agent's
+call (A2A), performed directly. It is the default `Runner(executor=...)`; the protocol
+it implements is `state.host.Executor`, so an executor for a durable-execution engine can
+record each effect and replay it.
 
 Its methods hand back the call's own awaitable rather than wrapping it in a coroutine of
 their own, so the seam costs a turn no extra frame per model or tool call.
@@ -15,6 +15,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from ...core.context import RunContext
+from ...core.remote import RemoteAgent, RemoteReply, RemoteRequest
 from ...core.tools import Tool
 from ...errors import ModelError
 from ...models.base import Model, ModelRequest, ModelResponse, TextDelta
@@ -45,6 +46,18 @@ class InProcess:
         if obs is None:
             return tool.invoke(ctx, args)
         return obs.invoke(tool, ctx, args, call_id)  # type: ignore[no-any-return]
+
+    def remote(self, t: Turn, agent: RemoteAgent,
+               request: RemoteRequest) -> Awaitable[RemoteReply]:
+        """The remote agent's reply over A2A (`handoffs.a2a.client`, the `a2a` extra);
+        its text streamed as `text_delta` events when the turn streams."""
+        from ...a2a.client import send
+
+        if not t.streaming:
+            return send(agent, request)
+        name = agent.name
+        return send(agent, request,
+                    lambda text: t.emit("text_delta", {"agent": name, "text": text}))
 
 
 async def streamed(t: Turn, model: Model, request: ModelRequest) -> ModelResponse:

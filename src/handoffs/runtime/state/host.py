@@ -1,6 +1,6 @@
 """What a turn needs of the outside world, as protocols: the runner's settings and parts
 (`Host`, which the `Runner` is), and the effects executor (`Executor`), the seam through
-which every clock read, id, model call and tool call goes.
+which every clock read, id, model call, tool call and remote agent's call goes.
 
 The state layer names them here, so the layers above (decisions, effects, driver, runner)
 all point down at the same contract: `runtime.effects` implements `Executor` in process
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ...core.context import RunContext
+    from ...core.remote import RemoteAgent, RemoteReply, RemoteRequest
     from ...core.team import Team
     from ...core.tools import Tool
     from ...models.base import Model, ModelRequest, ModelResponse
@@ -45,6 +46,14 @@ class Executor(Protocol):
              call_id: str) -> Awaitable[Any]:
         """Run one tool call with validated arguments; its return value, or its exception
         raised."""
+        ...
+
+    def remote(self, t: Any, agent: RemoteAgent,
+               request: RemoteRequest) -> Awaitable[RemoteReply]:
+        """One message to a remote agent over A2A and its reply (the task's state and
+        text); when the turn streams, its text goes to the turn's reader as `text_delta`
+        events as it comes. Raises `HandoffsError` with `remote_unreachable`,
+        `remote_rejected` or `remote_failed`."""
         ...
 
 

@@ -13,7 +13,8 @@ const EVENT_TYPES = [
   "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
   "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
   "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
-  "approval_decided", "plan_step_started", "plan_step_completed", "max_steps_reached",
+  "approval_decided", "remote_status", "plan_step_started", "plan_step_completed",
+  "max_steps_reached",
   "agent_nudged", "run_completed", "run_failed", "run_interrupted", "model_request",
   "model_response",
 ];

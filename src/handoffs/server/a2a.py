@@ -1,0 +1,209 @@
+"""A team served as an A2A agent (`create_app(..., a2a=True)`, `handoffs serve --a2a`),
+with the a2a-sdk's own request handler and JSON-RPC route (the `a2a` extra).
+
+- `GET /.well-known/agent-card.json`: the card, built from the team: the entry agent's
+  name and description, each user-selectable agent a skill, JSON-RPC at `/a2a` with
+  streaming, and the server's session tokens as its bearer security scheme.
+- `POST /a2a`: JSON-RPC (`SendMessage`, `SendStreamingMessage`, `GetTask`, ...). The A2A
+  `context_id` is the session's id, so the sticky agent holds across messages. A new
+  context is a new session: its token is answered once, in the task's metadata
+  (`handoffs_session_token`), and every later message of that context must present it
+  (`Authorization: Bearer ...`), or the operator key; else the task is rejected.
+- A message is one user turn, run like `POST /v1/sessions/{id}/messages` (its events
+  reach the page and every follower): each agent's message becomes an artifact named
+  after the agent (`metadata.agent`), a handoff a `working` status naming who answers
+  now, and the turn's end the task's state: `completed`; `input-required` while a person
+  holds the conversation or a call waits for a person's approval; `failed` with the
+  turn's code.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from ..a2a.cards import CARD_PATH, sdk
+from ..core.remote import TOKEN_FIELD
+from ..core.team import Team
+from ..runtime.state.result import RunResult, RunStatus
+from .contexts import bearer, open_context
+from .errors import ApiError, from_exception
+from .service import Service
+
+if TYPE_CHECKING:
+    from a2a.server.events import EventQueue
+    from a2a.types import AgentCard
+
+log = logging.getLogger("handoffs.server.a2a")
+
+RPC_PATH = "/a2a"
+"""Where the team answers A2A JSON-RPC requests."""
+
+
+def agent_card(team: Team, url: str) -> AgentCard:
+    """The team's agent card: its entry agent's name and description, its user-selectable
+    agents as skills, JSON-RPC at `url`, streaming, bearer session tokens."""
+    from a2a.types import (
+        AgentCapabilities,
+        AgentCard,
+        AgentInterface,
+        AgentSkill,
+        HTTPAuthSecurityScheme,
+        SecurityRequirement,
+        SecurityScheme,
+        StringList,
+    )
+
+    from .. import __version__
+
+    entry = team[team.entry]
+    skills = [AgentSkill(id=a.name, name=a.label, description=a.description or a.label,
+                         tags=list(a.capabilities) or [a.name])
+              for a in team.agents if a.user_selectable and a.enabled]
+    scheme = SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(
+        scheme="bearer",
+        description="The session's token: answered once, in the first task's metadata "
+        f"({TOKEN_FIELD}), when a message starts a new context (or by POST /v1/sessions); "
+        "the operator key opens every session."))
+    return AgentCard(
+        name=entry.label, description=entry.description or f"{entry.label} and its team.",
+        version=__version__,
+        supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC",
+                                             protocol_version="1.0")],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+        skills=skills, security_schemes={"session_token": scheme},
+        security_requirements=[SecurityRequirement(schemes={"session_token": StringList()})])
+
+
+def install(app: FastAPI, service: Service) -> None:
+    """Add the card and the JSON-RPC route to `app`."""
+    sdk()
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+    from a2a.server.routes import create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore
+
+    team = service.team
+    handler = DefaultRequestHandler(
+        agent_executor=_executor(service), task_store=InMemoryTaskStore(),
+        agent_card=agent_card(team, "http://localhost" + RPC_PATH))
+
+    async def card(request: Request) -> JSONResponse:
+        base = str(request.base_url).rstrip("/")
+        return JSONResponse(agent_card_to_dict(agent_card(team, base + RPC_PATH)))
+
+    app.add_api_route(CARD_PATH, card, methods=["GET"], tags=["a2a"],
+                      summary="The team's A2A agent card")
+    app.router.routes.extend(create_jsonrpc_routes(handler, rpc_url=RPC_PATH))
+
+
+def _executor(service: Service) -> Any:
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+
+    class TeamExecutor(AgentExecutor):
+        """Runs one user turn of the team per A2A message."""
+
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            await _execute(service, context, event_queue)
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            from a2a.server.tasks import TaskUpdater
+
+            service.runner.cancel(context.context_id or "")  # the turn ends `cancelled`
+            await TaskUpdater(event_queue, context.task_id or "",
+                              context.context_id or "").cancel()
+
+    return TeamExecutor()
+
+
+async def _execute(svc: Service, context: Any, queue: EventQueue) -> None:
+    from a2a.helpers.proto_helpers import get_message_text, new_task, new_text_message
+    from a2a.server.tasks import TaskUpdater
+    from a2a.types import TaskState
+
+    sid: str = context.context_id or ""
+    task = context.current_task
+    fresh = task is None
+    if task is None:
+        task = new_task(context.task_id or "", sid, TaskState.TASK_STATE_SUBMITTED)
+    up = TaskUpdater(queue, task.id, sid)
+
+    def say(text: str, agent: str | None = None) -> Any:
+        m = new_text_message(text, context_id=sid, task_id=task.id)
+        if agent is not None:
+            m.metadata.update({"agent": agent})
+        return m
+
+    headers = context.call_context.state.get("headers") or {}
+    opened = await open_context(svc, sid, bearer(headers.get("authorization")))
+    if opened.token is not None:
+        task.metadata.update({TOKEN_FIELD: opened.token})
+    if fresh:
+        await queue.enqueue_event(task)
+    if opened.refused is not None:
+        log.info("a2a message refused for session %s: %s", sid, opened.refused)
+        await up.reject(say(f"{opened.refused}: {opened.message}"))
+        return
+    text = get_message_text(context.message)
+    try:
+        svc.check_text(text)
+    except ApiError as exc:
+        await up.reject(say(f"{exc.code}: {exc.message}"))
+        return
+    await up.start_work()
+    run = svc.turns.queue(sid)
+    run.go(text)
+    async for event in run.follow():
+        kind = event["type"]
+        if kind == "message":
+            agent = event["agent"]
+            await up.add_artifact([_text_part(event["text"])], name=agent,
+                                  metadata={"agent": agent})
+        elif kind == "agent_changed":
+            agent = event["agent"]
+            await up.update_status(TaskState.TASK_STATE_WORKING,
+                                   say(f"{event.get('display_name') or agent} answers now.",
+                                       agent), metadata={"agent": agent})
+    try:
+        result = await run.finished()
+    except Exception as exc:  # refused before it ran (waiting_for_approval, ...)
+        _, code, message = from_exception(exc)
+        log.warning("a2a turn on session %s did not run: %s", sid, code)
+        await up.update_status(TaskState.TASK_STATE_FAILED, say(f"{code}: {message}"),
+                               metadata={"code": code})
+        return
+    await _ended(up, result, say)
+
+
+async def _ended(up: Any, result: RunResult, say: Any) -> None:
+    """The task's state from how the turn ended."""
+    from a2a.types import TaskState
+
+    meta = {"agent": result.agent, "status": str(result.status)}
+    status = result.status
+    if status in (RunStatus.COMPLETED, RunStatus.HANDED_OFF):
+        await up.complete()
+    elif status is RunStatus.WAITING_FOR_HUMAN:
+        await up.update_status(TaskState.TASK_STATE_INPUT_REQUIRED,
+                               say(f"{result.agent} (a person) answers here next.",
+                                   result.agent), metadata=meta)
+    elif status is RunStatus.WAITING_FOR_APPROVAL:
+        await up.update_status(TaskState.TASK_STATE_INPUT_REQUIRED,
+                               say("A call waits for a person's approval.", result.agent),
+                               metadata=meta)
+    else:
+        error = result.error
+        code = error.code if error is not None else "failed"
+        text = error.message if error is not None else "The turn failed."
+        await up.update_status(TaskState.TASK_STATE_FAILED, say(f"{code}: {text}"),
+                               metadata={**meta, "code": code})
+
+
+def _text_part(text: str) -> Any:
+    from a2a.helpers.proto_helpers import new_text_part
+
+    return new_text_part(text)

@@ -1,0 +1,197 @@
+"""Our events as AG-UI events, with the protocol's own types (`ag_ui.core`, the `agui`
+extra): what `POST /v1/agui` streams.
+
+| ours | AG-UI |
+| --- | --- |
+| (the run begins) | `RUN_STARTED`, `STATE_SNAPSHOT` {active_agent, shared} |
+| `text_delta`, `message` | `TEXT_MESSAGE_START` (name: the agent) / `_CONTENT` / `_END` |
+| `tool_called`, `tool_result` | `TOOL_CALL_START` / `_ARGS` / `_END`, `TOOL_CALL_RESULT` |
+| `agent_handoff` | `CUSTOM` `handoff` {source, target, reason, kind, trigger, record_id} |
+| `agent_changed` | `STATE_DELTA` replacing `/active_agent` |
+| `approval_requested` | an interrupt of `RUN_FINISHED` (outcome `interrupt`) |
+| `run_completed` | `STATE_DELTA` of shared memory, `RUN_FINISHED` |
+| `run_failed` | `RUN_ERROR` {message, code} |
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+APPROVAL_SCHEMA = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"},
+                   "reason": {"type": "string", "description": "Why not (a rejection)."}},
+    "required": ["approved"],
+}
+"""The form an approval interrupt asks for: resume with `{"approved": true}`, or
+`{"approved": false, "reason": ...}`."""
+
+
+def shared_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """JSON Patch operations that turn `/shared` from `before` into `after`."""
+    ops: list[dict[str, Any]] = []
+    for key, value in after.items():
+        path = "/shared/" + key.replace("~", "~0").replace("/", "~1")
+        if key not in before:
+            ops.append({"op": "add", "path": path, "value": value})
+        elif before[key] != value:
+            ops.append({"op": "replace", "path": path, "value": value})
+    for key in before:
+        if key not in after:
+            ops.append({"op": "remove",
+                        "path": "/shared/" + key.replace("~", "~0").replace("/", "~1")})
+    return ops
+
+
+class Translator:
+    """One run's events, ours in, AG-UI's out (each `ag_ui.core` event objects)."""
+
+    def __init__(self, thread_id: str, run_id: str, new_id: Callable[[], str]) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self.new_id = new_id
+        self.open: tuple[str, str, str] | None = None
+        """The text message being streamed: (message id, agent, text so far)."""
+        self.interrupts: list[Any] = []
+
+    def started(self, active_agent: str, shared: Mapping[str, Any]) -> list[Any]:
+        from ag_ui.core import RunStartedEvent, StateSnapshotEvent
+
+        return [RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id),
+                StateSnapshotEvent(snapshot={"active_agent": active_agent,
+                                             "shared": dict(shared)})]
+
+    def event(self, e: Mapping[str, Any]) -> list[Any]:
+        """The AG-UI events one of ours becomes (none for most)."""
+        kind = e["type"]
+        if kind == "text_delta":
+            return self._delta(e["agent"], e["text"])
+        if kind == "message":
+            return self._message(e["agent"], e["text"])
+        out = self._close()
+        if kind == "tool_called":
+            out += self._tool_call(e)
+        elif kind == "tool_result":
+            from ag_ui.core import ToolCallResultEvent
+
+            out.append(ToolCallResultEvent(message_id=self.new_id(), tool_call_id=e["call_id"],
+                                           content=e["text"], role="tool"))
+        elif kind == "agent_handoff":
+            from ag_ui.core import CustomEvent
+
+            out.append(CustomEvent(name="handoff", value={
+                "source": e["source"], "target": e["target"],
+                "reason": e.get("explanation") or "",
+                "kind": "delegation" if e.get("returns") else "transfer",
+                "trigger": e.get("reason"), "record_id": e.get("record_id")}))
+        elif kind == "agent_changed":
+            from ag_ui.core import StateDeltaEvent
+
+            out.append(StateDeltaEvent(delta=[{"op": "replace", "path": "/active_agent",
+                                               "value": e["agent"]}]))
+        elif kind == "approval_requested":
+            from ag_ui.core import Interrupt
+
+            self.interrupts.append(Interrupt(
+                id=e["call_id"], reason="tool_approval", tool_call_id=e["call_id"],
+                message=f"{e['agent']} asks to run {e['tool']}: approve or reject it.",
+                response_schema=APPROVAL_SCHEMA,
+                metadata={"agent": e["agent"], "tool": e["tool"],
+                          "arguments": e.get("arguments")}))
+        return out
+
+    def finished(self, result: Mapping[str, Any], shared_before: Mapping[str, Any],
+                 shared_after: Mapping[str, Any]) -> list[Any]:
+        """The end of a run that ended (`result`: the `RunResult` as a dict): the change
+        of shared memory, then `RUN_FINISHED`, or `RUN_ERROR` for a failed turn."""
+        from ag_ui.core import (
+            RunErrorEvent,
+            RunFinishedEvent,
+            RunFinishedInterruptOutcome,
+            RunFinishedSuccessOutcome,
+            StateDeltaEvent,
+        )
+
+        out = self._close()
+        patch = shared_patch(shared_before, shared_after)
+        if patch:
+            out.append(StateDeltaEvent(delta=patch))
+        if result.get("status") == "failed":
+            error = result.get("error") or {}
+            out.append(RunErrorEvent(message=error.get("message") or "The turn failed.",
+                                     code=error.get("code") or "failed"))
+            return out
+        outcome: Any = (RunFinishedInterruptOutcome(interrupts=self.interrupts)
+                        if self.interrupts else RunFinishedSuccessOutcome())
+        out.append(RunFinishedEvent(
+            thread_id=self.thread_id, run_id=self.run_id, outcome=outcome,
+            result={"output": result.get("output"), "agent": result.get("agent"),
+                    "status": result.get("status")}))
+        return out
+
+    def failed(self, code: str, message: str) -> list[Any]:
+        """A run that could not run at all."""
+        from ag_ui.core import RunErrorEvent
+
+        return [*self._close(), RunErrorEvent(message=message, code=code)]
+
+    # -- text messages: one per agent message, streamed when the model streams -------
+
+    def _delta(self, agent: str, text: str) -> list[Any]:
+        from ag_ui.core import TextMessageContentEvent
+
+        out = []
+        if self.open is not None and self.open[1] != agent:
+            out += self._close()
+        if self.open is None:
+            out += self._start(agent)
+        assert self.open is not None
+        mid, _, so_far = self.open
+        self.open = (mid, agent, so_far + text)
+        out.append(TextMessageContentEvent(message_id=mid, delta=text))
+        return out
+
+    def _message(self, agent: str, text: str) -> list[Any]:
+        from ag_ui.core import TextMessageContentEvent
+
+        out: list[Any] = []
+        if self.open is not None and (self.open[1] != agent
+                                      or not text.startswith(self.open[2])):
+            out += self._close()  # what was streamed was not this message
+        if self.open is None:
+            out += self._start(agent)
+            assert self.open is not None
+        mid, _, so_far = self.open
+        rest = text[len(so_far):]
+        if rest:
+            out.append(TextMessageContentEvent(message_id=mid, delta=rest))
+        self.open = (mid, agent, text)
+        return out + self._close()
+
+    def _start(self, agent: str) -> list[Any]:
+        from ag_ui.core import TextMessageStartEvent
+
+        mid = self.new_id()
+        self.open = (mid, agent, "")
+        return [TextMessageStartEvent(message_id=mid, role="assistant", name=agent)]
+
+    def _close(self) -> list[Any]:
+        if self.open is None:
+            return []
+        from ag_ui.core import TextMessageEndEvent
+
+        mid = self.open[0]
+        self.open = None
+        return [TextMessageEndEvent(message_id=mid)]
+
+    def _tool_call(self, e: Mapping[str, Any]) -> list[Any]:
+        from ag_ui.core import ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
+
+        cid = e["call_id"]
+        args = e.get("arguments")
+        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        return [ToolCallStartEvent(tool_call_id=cid, tool_call_name=e["tool"]),
+                ToolCallArgsEvent(tool_call_id=cid, delta=text),
+                ToolCallEndEvent(tool_call_id=cid)]

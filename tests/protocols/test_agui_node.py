@@ -1,0 +1,73 @@
+"""`@ag-ui/client` from the npm registry (its HttpAgent, in Node) drives `handoffs serve
+--agui` in a process of its own: the client builds the conversation and the state from
+our AG-UI events as any AG-UI front end would. Needs node and `make agui-client`;
+skipped without them, except under CI=true, where that is a failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.conftest import ServeProcess, handoffs_serve
+
+NODE_DIR = Path(__file__).resolve().parent / "node"
+CLIENT = NODE_DIR / "node_modules" / "@ag-ui" / "client" / "package.json"
+
+pytest.importorskip("ag_ui", reason="ag-ui-protocol is not installed (the `agui` extra)")
+
+
+def _missing() -> str | None:
+    if shutil.which("node") is None:
+        return "no node on PATH"
+    if not CLIENT.is_file():
+        return "@ag-ui/client is not installed: run `make agui-client` (needs npm)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    reason = _missing()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and the AG-UI client test cannot run: {reason}")
+        pytest.skip(reason)
+    with handoffs_serve(["--demo", "--store", "memory://", "--agui"],
+                        tmp_path_factory.mktemp("agui")) as s:
+        yield s
+
+
+def drive(url: str, *texts: str) -> dict[str, object]:
+    done = subprocess.run(["node", str(NODE_DIR / "drive.mjs"), url, *texts],
+                          capture_output=True, text=True, timeout=60, cwd=NODE_DIR)
+    assert done.returncode == 0, done.stderr
+    out: dict[str, object] = json.loads(done.stdout)
+    return out
+
+
+def test_an_agui_client_drives_the_team_across_a_handoff(served: ServeProcess) -> None:
+    seen = drive(served.url, "I was charged twice", "thanks, that is all")
+    types = seen["types"]
+    assert isinstance(types, list)
+    assert types.count("RUN_STARTED") == 2 and types.count("RUN_FINISHED") == 2
+    assert "RUN_ERROR" not in types
+    custom = seen["custom"]
+    assert isinstance(custom, list)
+    handoff = next(c["value"] for c in custom if c["name"] == "handoff")
+    assert (handoff["source"], handoff["target"], handoff["kind"]) == \
+        ("triage", "billing", "transfer")
+    # The client applied our snapshot and deltas: the active agent moved with the handoff.
+    state = seen["state"]
+    assert isinstance(state, dict) and state["active_agent"] == "billing"
+    assert state["shared"]["handoff_context"]["source_agent"] == "triage"
+    # Its conversation: each answer is a message of its own, named after its agent.
+    messages = seen["messages"]
+    assert isinstance(messages, list)
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[1]["name"] == "billing" and "order" in messages[1]["content"]
+    assert messages[3]["name"] == "billing"  # the second run: billing holds the thread
