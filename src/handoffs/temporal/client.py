@@ -36,16 +36,20 @@ from .workflow import SessionWorkflow
 class TemporalExecutor:
     """Sends a runner's turns to the session workflows on `task_queue` (see the module).
 
-    `workflow_prefix` goes before the session id in the workflow id (for several teams
-    sharing one namespace); `poll` is how often `stream` reads new events from the store
-    (seconds)."""
+    `client` is a connected `temporalio.client.Client`, or the server's "HOST:PORT" to
+    connect to on first use (from the event loop that serves the turns; `namespace`
+    then applies). `workflow_prefix` goes before the session id in the workflow id (for
+    several teams sharing one namespace); `poll` is how often `stream` reads new events
+    from the store (seconds)."""
 
     remote: TemporalExecutor
     """This executor runs whole turns elsewhere (`Runner` hands them over)."""
 
-    def __init__(self, client: Client, task_queue: str, *, workflow_prefix: str = "",
-                 poll: float = 0.05) -> None:
+    def __init__(self, client: Client | str, task_queue: str, *, workflow_prefix: str = "",
+                 poll: float = 0.05, namespace: str = "default") -> None:
         self.client = client
+        self.namespace = namespace
+        self._connecting: asyncio.Future[Client] | None = None
         self.task_queue = task_queue
         self.workflow_prefix = workflow_prefix
         self.poll = poll
@@ -64,13 +68,29 @@ class TemporalExecutor:
 
     # -- updates ------------------------------------------------------------------------
 
+    async def connected(self) -> Client:
+        """The client, connected once when given as an address."""
+        client = self.client
+        if isinstance(client, Client):
+            return client
+        if self._connecting is None:
+            self._connecting = asyncio.ensure_future(
+                Client.connect(client, namespace=self.namespace))
+        try:
+            self.client = await asyncio.shield(self._connecting)
+        except Exception:
+            self._connecting = None
+            raise
+        return self.client
+
     async def _update(self, name: str, session_id: str, args: dict[str, Any]) -> Any:
         start = WithStartWorkflowOperation(
             SessionWorkflow.run, {"session_id": session_id},
             id=self.workflow_prefix + session_id, task_queue=self.task_queue,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
         try:
-            return await self.client.execute_update_with_start_workflow(
+            client = await self.connected()
+            return await client.execute_update_with_start_workflow(
                 name, {"session_id": session_id, **args}, start_workflow_operation=start)
         except WorkflowUpdateFailedError as exc:
             cause = exc.cause

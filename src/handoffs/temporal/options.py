@@ -47,3 +47,7 @@ class Setup:
 
 WORKERS: dict[str, Setup] = {}
 """This process's workers by task queue."""
+
+REPLAYING = ""
+"""The key of `WORKERS` a replayer's team is under (a replayed history's task queue is not
+the one it ran on)."""

@@ -18,7 +18,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from ..runtime.runner import Runner
 from .activities import Activities
-from .options import WORKERS, Setup, TemporalOptions
+from .options import REPLAYING, WORKERS, Setup, TemporalOptions
 from .workflow import SessionWorkflow
 
 
@@ -36,11 +36,11 @@ def make_worker(client: Client, runner: Runner, task_queue: str,
                   **worker_args)
 
 
-def replayer(runner: Runner, task_queue: str,
-             options: TemporalOptions | None = None) -> Any:
+def replayer(runner: Runner, options: TemporalOptions | None = None) -> Any:
     """A `temporalio.worker.Replayer` for the session workflow with this team (to check
-    that recorded histories replay: `await replayer(...).replay_workflow(history)`)."""
+    that recorded histories replay: `await replayer(runner).replay_workflow(history)`).
+    Replaying schedules no activity: the history holds their results."""
     from temporalio.worker import Replayer
 
-    WORKERS[task_queue] = Setup(runner, options or TemporalOptions())
+    WORKERS[REPLAYING] = Setup(runner, options or TemporalOptions())
     return Replayer(workflows=[SessionWorkflow], workflow_runner=UnsandboxedWorkflowRunner())

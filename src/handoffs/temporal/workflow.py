@@ -28,7 +28,7 @@ from ..errors import HandoffsError
 from ..runtime.runner import Runner
 from . import codec
 from .effects import ActivityStore, InWorkflow
-from .options import WORKERS
+from .options import REPLAYING, WORKERS
 
 NAME = "handoffs.Session"
 """The workflow's type name."""
@@ -55,7 +55,7 @@ class SessionWorkflow:
 
     def _runner_setup(self) -> Any:
         queue = workflow.info().task_queue
-        setup = WORKERS.get(queue)
+        setup = WORKERS.get(queue) or WORKERS.get(REPLAYING)
         if setup is None:
             raise RuntimeError(f"No handoffs worker for task queue {queue!r} in this "
                                "process (handoffs.temporal.make_worker registers one).")
