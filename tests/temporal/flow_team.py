@@ -36,10 +36,10 @@ async def lookup(order: str, seconds: float = 0) -> str:
         order: The order number.
         seconds: How long the lookup takes.
     """
-    _note("FLOW_MARKS", f"start {order}")
+    _note("FLOW_MARKS", f"start {order} {os.getpid()}")
     if seconds:
         await asyncio.sleep(seconds)
-    _note("FLOW_MARKS", f"end {order}")
+    _note("FLOW_MARKS", f"end {order} {os.getpid()}")
     return f"order {order}: charged twice"
 
 
