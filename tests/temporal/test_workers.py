@@ -22,9 +22,9 @@ from . import flow_team
 
 pytest.importorskip("temporalio")
 
-from temporalio.client import Client  # noqa: E402
+from temporalio.client import Client
 
-from handoffs.temporal import TemporalExecutor  # noqa: E402
+from handoffs.temporal import TemporalExecutor
 
 HERE = Path(__file__).parent
 

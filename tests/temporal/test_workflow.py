@@ -19,9 +19,9 @@ from . import flow_team
 
 pytest.importorskip("temporalio")
 
-from temporalio.client import Client  # noqa: E402
+from temporalio.client import Client
 
-from handoffs.temporal import TemporalExecutor, TemporalOptions, make_worker, replayer  # noqa: E402
+from handoffs.temporal import TemporalExecutor, TemporalOptions, make_worker, replayer
 
 
 @contextlib.asynccontextmanager
