@@ -189,3 +189,53 @@ async def test_a_recorded_history_replays(temporal_address: str, queue: str,
     result = await replayer(other).replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is not None
     await worker_runner.store.close()
+
+
+class Flaky:
+    """A provider adapter's shape: its own `RetryPolicy` around each attempt, which fails
+    with a retryable `rate_limited` the first `failures` times."""
+
+    def __init__(self, failures: int, max_retries: int) -> None:
+        from handoffs.models.retry import RetryPolicy
+
+        self.retry = RetryPolicy(max_retries=max_retries, base_delay=0.01, max_delay=0.02)
+        self.failures = failures
+        self.attempts: list[int] = []  # shared with the worker's single-try copy
+
+    async def complete(self, request: Any) -> Any:
+        from handoffs import ModelError
+        from handoffs.models.base import ModelResponse
+        from handoffs.models.retry import with_retries
+
+        async def attempt() -> ModelResponse:
+            self.attempts.append(1)
+            if len(self.attempts) <= self.failures:
+                raise ModelError("busy", "rate_limited", retryable=True)
+            return ModelResponse("fine")
+
+        return await with_retries(attempt, self.retry,
+                                  lambda e: e if isinstance(e, ModelError) else None)
+
+    async def stream(self, request: Any) -> Any:
+        yield await self.complete(request)
+
+
+@pytest.mark.parametrize(("failures", "max_retries", "attempts", "status"), [
+    (2, 2, 3, RunStatus.COMPLETED), (5, 1, 2, RunStatus.FAILED)])
+async def test_a_models_retries_are_temporals_and_never_doubled(
+        temporal_address: str, queue: str, tmp_path: Path, failures: int, max_retries: int,
+        attempts: int, status: RunStatus) -> None:
+    team = Team([Agent("solo")])
+    model = Flaky(failures, max_retries)
+    client = await Client.connect(temporal_address)
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    worker_runner = Runner(team, model=model, store=url)
+    runner = Runner(team, store=url, executor=TemporalExecutor(client, task_queue=queue))
+    async with make_worker(client, worker_runner, queue):
+        result = await runner.run(f"s-8-{queue}", "hello")
+    assert result.status is status
+    assert len(model.attempts) == attempts  # 1 + max_retries at most, as in process
+    if status is RunStatus.FAILED:
+        assert result.error is not None and result.error.code == "rate_limited"
+    await runner.store.close()
+    await worker_runner.store.close()

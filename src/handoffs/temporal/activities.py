@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -30,6 +31,7 @@ from ..runtime.runner import Runner
 from . import codec
 
 log = logging.getLogger("handoffs.temporal")
+T = TypeVar("T")
 
 MODEL = "handoffs.model"
 TOOL = "handoffs.tool"
@@ -60,6 +62,20 @@ class Activities:
             self._once[id(model)] = single
         return single
 
+    async def _beating(self, work: Awaitable[T]) -> T:
+        """`work`'s result, with a heartbeat now and then while it runs: a worker that
+        died is seen within `heartbeat_timeout`, however long a call may take."""
+        call = asyncio.ensure_future(work)
+        try:
+            while True:
+                done, _ = await asyncio.wait({call}, timeout=self.heartbeat)
+                if done:
+                    return call.result()
+                activity.heartbeat()
+        except asyncio.CancelledError:
+            call.cancel()
+            raise
+
     @activity.defn(name=MODEL)
     async def model(self, args: dict[str, Any]) -> dict[str, Any]:
         """One model call of an agent: the response, or a failure whose retry Temporal's
@@ -74,7 +90,7 @@ class Activities:
                 non_retryable=True)
         request = codec.request_from(d, runner.team.plan(agent).output)
         try:
-            response = await self._single_try(model).complete(request)
+            response = await self._beating(self._single_try(model).complete(request))
         except ModelError as exc:
             retry = runner_retry(model)
             after = exc.retry_after
@@ -82,10 +98,10 @@ class Activities:
                      or (after is not None and after > retry.max_retry_after))
             raise ApplicationError(str(exc), codec.error_to(exc), type="ModelError",
                                    non_retryable=final,
-                                   next_retry_delay=_delay(after)) from exc
+                                   next_retry_delay=_delay(after)) from _acyclic(exc)
         except Exception as exc:  # not the provider's: trying again would not help
             raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
-                                   non_retryable=True) from exc
+                                   non_retryable=True) from _acyclic(exc)
         return codec.response_to(response)
 
     @activity.defn(name=TOOL)
@@ -101,17 +117,8 @@ class Activities:
             args.get("context"),
             None if handoff is None else HandoffContext(**handoff),
             args.get("channel"), args.get("call_id"))
-        call = asyncio.ensure_future(tl.invoke(ctx, tl.parse(args["args"])))
         try:
-            while True:  # a heartbeat now and then: a dead worker is seen in seconds
-                done, _ = await asyncio.wait({call}, timeout=self.heartbeat)
-                if done:
-                    break
-                activity.heartbeat()
-            value = call.result()
-        except asyncio.CancelledError:
-            call.cancel()
-            raise
+            value = await self._beating(tl.invoke(ctx, tl.parse(args["args"])))
         except Exception as exc:
             log.info("tool %s of %s raised %s", name, agent, type(exc).__name__,
                      extra=fields(ctx.session_id, ctx.turn, agent))
@@ -153,6 +160,22 @@ class Activities:
         except HandoffsError as exc:
             raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
                                    non_retryable=True) from exc
+
+
+def _acyclic(exc: BaseException) -> BaseException:
+    """`exc` with any loop in its chain of causes cut (an error raised `from` itself),
+    which Temporal would follow forever when it sends the failure."""
+    seen = {id(exc)}
+    e: BaseException | None = exc
+    while e is not None:
+        for attr in ("__cause__", "__context__"):
+            nxt = getattr(e, attr)
+            if nxt is not None and id(nxt) in seen:
+                setattr(e, attr, None)
+        e = e.__cause__ or e.__context__
+        if e is not None:
+            seen.add(id(e))
+    return exc
 
 
 def _after(state: Any) -> dict[str, Any]:

@@ -73,6 +73,7 @@ class InWorkflow:
             d = await workflow.execute_activity(
                 MODEL, {"request": codec.request_to(request)},
                 start_to_close_timeout=_seconds(o.model_timeout),
+                heartbeat_timeout=_seconds(min(o.heartbeat_timeout, o.model_timeout)),
                 retry_policy=RetryPolicy(
                     initial_interval=_seconds(max(retry.base_delay, 0.001)),
                     backoff_coefficient=2.0, maximum_interval=_seconds(retry.max_delay),

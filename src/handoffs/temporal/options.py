@@ -28,8 +28,9 @@ class TemporalOptions:
     """How often a tool call is tried when its worker dies or it times out (a tool's
     own exception is never retried: it is the model's feedback, as in process)."""
     heartbeat_timeout: float = 30.0
-    """Seconds without a heartbeat after which a running tool's worker counts as dead and
-    the call goes to another worker; a running tool beats every third of it."""
+    """Seconds without a heartbeat after which a running model or tool call's worker
+    counts as dead and the call goes to another worker; a running call beats every
+    third of it."""
     store_timeout: float = 60.0
     """Seconds one store load or commit may take (retried while the store is down)."""
     turns_per_run: int = 500

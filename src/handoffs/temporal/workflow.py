@@ -24,7 +24,6 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from ..errors import HandoffsError
 from ..runtime.runner import Runner
 from . import codec
 from .effects import ActivityStore, InWorkflow
@@ -77,13 +76,13 @@ class SessionWorkflow:
         return self._host
 
     async def _one(self, work: Callable[[Runner], Awaitable[Any]]) -> Any:
-        """Run one update's work after the ones before it; a handoffs error is the
-        update's failure (with its code), never the workflow's."""
+        """Run one update's work after the ones before it; what it raises is the update's
+        failure (a handoffs error with its code), never the workflow's."""
         async with self._lock:
             self._handled += 1
             try:
                 return await work(self._runner())
-            except HandoffsError as exc:
+            except Exception as exc:  # the update's failure, never a stuck workflow task
                 raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
                                        non_retryable=True) from exc
 
