@@ -127,22 +127,29 @@ def _apply(live: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) 
 
 class ActivityStore:
     """The store as the driver sees it inside a workflow: `load` and `commit` are
-    activities on the worker's store. `lock` holds nothing: the workflow runs one update
-    of its session at a time, and each activity takes the store's own lock."""
+    activities on the worker's store, local ones by default (`TemporalOptions.local_store`:
+    a commit that ran but whose workflow task was lost runs again, and finds itself
+    stored). `lock` holds nothing: the workflow runs one update of its session at a time,
+    and each activity takes the store's own lock."""
 
     def __init__(self, options: TemporalOptions) -> None:
         self.options = options
 
-    def _policy(self) -> dict[str, Any]:
-        return {"start_to_close_timeout": _seconds(self.options.store_timeout),
-                "retry_policy": RetryPolicy(maximum_interval=_seconds(10))}
+    def _run(self, name: str, arg: Any) -> Any:
+        """The store activity: a local one (run by this worker, recorded in the history
+        without a round trip through the server's queues) unless the options say not."""
+        o = self.options
+        run = (workflow.execute_local_activity if o.local_store
+               else workflow.execute_activity)
+        return run(name, arg, start_to_close_timeout=_seconds(o.store_timeout),
+                   retry_policy=RetryPolicy(maximum_interval=_seconds(10)))
 
     def lock(self, session_id: str) -> AbstractAsyncContextManager[None]:
         return nullcontext()
 
     async def load(self, session_id: str) -> SessionState | None:
         try:
-            d = await workflow.execute_activity(LOAD, session_id, **self._policy())
+            d = await self._run(LOAD, session_id)
         except ActivityError as exc:
             raise _store_error(exc) from exc
         return None if d is None else codec.state_from(d)
@@ -150,10 +157,10 @@ class ActivityStore:
     async def commit(self, state: SessionState, since: Checkpoint,
                      events: Sequence[Event] = ()) -> None:
         try:
-            r = await workflow.execute_activity(
-                COMMIT, {"state": codec.state_to(state),
-                         "since": [since.messages, since.handoffs, since.version],
-                         "events": codec.events_to(events)}, **self._policy())
+            r = await self._run(COMMIT, {
+                "state": codec.state_to(state),
+                "since": [since.messages, since.handoffs, since.version],
+                "events": codec.events_to(events)})
         except ActivityError as exc:
             raise _store_error(exc) from exc
         state.version = r["version"]

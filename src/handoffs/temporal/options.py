@@ -33,6 +33,10 @@ class TemporalOptions:
     third of it."""
     store_timeout: float = 60.0
     """Seconds one store load or commit may take (retried while the store is down)."""
+    local_store: bool = True
+    """Loads and commits as local activities: run by the worker that runs the workflow
+    task, recorded without a round trip through the server's queues (three of a simple
+    turn's five activities). False: ordinary activities, any worker runs them."""
     turns_per_run: int = 500
     """Updates one workflow run handles before it continues as new (sooner when Temporal
     suggests it); the session lives in the store, so nothing else is carried over."""
