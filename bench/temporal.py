@@ -121,6 +121,23 @@ async def throughput(r: Runner, n: int, concurrency: int, prefix: str) -> float:
     return n / (time.perf_counter() - t0)
 
 
+async def plain_floor(client: Any, n: int) -> float:
+    """Median ms of a workflow that does what a turn's does, with no handoffs in it: two
+    no-op activities and three no-op local activities."""
+    from _plain import Plain, noop
+    from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+    queue = f"plain-{uuid.uuid4().hex[:8]}"
+    times = []
+    async with Worker(client, task_queue=queue, workflows=[Plain], activities=[noop],
+                      workflow_runner=UnsandboxedWorkflowRunner()):
+        for i in range(n + 10):
+            t0 = time.perf_counter()
+            await client.execute_workflow("Plain", id=f"{queue}-{i}", task_queue=queue)
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times[10:]) * 1e3
+
+
 def anatomy(history: Any) -> dict[str, Any]:
     """Activities and workflow tasks of a one-turn history, and where its time went."""
     from temporalio.api.enums.v1 import EventType
@@ -135,6 +152,8 @@ def anatomy(history: Any) -> dict[str, Any]:
         if name == "ACTIVITY_TASK_SCHEDULED":
             t = e.activity_task_scheduled_event_attributes.activity_type.name
             kinds[t] = kinds.get(t, 0) + 1
+        if name == "MARKER_RECORDED":  # a local activity (the store's load and commits)
+            kinds["local store"] = kinds.get("local store", 0) + 1
         if name in ("ACTIVITY_TASK_STARTED", "WORKFLOW_TASK_STARTED"):
             started[e.event_id] = at[e.event_id]
         if name == "ACTIVITY_TASK_COMPLETED":
@@ -198,6 +217,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
             await latencies(remote, 10, "warm")
             durable = await latencies(remote, args.turns, "lat")
             history = await client.get_workflow_handle("lat-0").fetch_history()
+        out["plain_workflow_ms"] = await plain_floor(client, args.turns)
         await worker_runner.store.close()
         await remote.store.close()
         out["in_process_ms"] = statistics.median(inproc) * 1e3
@@ -236,6 +256,8 @@ def table(res: dict[str, Any], workers: list[int]) -> str:
         f"| H=1 turn under Temporal (worker in the same process), median | "
         f"{res['temporal_ms']:.1f} ms |",
         f"| overhead per turn | {res['overhead_ms']:.1f} ms |",
+        f"| the same workflow without handoffs (2 no-op activities, 3 no-op local "
+        f"activities), median | {res['plain_workflow_ms']:.1f} ms |",
         f"| activities per turn | {a['activities']} ({by}) |",
         f"| workflow tasks per turn | {a['workflow_tasks']} "
         f"({a['history_events']} history events) |",

@@ -59,10 +59,12 @@ class TemporalExecutor:
     new_id = staticmethod(new_id)
 
     def model(self, t: Any, model: Any, request: Any) -> Any:
+        """Refused: a model call runs on a worker (`handoffs worker`), in a turn's workflow."""
         raise HandoffsError("Under Temporal, model calls run on a worker (handoffs worker).",
                             code="invalid_argument")
 
     def tool(self, t: Any, tool: Any, ctx: Any, args: Any, call_id: str) -> Any:
+        """Refused: a tool call runs on a worker (`handoffs worker`), in a turn's workflow."""
         raise HandoffsError("Under Temporal, tool calls run on a worker (handoffs worker).",
                             code="invalid_argument")
 
@@ -136,11 +138,13 @@ class TemporalExecutor:
                 yield e
 
     async def resume(self, runner: Any, session_id: str, context: Any) -> RunResult | None:
+        """`Runner.resume` as an update of the session's workflow."""
         d = await self._update("resume", session_id, {"context": codec.jsonable(context)})
         return None if d is None else codec.result_from(d)
 
     async def decide(self, runner: Any, session_id: str, call_id: str, approved: bool,
                      reason: str, context: Any) -> RunResult:
+        """`Runner.approve` / `reject` as an update of the session's workflow."""
         if not isinstance(reason, str):
             raise HandoffsError("The reason must be a string.", code="invalid_argument")
         d = await self._update("decide", session_id, {
@@ -149,11 +153,13 @@ class TemporalExecutor:
         return codec.result_from(d)
 
     async def select_agent(self, runner: Any, session_id: str, name: str) -> HandoffRecord:
+        """`Runner.select_agent` as an update of the session's workflow."""
         d = await self._update("select_agent", session_id, {"name": name})
         return HandoffRecord.from_dict(d)
 
     async def reply_as_human(self, runner: Any, session_id: str, text: str,
                              handoff_to: str | None) -> RunResult:
+        """`Runner.reply_as_human` as an update of the session's workflow."""
         from ..runtime.driver.turn import check_text
 
         check_text(runner, text)
