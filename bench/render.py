@@ -6,7 +6,6 @@ runs nothing.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -255,21 +254,6 @@ def traffic_verdict(res: dict[str, Any]) -> str:
     return f"- (f) {text}" if text else ""
 
 
-def temporal_section() -> str:
-    """bench/temporal.py's section, from its last results (bench/results/temporal.json)."""
-    import importlib.util
-
-    path = BENCH / "results" / "temporal.json"
-    if not path.exists():
-        return ""
-    spec = importlib.util.spec_from_file_location("bench_temporal", BENCH / "temporal.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    text: str = module.section(json.loads(path.read_text()))
-    return text
-
-
 def render_doc(res: dict[str, Any], frameworks: list[str], charts: bool,
                traffic_chart: bool = False) -> str:
     summ, meta = res["summary"], res["meta"]
@@ -289,7 +273,6 @@ def render_doc(res: dict[str, Any], frameworks: list[str], charts: bool,
         head = (head + "\n" + tv) if head else "In this run:\n\n" + tv
     traffic_md = traffic_report().section(res.get("traffic"), traffic_chart) \
         if res.get("traffic") else ""
-    temporal_md = temporal_section()
     rt = ratio_table(summ, frameworks)
     ratios_md = ("Our ratio to each peer (peer / ours), per round: median and min–max over "
                  f"rounds.\n\n{rt}\n\n" if rt else "")
@@ -320,7 +303,6 @@ side of the cost: what each framework sends to the model for the same conversati
 {stores_table(res.get("stores"))}
 
 {traffic_md}
-{temporal_md}
 ## What each figure is
 
 - (a) per handoff: (median T(H=20) − median T(H=0)) / 20; {a["reps"]} reps of each after

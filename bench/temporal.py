@@ -1,6 +1,7 @@
 """Turns under Temporal (`handoffs.temporal`) against the same turns in process.
 
     python bench/temporal.py                 # table, and bench/results/temporal.json
+    python bench/temporal.py --doc           # ... and its section of docs/benchmarks.md
     python bench/temporal.py --turns 100 --concurrency 16 --workers 1 4
 
 The turn is the H=1 turn of bench/stores.py (triage -> billing -> answer) with a
@@ -276,8 +277,22 @@ def table(res: dict[str, Any], workers: list[int]) -> str:
     return "\n".join(rows)
 
 
+def write_section(page: Path, text: str) -> None:
+    """Put `text` in place of the page's section of the same title (at its end when it
+    has none): bench/compare.py keeps the sections other scripts write."""
+    doc = page.read_text()
+    title = text.split("\n", 1)[0]
+    if title in doc:
+        start = doc.index(title)
+        nxt = doc.find("\n## ", start + len(title))
+        doc = doc[:start] + text.rstrip("\n") + ("\n" + doc[nxt:] if nxt >= 0 else "\n")
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n"
+    page.write_text(doc)
+
+
 def section(res: dict[str, Any]) -> str:
-    """The benchmarks page's section (bench/render.py puts it in docs/benchmarks.md)."""
+    """Its section of docs/benchmarks.md (`--doc`)."""
     workers = sorted(int(k.split("_")[1]) for k in res if k.startswith("temporal_")
                      and k.endswith("_workers_turns_per_s"))
     return f"""## Durable execution on Temporal
@@ -300,9 +315,13 @@ if __name__ == "__main__":
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--workers", type=int, nargs="+", default=[1, 4])
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--doc", action="store_true",
+                   help="write the figures into docs/benchmarks.md (its own section)")
     a = p.parse_args()
     result = asyncio.run(main(a))
     result["date"] = time.strftime("%Y-%m-%d")
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2) if a.json else table(result, a.workers))
+    if a.doc:
+        write_section(HERE.parents[1] / "docs" / "benchmarks.md", section(result))

@@ -111,8 +111,8 @@ def _build() -> tuple[Any, Any]:
     if s.get("temporal"):
         from ..temporal import TemporalExecutor
 
-        setup.runner.executor = TemporalExecutor(s["temporal"], s.get("task_queue")
-                                                 or "handoffs")
+        TemporalExecutor(s["temporal"], s.get("task_queue") or "handoffs").attach(
+            setup.runner)
     app = create_app(setup.runner, operator_key=os.environ.get(KEY_ENV) or None,
                      cors_origins=s.get("cors") or (), model_label=setup.model,
                      rate_limit=s.get("rate_limit"), close_store=True,

@@ -136,7 +136,11 @@ class Runner:
         """Checked once per turn (`handoffs.telemetry`); None: never traced nor measured."""
         self.inspector: Inspector | None = inspector(inspect, self.telemetry)
         """Records each model call's request and response as events (`inspect=True`)."""
-        self.executor = executor if executor is not None else IN_PROCESS
+        self.executor: Executor = executor if executor is not None else IN_PROCESS
+        """Performs every turn's effects: the clock, ids, model and tool calls
+        (`state.host.Executor`; in this process unless given another)."""
+        self._remote: Remote | None = getattr(self.executor, "remote", None)
+        """Runs whole turns elsewhere, when the executor does (`handoffs.temporal`)."""
         self._models = _Models(self)
         for agent in team.agents:  # a model that is set is checked now, a missing one
             if self._spec(agent) is not None:  # only when that agent must answer
@@ -146,18 +150,6 @@ class Runner:
         self._detached: set[asyncio.Future[RunResult]] = set()
         self._mcp: Hub | None = None
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
-
-    @property
-    def executor(self) -> Executor:
-        """Performs every turn's effects: the clock, ids, model and tool calls
-        (`state.host.Executor`; in this process unless given another). One that runs
-        whole turns elsewhere (`handoffs.temporal.TemporalExecutor`) gets them all."""
-        return self._executor
-
-    @executor.setter
-    def executor(self, executor: Executor) -> None:
-        self._executor = executor
-        self._remote: Remote | None = getattr(executor, "remote", None)
 
     def model_for(self, name: str) -> Model | None:
         """The model agent `name` uses (None for a human agent); `no_model` if none is set."""

@@ -55,6 +55,12 @@ class TemporalExecutor:
         self.poll = poll
         self.remote = self
 
+    def attach(self, runner: Any) -> None:
+        """Make this the executor of a runner built without it (`handoffs serve
+        --temporal` does so with the runner it loaded)."""
+        runner.executor = self
+        runner._remote = self
+
     now = staticmethod(time.time)
     new_id = staticmethod(new_id)
 
