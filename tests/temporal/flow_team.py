@@ -5,7 +5,8 @@ Its model decides from the request alone, so any worker process can take any ste
 turn: `triage` hands every message to `billing` (a transfer); `billing` looks the order up
 (the tool `lookup`, which waits `slow S` seconds when the message says so), asks `policy`
 (a delegation), then answers; a message starting with `approve` makes `billing` call
-`refund`, which waits for a person's approval. Every model call is appended to the file
+`refund`, which waits for a person's approval; one starting with `person` goes to the
+human `operator`. Every model call is appended to the file
 `$FLOW_CALLS` (agent and step), every start and end of `lookup` to `$FLOW_MARKS`.
 """
 
@@ -16,7 +17,7 @@ import json
 import os
 from collections.abc import AsyncIterator
 
-from handoffs import Agent, Handoff, Runner, Team, tool
+from handoffs import Agent, Handoff, HumanAgent, Runner, Team, tool
 from handoffs.core.messages import ToolCall, ToolResult, UserMessage
 from handoffs.models.base import ModelRequest, ModelResponse, TextDelta, Usage
 
@@ -73,6 +74,8 @@ class FlowModel:
                                  Usage(10, 5, 1), "flow")
 
         if agent == "triage":
+            if text.startswith("person"):
+                return call("transfer_to_operator", reason="asks for a person")
             return call("transfer_to_billing", reason="a billing question")
         if agent == "policy":
             return ModelResponse("Refunds within 30 days are allowed.", (), Usage(8, 4, 1),
@@ -95,7 +98,8 @@ class FlowModel:
 
 
 team = Team([
-    Agent("triage", handoffs=[Handoff("billing")]),
+    Agent("triage", handoffs=[Handoff("billing"), Handoff("operator")]),
+    HumanAgent("operator", handoffs=[Handoff("billing")]),
     Agent("billing", tools=[lookup, refund], handoffs=[Handoff("policy", returns=True)]),
     Agent("policy"),
 ])

@@ -1,7 +1,7 @@
 """Workers as real processes (`handoffs worker`): one SIGKILLed in the middle of a slow
 tool, with a second one running, and the turn still ends as it would have, without the
 model asked again for a step already done and without losing the user's message; an
-approval that waits while its worker is restarted, then continues."""
+approval, and a human escalation, that wait while their worker is restarted, then go on."""
 
 from __future__ import annotations
 
@@ -144,4 +144,23 @@ async def test_an_approval_waits_across_a_worker_restart_and_its_decision_contin
     done = await asyncio.wait_for(runner.approve("k-2", state.pending["waiting"][0]), 60)
     assert (done.status, done.output) == (RunStatus.COMPLETED, "Your refund is done.")
     assert [m.split()[0] for m in workers.lines("marks")] == ["refund"]
+    await runner.store.close()
+
+
+async def test_a_human_escalation_waits_across_a_worker_restart_and_the_reply_continues_it(
+        workers: Workers) -> None:
+    first = workers.start()
+    runner = await _client_runner(workers)
+    waiting = await runner.run("k-3", "person please")
+    assert (waiting.status, waiting.agent) == (RunStatus.WAITING_FOR_HUMAN, "operator")
+    first.send_signal(signal.SIGKILL)
+    first.wait(10)
+    workers.start()
+    back = await asyncio.wait_for(
+        runner.reply_as_human("k-3", "I have refunded you.", handoff_to="billing"), 60)
+    assert (back.status, back.agent) == (RunStatus.COMPLETED, "billing")
+    state = await runner.get_session("k-3")
+    assert state is not None and state.active_agent == "billing"
+    assert [m.text for m in state.messages if m.role == "user"] == ["person please"]
+    assert state.messages[-1].text == "I have refunded you."
     await runner.store.close()
