@@ -42,8 +42,9 @@ class TemporalExecutor:
     several teams sharing one namespace); `poll` is how often `stream` reads new events
     from the store (seconds)."""
 
-    remote: TemporalExecutor
-    """This executor runs whole turns elsewhere (`Runner` hands them over)."""
+    dispatcher: TemporalExecutor
+    """This executor runs whole turns elsewhere (`Runner` hands them over:
+    `state.host.Dispatcher`)."""
 
     def __init__(self, client: Client | str, task_queue: str, *, workflow_prefix: str = "",
                  poll: float = 0.05, namespace: str = "default") -> None:
@@ -53,13 +54,13 @@ class TemporalExecutor:
         self.task_queue = task_queue
         self.workflow_prefix = workflow_prefix
         self.poll = poll
-        self.remote = self
+        self.dispatcher = self
 
     def attach(self, runner: Any) -> None:
         """Make this the executor of a runner built without it (`handoffs serve
         --temporal` does so with the runner it loaded)."""
         runner.executor = self
-        runner._remote = self
+        runner._dispatch = self
 
     now = staticmethod(time.time)
     new_id = staticmethod(new_id)
@@ -73,6 +74,12 @@ class TemporalExecutor:
         """Refused: a tool call runs on a worker (`handoffs worker`), in a turn's workflow."""
         raise HandoffsError("Under Temporal, tool calls run on a worker (handoffs worker).",
                             code="invalid_argument")
+
+    def remote(self, t: Any, agent: Any, request: Any) -> Any:
+        """Refused: a remote agent's call (A2A) would run on a worker, which does not run
+        them yet."""
+        raise HandoffsError("Remote agents (A2A) do not run under Temporal yet; run this "
+                            "team in process.", code="remote_failed")
 
     # -- updates ------------------------------------------------------------------------
 

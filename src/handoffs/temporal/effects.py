@@ -115,6 +115,14 @@ class InWorkflow:
         return d["text"]
 
 
+    def remote(self, t: Any, agent: Any, request: Any) -> Any:
+        """A remote agent's call (A2A): not run under Temporal yet (it would be an
+        activity like a model call); the agent fails with `remote_failed`."""
+        raise HandoffsError(f"Remote agent {getattr(agent, 'name', agent)!r}: remote agents "
+                            "(A2A) do not run under Temporal yet; run this team in process.",
+                            code="remote_failed")
+
+
 def _apply(live: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
     """What a tool changed in the shared memory (from `before` to `after`) applied to the
     session's own, so tools that ran side by side each keep their writes."""

@@ -51,8 +51,8 @@ class Executor(Protocol):
         ...
 
 
-class Remote(Protocol):
-    """Runs whole turns elsewhere: an executor whose `remote` is one (as
+class Dispatcher(Protocol):
+    """Runs whole turns elsewhere: an executor whose `dispatcher` is one (as
     `handoffs.temporal.TemporalExecutor`) gets the runner's turns, decisions and picks
     instead of the driver of this process; the runner passes itself as `runner`."""
 
