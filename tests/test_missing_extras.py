@@ -97,7 +97,7 @@ def test_a_team_without_mcp_servers_builds_without_the_mcp_package() -> None:
 
 
 NO_EXTRAS = ("openai", "anthropic", "asyncpg", "fastapi", "uvicorn", "mcp", "opentelemetry",
-             "httpx", "pexpect", "playwright")
+             "httpx", "pexpect", "playwright", "temporalio")
 
 
 @pytest.mark.parametrize("argv", [["demo"], ["run", "I was charged twice"], ["check"],
@@ -147,3 +147,21 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("a2a", "ag_ui", "http
 """)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_worker_without_temporalio_says_which_extra(tmp_path: Path) -> None:
+    done = without("temporalio", CLI, "worker", "--temporal", "127.0.0.1:1", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "install the 'temporal' extra: pip install 'handoffs[temporal]'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_turn_in_process_never_imports_temporalio() -> None:
+    done = subprocess.run([sys.executable, "-c", """
+import asyncio, sys
+from handoffs import Agent, Runner, Team
+from handoffs.testing import ScriptedModel, reply
+asyncio.run(Runner(Team([Agent('a')]), model=ScriptedModel([reply('hi')])).run('s', 'x'))
+print('temporalio' in sys.modules)
+"""], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr

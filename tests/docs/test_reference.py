@@ -14,7 +14,8 @@ import pytest
 from .snippets import DOCS, ROOT
 
 EXPORTING = ["handoffs", "handoffs.testing", "handoffs.models", "handoffs.stores",
-             "handoffs.rules", "handoffs.mcp", "handoffs.telemetry", "handoffs.server"]
+             "handoffs.rules", "handoffs.mcp", "handoffs.telemetry", "handoffs.server",
+             "handoffs.temporal"]
 """The packages whose `__all__` is the public API."""
 
 DIRECTIVE = re.compile(r"^::: ([\w.]+)[ \t]*\n((?:[ \t]+.*\n?)*)", re.M)

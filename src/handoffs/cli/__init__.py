@@ -28,6 +28,7 @@ EPILOG = """examples:
   handoffs sessions list                         (in sqlite:///handoffs.db by default)
   handoffs eval app.py:team cases.jsonl --min-accuracy 0.9   who answers each case
   handoffs serve app.py:team --port 8000         the HTTP API, live events, the page
+  handoffs worker app.py:team --temporal 127.0.0.1:7233 --task-queue q   durable turns
 
 Offline (no --model, HANDOFFS_MODEL or API key) agents answer with a rule-based model:
 the support team's own rules, or keyword routing along your team's routes.
@@ -132,6 +133,32 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--agui", action="store_true",
                        help="also stream turns as AG-UI events at POST /v1/agui "
                        "(needs handoffs[agui])")
+
+    serve.add_argument("--temporal", default=None, metavar="HOST:PORT",
+                       help="send turns to Temporal workflows run by `handoffs worker` "
+                       "(needs handoffs[temporal])")
+    serve.add_argument("--task-queue", default="handoffs", help="with --temporal: the "
+                       "workers' task queue (default: handoffs)")
+
+    worker = sub.add_parser("worker", help="run a team's turns as Temporal workflows "
+                            "(needs handoffs[temporal])")
+    worker.add_argument("team", nargs="?", default=None, metavar="TEAM", help=team_help)
+    worker.add_argument("--temporal", required=True, metavar="HOST:PORT",
+                        help="the Temporal server (e.g. 127.0.0.1:7233)")
+    worker.add_argument("--task-queue", default="handoffs",
+                        help="the task queue (default: handoffs)")
+    worker.add_argument("--namespace", default="default")
+    worker.add_argument("--store", default=None, help="the store the sessions live in "
+                        "(default: a loaded Runner's store, HANDOFFS_STORE, or "
+                        "sqlite:///handoffs.db); share it with `handoffs serve`")
+    worker.add_argument("--model", default=None, help="e.g. openai:gpt-4.1-mini")
+    worker.add_argument("--offline", action="store_true",
+                        help="the offline model for every agent, even when a key is set")
+    worker.add_argument("--tool-timeout", type=float, default=None, metavar="SECONDS",
+                        help="one attempt of a tool call (default: 600)")
+    worker.add_argument("--heartbeat", type=float, default=None, metavar="SECONDS",
+                        help="a running tool's worker counts as dead after this long "
+                        "without a heartbeat (default: 30)")
 
     sessions = sub.add_parser("sessions", help="list, show, export, import, delete sessions")
     actions = sessions.add_subparsers(dest="action", metavar="action", required=True)
@@ -248,7 +275,13 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                      args.offline or demo, args.host, args.port, args.workers,
                      args.operator_key, args.cors, args.log_level, args.metrics,
                      args.operator_key_file, args.rate_limit, args.otlp, args.inspect,
-                     args.trace_url, a2a=args.a2a, agui=args.agui)
+                     args.trace_url, a2a=args.a2a, agui=args.agui,
+                     temporal=args.temporal, task_queue=args.task_queue)
+    if args.command == "worker":
+        from .worker import worker
+
+        return worker(args.team, args.temporal, args.task_queue, args.store, args.model,
+                      args.offline, args.namespace, args.tool_timeout, args.heartbeat)
     if args.command == "sessions":
         from .runners import existing_store, store_url
         from .sessions import sessions_command

@@ -29,12 +29,15 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
           cors: list[str], log_level: str | None, metrics: bool = False,
           operator_key_file: str | None = None, rate_limit: str | None = None,
           otlp: str | None = None, inspect: bool = False,
-          trace_url: str | None = None, a2a: bool = False, agui: bool = False) -> int:
+          trace_url: str | None = None, a2a: bool = False, agui: bool = False,
+          temporal: str | None = None, task_queue: str = "handoffs") -> int:
     """Start the server; returns when it stops. `log_level` (None: `HANDOFFS_LOG_LEVEL`,
     else info) is uvicorn's and the library's; `otlp`: `--otlp` (see `observability`);
     `inspect`: record each model call for the inspector (`Runner(inspect=True)`);
     `trace_url`: where the inspector links a turn's trace (`{trace_id}` in it); `a2a`,
-    `agui`: also serve the team over those protocols (`server.a2a`, `server.agui`)."""
+    `agui`: also serve the team over those protocols (`server.a2a`, `server.agui`);
+    `temporal`: the Temporal server whose workflows run the turns (`handoffs worker`
+    on `task_queue` runs them)."""
     try:
         import uvicorn
     except ImportError:
@@ -55,7 +58,8 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     os.environ[LOG_ENV] = level  # every worker logs at the same level
     settings = {"team": team, "store": store, "model": model, "offline": offline,
                 "cors": cors, "metrics": metrics, "rate_limit": rate_limit, "otlp": otlp,
-                "inspect": inspect, "trace_url": trace_url, "a2a": a2a, "agui": agui}
+                "inspect": inspect, "trace_url": trace_url, "a2a": a2a, "agui": agui,
+                "temporal": temporal, "task_queue": task_queue}
     os.environ[ENV] = json.dumps(settings)
     traced = setup_tracing(otlp)  # here first: a missing extra fails before any worker
     if key:
@@ -73,6 +77,9 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     print(f"handoffs: store {setup.store}; operator routes {'on' if key else 'off'}",
           flush=True)
     print(f"handoffs: model: {setup.model}", flush=True)
+    if temporal:
+        print(f"handoffs: turns run by Temporal workers at {temporal}, task queue "
+              f"{task_queue!r}", flush=True)
     if traced is not None:
         print(f"handoffs: tracing to {traced} (OTLP/HTTP)", flush=True)
     if a2a:
@@ -107,6 +114,11 @@ def _build() -> tuple[Any, Any]:
         from ..runtime.effects.inspector import inspector
 
         setup.runner.inspector = inspector(True, setup.runner.telemetry)
+    if s.get("temporal"):
+        from ..temporal import TemporalExecutor
+
+        TemporalExecutor(s["temporal"], s.get("task_queue") or "handoffs").attach(
+            setup.runner)
     app = create_app(setup.runner, operator_key=os.environ.get(KEY_ENV) or None,
                      cors_origins=s.get("cors") or (), model_label=setup.model,
                      rate_limit=s.get("rate_limit"), close_store=True,

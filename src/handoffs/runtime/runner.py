@@ -30,7 +30,7 @@ from .driver.turn import run_turn
 from .effects.executor import IN_PROCESS
 from .effects.inspector import Inspector, inspector
 from .state import Turn
-from .state.host import Executor
+from .state.host import Dispatcher, Executor
 from .state.result import RunResult
 
 if TYPE_CHECKING:
@@ -139,6 +139,8 @@ class Runner:
         self.executor: Executor = executor if executor is not None else IN_PROCESS
         """Performs every turn's effects: the clock, ids, model and tool calls
         (`state.host.Executor`; in this process unless given another)."""
+        self._dispatch: Dispatcher | None = getattr(self.executor, "dispatcher", None)
+        """Runs whole turns elsewhere, when the executor does (`handoffs.temporal`)."""
         self._models = _Models(self)
         for agent in team.agents:  # a model that is set is checked now, a missing one
             if self._spec(agent) is not None:  # only when that agent must answer
@@ -201,6 +203,8 @@ class Runner:
         call; None: the runner's `turn_timeout`).
         """
         check_timeout(timeout, "timeout")
+        if self._dispatch is not None:
+            return await self._dispatch.run(self, session_id, text, channel, context, timeout)
         return await run_turn(self, session_id, text, channel, context, None, timeout)
 
     async def resume(self, session_id: str, context: Any = None) -> RunResult | None:
@@ -213,6 +217,8 @@ class Runner:
         when its turn died is settled first: its calls are not run again (their outcome
         is unknown, the model is told so).
         """
+        if self._dispatch is not None:
+            return await self._dispatch.resume(self, session_id, context)
         from .driver.turn import resume
 
         return await resume(self, session_id, context, None)
@@ -224,6 +230,8 @@ class Runner:
         call runs, the agent continues) and its result is returned; otherwise the result
         is still `waiting_for_approval`. Refused with `no_pending_approval` when the call
         does not wait (already decided, or unknown)."""
+        if self._dispatch is not None:
+            return await self._dispatch.decide(self, session_id, call_id, True, "", context)
         from .driver.approval import decide
 
         return await decide(self, session_id, call_id, True, "", context)
@@ -232,6 +240,9 @@ class Runner:
                      context: Any = None) -> RunResult:
         """Reject a waiting tool call: it does not run, and the agent reads that a person
         did not approve it (with `reason`) as the call's result. Otherwise as `approve`."""
+        if self._dispatch is not None:
+            return await self._dispatch.decide(self, session_id, call_id, False, reason,
+                                             context)
         from .driver.approval import decide
 
         return await decide(self, session_id, call_id, False, reason, context)
@@ -322,6 +333,8 @@ class Runner:
         session's event log. `context` and `timeout` are `run`'s.
         """
         check_timeout(timeout, "timeout")
+        if self._dispatch is not None:
+            return self._dispatch.stream(self, session_id, text, channel, context, timeout)
         return stream_turn(self, session_id, text, channel, context, timeout)
 
     async def run_plan(
@@ -351,6 +364,8 @@ class Runner:
         (`unknown_target`, `not_user_selectable`, `system_only`, `target_disabled`,
         `channel_unsupported`) when the pick is not allowed.
         """
+        if self._dispatch is not None:
+            return await self._dispatch.select_agent(self, session_id, name)
         from .driver.human import select_agent
 
         return await select_agent(self, session_id, name)
@@ -364,6 +379,8 @@ class Runner:
         passes to that AI agent (reason `programmatic`) and it answers the user's next
         message.
         """
+        if self._dispatch is not None:
+            return await self._dispatch.reply_as_human(self, session_id, text, handoff_to)
         from .driver.human import reply_as_human
 
         return await reply_as_human(self, session_id, text, handoff_to)

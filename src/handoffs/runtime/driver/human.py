@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
 from ...core.context import RunContext
@@ -17,7 +16,6 @@ from ...telemetry.config import count_handoff, observe
 from ..decisions.handoffs import move
 from ..decisions.recovery import skip_dead
 from ..decisions.views import enabled
-from ..effects.ids import new_id
 from ..state import Turn
 from ..state.result import RunResult, RunStatus
 from .turn import check_text, load
@@ -46,10 +44,11 @@ async def select_agent(runner: Host, session_id: str, name: str) -> HandoffRecor
         source = state.active_agent or team.entry
         rejection = team.policy.check_selection(team, name, state)
         record = HandoffRecord(
-            id=new_id(), source=source, target=name, reason=HandoffReason.USER_REQUEST,
+            id=runner.executor.new_id(), source=source, target=name,
+            reason=HandoffReason.USER_REQUEST,
             explanation="The user picked this agent.", accepted=rejection is None,
             rejection=rejection.code if rejection else None,
-            message=rejection.message if rejection else "", at=time.time(),
+            message=rejection.message if rejection else "", at=runner.executor.now(),
             turn=state.turn,
         )
         t = Turn(runner, state, None, None)
@@ -126,10 +125,10 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
         agent = human.name
         if route is not None:
             record = HandoffRecord(
-                id=new_id(), source=human.name, target=route.target.name,
+                id=runner.executor.new_id(), source=human.name, target=route.target.name,
                 reason=HandoffReason.PROGRAMMATIC,
                 explanation="The human operator handed the conversation back.",
-                at=time.time(), turn=state.turn,
+                at=runner.executor.now(), turn=state.turn,
             )
             t.add_record(record)
             move(t, None, record, route.target, route)

@@ -10,16 +10,19 @@ each model and tool call an activity of a workflow that runs the same decisions.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ...core.context import RunContext
+    from ...core.events import Event
+    from ...core.handoff import HandoffRecord
     from ...core.remote import RemoteAgent, RemoteReply, RemoteRequest
     from ...core.team import Team
     from ...core.tools import Tool
     from ...models.base import Model, ModelRequest, ModelResponse
     from ...stores.base import SessionStore
+    from .result import RunResult
 
 
 class Executor(Protocol):
@@ -55,6 +58,30 @@ class Executor(Protocol):
         events as it comes. Raises `HandoffsError` with `remote_unreachable`,
         `remote_rejected` or `remote_failed`."""
         ...
+
+
+class Dispatcher(Protocol):
+    """Runs whole turns elsewhere: an executor whose `dispatcher` is one (as
+    `handoffs.temporal.TemporalExecutor`) gets the runner's turns, decisions and picks
+    instead of the driver of this process; the runner passes itself as `runner`."""
+
+    def run(self, runner: Any, session_id: str, text: str, channel: str | None,
+            context: Any, timeout: float | None) -> Awaitable[RunResult]: ...
+
+    def stream(self, runner: Any, session_id: str, text: str, channel: str | None,
+               context: Any, timeout: float | None) -> AsyncIterator[Event]: ...
+
+    def resume(self, runner: Any, session_id: str,
+               context: Any) -> Awaitable[RunResult | None]: ...
+
+    def decide(self, runner: Any, session_id: str, call_id: str, approved: bool,
+               reason: str, context: Any) -> Awaitable[RunResult]: ...
+
+    def select_agent(self, runner: Any, session_id: str,
+                     name: str) -> Awaitable[HandoffRecord]: ...
+
+    def reply_as_human(self, runner: Any, session_id: str, text: str,
+                       handoff_to: str | None) -> Awaitable[RunResult]: ...
 
 
 class Host(Protocol):

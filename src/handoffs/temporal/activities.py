@@ -1,0 +1,209 @@
+"""The activities a session's workflow schedules: a model call, a tool call, and the
+store's load and commit. They run on a worker, with the worker's runner (its team,
+models and store); what they take and give is plain data (`codec`).
+
+A model's own retries are turned off here: Temporal retries the activity with the
+model's `RetryPolicy` instead (`options.model_retry`), so a failure is never retried
+twice over. A tool's exception is not an activity failure: it comes back as data and
+becomes the model's feedback, as in process; Temporal retries a tool call only when its
+worker died or it timed out (heartbeats tell a dead worker from a slow tool).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from ..core.context import HandoffContext, RunContext
+from ..core.session import Checkpoint
+from ..core.tools import HandoffTo, Tool, render_result
+from ..errors import HandoffsError, ModelError
+from ..log import fields
+from ..models.base import Model
+from ..models.retry import RetryPolicy
+from ..runtime.runner import Runner
+from . import codec
+
+log = logging.getLogger("handoffs.temporal")
+T = TypeVar("T")
+
+MODEL = "handoffs.model"
+TOOL = "handoffs.tool"
+LOAD = "handoffs.load"
+COMMIT = "handoffs.commit"
+
+
+class Activities:
+    """The activities of one worker, bound to its runner (`worker.make_worker`)."""
+
+    def __init__(self, runner: Runner, heartbeat: float) -> None:
+        self.runner = runner
+        self.heartbeat = heartbeat
+        """Seconds between a running tool's heartbeats."""
+        self._once: dict[int, Model] = {}
+
+    def all(self) -> list[Any]:
+        return [self.model, self.tool, self.load, self.commit]
+
+    def _single_try(self, model: Model) -> Model:
+        """The model with its own retries off (Temporal retries the activity)."""
+        if not isinstance(getattr(model, "retry", None), RetryPolicy):
+            return model
+        single = self._once.get(id(model))
+        if single is None:
+            single = copy.copy(model)
+            single.retry = RetryPolicy(max_retries=0)  # type: ignore[attr-defined]
+            self._once[id(model)] = single
+        return single
+
+    async def _beating(self, work: Awaitable[T]) -> T:
+        """`work`'s result, with a heartbeat now and then while it runs: a worker that
+        died is seen within `heartbeat_timeout`, however long a call may take."""
+        call = asyncio.ensure_future(work)
+        try:
+            while True:
+                done, _ = await asyncio.wait({call}, timeout=self.heartbeat)
+                if done:
+                    return call.result()
+                activity.heartbeat()
+        except asyncio.CancelledError:
+            call.cancel()
+            raise
+
+    @activity.defn(name=MODEL)
+    async def model(self, args: dict[str, Any]) -> dict[str, Any]:
+        """One model call of an agent: the response, or a failure whose retry Temporal's
+        policy decides (a `ModelError` the provider calls retryable)."""
+        d = args["request"]
+        agent = d["agent"]
+        runner = self.runner
+        model = runner.model_for(agent)
+        if model is None:
+            raise ApplicationError(f"Agent {agent!r} has no model.", codec.error_to(
+                HandoffsError("no model", code="no_model")), type="HandoffsError",
+                non_retryable=True)
+        request = codec.request_from(d, runner.team.plan(agent).output)
+        try:
+            response = await self._beating(self._single_try(model).complete(request))
+        except ModelError as exc:
+            retry = runner_retry(model)
+            after = exc.retry_after
+            final = (not exc.retryable
+                     or (after is not None and after > retry.max_retry_after))
+            raise ApplicationError(str(exc), codec.error_to(exc), type="ModelError",
+                                   non_retryable=final,
+                                   next_retry_delay=_delay(after)) from _acyclic(exc)
+        except Exception as exc:  # not the provider's: trying again would not help
+            raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
+                                   non_retryable=True) from _acyclic(exc)
+        return codec.response_to(response)
+
+    @activity.defn(name=TOOL)
+    async def tool(self, args: dict[str, Any]) -> dict[str, Any]:
+        """One tool call: `{"text": ...}` (its result as the model reads it),
+        `{"handoff_to": ...}`, or `{"error": ...}` (what it raised); each with the
+        session's shared memory as the tool left it."""
+        agent, name = args["agent"], args["tool"]
+        tl = _find_tool(self.runner, agent, name)
+        handoff = args.get("handoff")
+        ctx: RunContext[Any] = RunContext(
+            args["session_id"], agent, args["turn"], dict(args.get("shared") or {}),
+            args.get("context"),
+            None if handoff is None else HandoffContext(**handoff),
+            args.get("channel"), args.get("call_id"))
+        try:
+            value = await self._beating(tl.invoke(ctx, tl.parse(args["args"])))
+        except Exception as exc:
+            log.info("tool %s of %s raised %s", name, agent, type(exc).__name__,
+                     extra=fields(ctx.session_id, ctx.turn, agent))
+            return {"error": codec.error_to(exc), "shared": codec.jsonable(ctx.shared)}
+        out: dict[str, Any] = {"shared": codec.jsonable(ctx.shared)}
+        if isinstance(value, HandoffTo):
+            out["handoff_to"] = {"target": value.target, "reason": value.reason,
+                                 "payload": codec.jsonable(value.payload)}
+        else:
+            out["text"] = render_result(value)
+        return out
+
+    @activity.defn(name=LOAD)
+    async def load(self, session_id: str) -> dict[str, Any] | None:
+        """The stored session (None: there is none yet)."""
+        store = self.runner.store
+        async with store.lock(session_id):
+            state = await store.load(session_id)
+            return None if state is None else codec.state_to(state)
+
+    @activity.defn(name=COMMIT)
+    async def commit(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Store what the turn changed since its checkpoint, under the session's lock;
+        the new version, event number and time. Done once: a retry after a worker died
+        past the write finds it stored and returns the same."""
+        state = codec.state_from(args["state"])
+        since = Checkpoint(*args["since"])
+        events = [codec.event_from(e) for e in args["events"]]
+        store = self.runner.store
+        try:
+            async with store.lock(state.id):
+                stored = await store.load(state.id)
+                if (stored is not None and stored.version == state.version + 1
+                        and len(stored.messages) == len(state.messages)
+                        and len(stored.handoffs) == len(state.handoffs)):
+                    return _after(stored)  # this commit's retry: it is stored already
+                await store.commit(state, since, events)
+                return _after(state)
+        except HandoffsError as exc:
+            raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
+                                   non_retryable=True) from exc
+
+
+def _acyclic(exc: BaseException) -> BaseException:
+    """`exc` with any loop in its chain of causes cut (an error raised `from` itself),
+    which Temporal would follow forever when it sends the failure."""
+    seen = {id(exc)}
+    e: BaseException | None = exc
+    while e is not None:
+        for attr in ("__cause__", "__context__"):
+            nxt = getattr(e, attr)
+            if nxt is not None and id(nxt) in seen:
+                setattr(e, attr, None)
+        e = e.__cause__ or e.__context__
+        if e is not None:
+            seen.add(id(e))
+    return exc
+
+
+def _after(state: Any) -> dict[str, Any]:
+    return {"version": state.version, "event_seq": state.event_seq,
+            "updated_at": state.updated_at}
+
+
+def _find_tool(runner: Runner, agent: str, name: str) -> Tool:
+    for tl in runner.team[agent].tools:
+        if tl.name == name:
+            return tl
+    raise ApplicationError(f"Agent {agent!r} has no tool {name!r} on this worker.",
+                           {"type": "HandoffsError", "message": "unknown tool",
+                            "code": "unknown_tool"}, type="HandoffsError",
+                           non_retryable=True)
+
+
+def runner_retry(model: Model) -> RetryPolicy:
+    """The model's retry policy (the default one when it has none)."""
+    retry = getattr(model, "retry", None)
+    return retry if isinstance(retry, RetryPolicy) else RetryPolicy()
+
+
+def _delay(after: float | None) -> Any:
+    if after is None:
+        return None
+    from datetime import timedelta
+
+    return timedelta(seconds=after)
+
+

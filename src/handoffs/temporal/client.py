@@ -1,0 +1,181 @@
+"""`TemporalExecutor`: a `Runner` whose turns run as Temporal workflows, on workers.
+
+    client = await Client.connect("127.0.0.1:7233")
+    runner = Runner(team, store="sqlite:///sessions.db",
+                    executor=TemporalExecutor(client, task_queue="support"))
+    result = await runner.run("session-1", "I was charged twice")
+
+Each call is an Update-with-Start of the session's workflow (workflow id = session id,
+started if it is not running): `run` and `stream` a user turn, `approve` / `reject`,
+`select_agent`, `reply_as_human`, `resume`. The workers do the work and write the
+store; the runner here reads it (`get_session`, the server's pages and event streams).
+`stream` yields the turn's events from the store as the workers commit them, then the
+terminal event with the update's result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
+from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
+
+from ..core.events import Event
+from ..core.handoff import HandoffRecord
+from ..errors import HandoffsError
+from ..runtime.effects.ids import new_id
+from ..runtime.state.result import RunResult
+from . import codec
+from .workflow import SessionWorkflow
+
+
+class TemporalExecutor:
+    """Sends a runner's turns to the session workflows on `task_queue` (see the module).
+
+    `client` is a connected `temporalio.client.Client`, or the server's "HOST:PORT" to
+    connect to on first use (from the event loop that serves the turns; `namespace`
+    then applies). `workflow_prefix` goes before the session id in the workflow id (for
+    several teams sharing one namespace); `poll` is how often `stream` reads new events
+    from the store (seconds)."""
+
+    dispatcher: TemporalExecutor
+    """This executor runs whole turns elsewhere (`Runner` hands them over:
+    `state.host.Dispatcher`)."""
+
+    def __init__(self, client: Client | str, task_queue: str, *, workflow_prefix: str = "",
+                 poll: float = 0.05, namespace: str = "default") -> None:
+        self.client = client
+        self.namespace = namespace
+        self._connecting: asyncio.Future[Client] | None = None
+        self.task_queue = task_queue
+        self.workflow_prefix = workflow_prefix
+        self.poll = poll
+        self.dispatcher = self
+
+    def attach(self, runner: Any) -> None:
+        """Make this the executor of a runner built without it (`handoffs serve
+        --temporal` does so with the runner it loaded)."""
+        runner.executor = self
+        runner._dispatch = self
+
+    now = staticmethod(time.time)
+    new_id = staticmethod(new_id)
+
+    def model(self, t: Any, model: Any, request: Any) -> Any:
+        """Refused: a model call runs on a worker (`handoffs worker`), in a turn's workflow."""
+        raise HandoffsError("Under Temporal, model calls run on a worker (handoffs worker).",
+                            code="invalid_argument")
+
+    def tool(self, t: Any, tool: Any, ctx: Any, args: Any, call_id: str) -> Any:
+        """Refused: a tool call runs on a worker (`handoffs worker`), in a turn's workflow."""
+        raise HandoffsError("Under Temporal, tool calls run on a worker (handoffs worker).",
+                            code="invalid_argument")
+
+    def remote(self, t: Any, agent: Any, request: Any) -> Any:
+        """Refused: a remote agent's call (A2A) would run on a worker, which does not run
+        them yet."""
+        raise HandoffsError("Remote agents (A2A) do not run under Temporal yet; run this "
+                            "team in process.", code="remote_failed")
+
+    # -- updates ------------------------------------------------------------------------
+
+    async def connected(self) -> Client:
+        """The client, connected once when given as an address."""
+        client = self.client
+        if isinstance(client, Client):
+            return client
+        if self._connecting is None:
+            self._connecting = asyncio.ensure_future(
+                Client.connect(client, namespace=self.namespace))
+        try:
+            self.client = await asyncio.shield(self._connecting)
+        except Exception:
+            self._connecting = None
+            raise
+        return self.client
+
+    async def _update(self, name: str, session_id: str, args: dict[str, Any]) -> Any:
+        start = WithStartWorkflowOperation(
+            SessionWorkflow.run, {"session_id": session_id},
+            id=self.workflow_prefix + session_id, task_queue=self.task_queue,
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
+        try:
+            client = await self.connected()
+            return await client.execute_update_with_start_workflow(
+                name, {"session_id": session_id, **args}, start_workflow_operation=start)
+        except WorkflowUpdateFailedError as exc:
+            cause = exc.cause
+            if isinstance(cause, ApplicationError) and cause.details:
+                detail = cause.details[0]
+                if isinstance(detail, dict):
+                    raise codec.error_from(detail) from exc
+            raise
+
+    async def run(self, runner: Any, session_id: str, text: str, channel: str | None,
+                  context: Any, timeout: float | None) -> RunResult:
+        """One user turn, run by the session's workflow."""
+        from ..runtime.driver.turn import check_text
+
+        check_text(runner, text)
+        d = await self._update("turn", session_id, {
+            "text": text, "channel": channel, "context": codec.jsonable(context),
+            "timeout": timeout})
+        return codec.result_from(d)
+
+    async def stream(self, runner: Any, session_id: str, text: str, channel: str | None,
+                     context: Any, timeout: float | None) -> AsyncIterator[Event]:
+        """The turn's events as its commits store them; the terminal one (with the
+        result) once the update returned."""
+        store = runner.store
+        count = getattr(store, "event_count", None)
+        after = (await count(session_id) - 1) if count is not None else -1
+        turn = asyncio.ensure_future(self.run(runner, session_id, text, channel, context,
+                                              timeout))
+        read = getattr(store, "events_after", None)
+        while read is not None:
+            done = turn.done()
+            for d in await read(session_id, after, 500):
+                after = max(after, d["seq"])
+                if d["type"] not in ("run_completed", "run_failed"):
+                    yield codec.event_from(d)
+            if done:
+                break
+            await asyncio.wait({turn}, timeout=self.poll)
+        res = await turn
+        for e in res.events:  # any the store does not keep (or another process holds)
+            if e.seq > after or e.is_terminal:
+                yield e
+
+    async def resume(self, runner: Any, session_id: str, context: Any) -> RunResult | None:
+        """`Runner.resume` as an update of the session's workflow."""
+        d = await self._update("resume", session_id, {"context": codec.jsonable(context)})
+        return None if d is None else codec.result_from(d)
+
+    async def decide(self, runner: Any, session_id: str, call_id: str, approved: bool,
+                     reason: str, context: Any) -> RunResult:
+        """`Runner.approve` / `reject` as an update of the session's workflow."""
+        if not isinstance(reason, str):
+            raise HandoffsError("The reason must be a string.", code="invalid_argument")
+        d = await self._update("decide", session_id, {
+            "call_id": call_id, "approved": approved, "reason": reason,
+            "context": codec.jsonable(context)})
+        return codec.result_from(d)
+
+    async def select_agent(self, runner: Any, session_id: str, name: str) -> HandoffRecord:
+        """`Runner.select_agent` as an update of the session's workflow."""
+        d = await self._update("select_agent", session_id, {"name": name})
+        return HandoffRecord.from_dict(d)
+
+    async def reply_as_human(self, runner: Any, session_id: str, text: str,
+                             handoff_to: str | None) -> RunResult:
+        """`Runner.reply_as_human` as an update of the session's workflow."""
+        from ..runtime.driver.turn import check_text
+
+        check_text(runner, text)
+        d = await self._update("reply_as_human", session_id, {"text": text,
+                                                              "handoff_to": handoff_to})
+        return codec.result_from(d)

@@ -1,0 +1,183 @@
+"""A turn's effects inside a workflow: the executor (`InWorkflow`) and the store
+(`ActivityStore`) that the session's workflow gives the runtime's own driver.
+
+The clock and ids come from the workflow (`workflow.now()`, `workflow.uuid4()`), so a
+replay makes the same ones; model calls, tool calls, loads and commits are activities
+(`activities`), whose results the history holds. The decisions and the driver run as
+they do in process, on these.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+
+from ..core.context import RunContext
+from ..core.events import Event
+from ..core.session import Checkpoint, SessionState
+from ..core.tools import HandoffTo, Tool
+from ..errors import HandoffsError, ModelError
+from ..models.base import Model, ModelRequest, ModelResponse
+from . import codec
+from .activities import COMMIT, LOAD, MODEL, TOOL, runner_retry
+from .options import TemporalOptions
+
+
+def _seconds(s: float) -> timedelta:
+    return timedelta(seconds=s)
+
+
+def _raised(exc: ActivityError, timeout: str) -> Exception:
+    """What an activity's failure means to the turn: the worker's exception rebuilt
+    (`codec.error_from`), or, for a timeout, one that says so."""
+    cause = exc.cause
+    if isinstance(cause, ApplicationError) and cause.details:
+        detail = cause.details[0]
+        if isinstance(detail, dict):
+            return codec.error_from(detail)
+    if isinstance(cause, TimeoutError):
+        return codec.error_from({"type": "TimeoutError", "message": timeout})
+    return codec.error_from({"type": type(cause or exc).__name__,
+                             "message": str(cause or exc)})
+
+
+class InWorkflow:
+    """The executor of a turn run by a session's workflow (see the module)."""
+
+    __slots__ = ("options",)
+
+    def __init__(self, options: TemporalOptions) -> None:
+        self.options = options
+
+    def now(self) -> float:
+        """The workflow's time (the same on replay)."""
+        return workflow.now().timestamp()
+
+    def new_id(self) -> str:
+        """An id from the workflow's seeded random (the same on replay)."""
+        return workflow.uuid4().hex[:24]
+
+    async def model(self, t: Any, model: Model, request: ModelRequest) -> ModelResponse:
+        """The model call as an activity, retried by Temporal as the model's own
+        `RetryPolicy` says (the activity turns the model's retries off)."""
+        retry = runner_retry(model)
+        o = self.options
+        try:
+            d = await workflow.execute_activity(
+                MODEL, {"request": codec.request_to(request)},
+                start_to_close_timeout=_seconds(o.model_timeout),
+                heartbeat_timeout=_seconds(min(o.heartbeat_timeout, o.model_timeout)),
+                retry_policy=RetryPolicy(
+                    initial_interval=_seconds(max(retry.base_delay, 0.001)),
+                    backoff_coefficient=2.0, maximum_interval=_seconds(retry.max_delay),
+                    maximum_attempts=retry.max_retries + 1))
+        except ActivityError as exc:
+            raised = _raised(exc, f"The model did not answer within {o.model_timeout:g} s.")
+            if type(raised).__name__ == "TimeoutError":
+                raise ModelError(str(raised), "timeout", retryable=True) from exc
+            raise raised from exc
+        return codec.response_from(d)
+
+    async def tool(self, t: Any, tool: Tool, ctx: RunContext, args: Any,
+                   call_id: str) -> Any:
+        """The tool call as an activity; the shared memory it changed is applied here, its
+        exception raised here (the model's feedback, as in process)."""
+        o = self.options
+        timeout = o.tool_timeouts.get(tool.name, o.tool_timeout)
+        shared = codec.jsonable(ctx.shared)
+        h = ctx.handoff
+        try:
+            d = await workflow.execute_activity(
+                TOOL, {"session_id": ctx.session_id, "agent": ctx.agent, "turn": ctx.turn,
+                       "shared": shared, "context": codec.jsonable(ctx.context),
+                       "handoff": None if h is None else codec.jsonable(
+                           {f.name: getattr(h, f.name) for f in dataclasses.fields(h)}),
+                       "channel": ctx.channel, "call_id": call_id, "tool": tool.name,
+                       "args": codec.jsonable(args)},
+                start_to_close_timeout=_seconds(timeout),
+                heartbeat_timeout=_seconds(min(o.heartbeat_timeout, timeout)),
+                retry_policy=RetryPolicy(maximum_attempts=o.tool_attempts))
+        except ActivityError as exc:
+            raise _raised(exc, f"the tool did not finish within {timeout:g} s") from exc
+        _apply(ctx.shared, shared, d["shared"])
+        if "error" in d:
+            raise codec.error_from(d["error"])
+        if "handoff_to" in d:
+            h2 = d["handoff_to"]
+            return HandoffTo(h2["target"], h2["reason"], h2["payload"])
+        return d["text"]
+
+
+    def remote(self, t: Any, agent: Any, request: Any) -> Any:
+        """A remote agent's call (A2A): not run under Temporal yet (it would be an
+        activity like a model call); the agent fails with `remote_failed`."""
+        raise HandoffsError(f"Remote agent {getattr(agent, 'name', agent)!r}: remote agents "
+                            "(A2A) do not run under Temporal yet; run this team in process.",
+                            code="remote_failed")
+
+
+def _apply(live: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
+    """What a tool changed in the shared memory (from `before` to `after`) applied to the
+    session's own, so tools that ran side by side each keep their writes."""
+    for key in before.keys() - after.keys():
+        live.pop(key, None)
+    for key, value in after.items():
+        if key not in before or before[key] != value:
+            live[key] = value
+
+
+class ActivityStore:
+    """The store as the driver sees it inside a workflow: `load` and `commit` are
+    activities on the worker's store, local ones by default (`TemporalOptions.local_store`:
+    a commit that ran but whose workflow task was lost runs again, and finds itself
+    stored). `lock` holds nothing: the workflow runs one update of its session at a time,
+    and each activity takes the store's own lock."""
+
+    def __init__(self, options: TemporalOptions) -> None:
+        self.options = options
+
+    def _run(self, name: str, arg: Any) -> Any:
+        """The store activity: a local one (run by this worker, recorded in the history
+        without a round trip through the server's queues) unless the options say not."""
+        o = self.options
+        run = (workflow.execute_local_activity if o.local_store
+               else workflow.execute_activity)
+        return run(name, arg, start_to_close_timeout=_seconds(o.store_timeout),
+                   retry_policy=RetryPolicy(maximum_interval=_seconds(10)))
+
+    def lock(self, session_id: str) -> AbstractAsyncContextManager[None]:
+        return nullcontext()
+
+    async def load(self, session_id: str) -> SessionState | None:
+        try:
+            d = await self._run(LOAD, session_id)
+        except ActivityError as exc:
+            raise _store_error(exc) from exc
+        return None if d is None else codec.state_from(d)
+
+    async def commit(self, state: SessionState, since: Checkpoint,
+                     events: Sequence[Event] = ()) -> None:
+        try:
+            r = await self._run(COMMIT, {
+                "state": codec.state_to(state),
+                "since": [since.messages, since.handoffs, since.version],
+                "events": codec.events_to(events)})
+        except ActivityError as exc:
+            raise _store_error(exc) from exc
+        state.version = r["version"]
+        state.event_seq = r["event_seq"]
+        state.updated_at = r["updated_at"]
+
+
+def _store_error(exc: ActivityError) -> HandoffsError:
+    raised = _raised(exc, "The store did not answer in time.")
+    if isinstance(raised, HandoffsError):
+        return raised
+    return HandoffsError(str(raised), code="store_unavailable")

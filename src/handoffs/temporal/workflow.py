@@ -1,0 +1,125 @@
+"""One workflow per session (its id is the session's id): each user turn, approval,
+human reply and agent pick is an update that the workflow runs, one at a time, with the
+runtime's own driver over the effects of `effects` (model and tool calls, loads and
+commits as activities; the clock and ids from the workflow).
+
+The session lives in the store, not in the workflow: between updates the workflow holds
+nothing but its place, so a turn that waits for a person's approval or a human's reply
+holds no worker, and a long session continues as new (`TemporalOptions.turns_per_run`,
+or when Temporal suggests it) without carrying anything over.
+
+The workflow runs without Temporal's sandbox (`worker.make_worker` says so): its code is
+the library's driver, which takes its clock and ids from the executor only, and the
+team's functions (instructions, guardrails, hooks) that the in-process runtime calls
+too; the sandbox would re-import them for every run. Determinism is what the replay test
+checks (`tests/temporal`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError
+
+from ..runtime.runner import Runner
+from . import codec
+from .effects import ActivityStore, InWorkflow
+from .options import REPLAYING, WORKERS
+
+NAME = "handoffs.Session"
+"""The workflow's type name."""
+
+
+@workflow.defn(name=NAME)
+class SessionWorkflow:
+    """A session's workflow (see the module)."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._handled = 0
+        self._host: Runner | None = None
+
+    @workflow.run
+    async def run(self, start: dict[str, Any]) -> None:
+        """Wait for updates; continue as new after `turns_per_run` of them (or when
+        Temporal suggests it), once none is running."""
+        limit = self._runner_setup().options.turns_per_run
+        await workflow.wait_condition(
+            lambda: self._handled >= limit or workflow.info().is_continue_as_new_suggested())
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        workflow.continue_as_new(start)
+
+    def _runner_setup(self) -> Any:
+        queue = workflow.info().task_queue
+        setup = WORKERS.get(queue) or WORKERS.get(REPLAYING)
+        if setup is None:
+            raise RuntimeError(f"No handoffs worker for task queue {queue!r} in this "
+                               "process (handoffs.temporal.make_worker registers one).")
+        return setup
+
+    def _runner(self) -> Runner:
+        """The runtime's runner for this workflow: the worker's team, models and limits,
+        with the workflow's executor and store."""
+        if self._host is None:
+            setup = self._runner_setup()
+            worker: Runner = setup.runner
+            host = Runner(worker.team, worker.model, None, worker.max_steps,
+                          worker.max_message_chars, False, worker.turn_timeout,
+                          worker.history, worker.on_max_steps,
+                          worker.inspector is not None, InWorkflow(setup.options))
+            host.store = ActivityStore(setup.options)  # type: ignore[assignment]
+            host._models = worker._models
+            self._host = host
+        return self._host
+
+    async def _one(self, work: Callable[[Runner], Awaitable[Any]]) -> Any:
+        """Run one update's work after the ones before it; what it raises is the update's
+        failure (a handoffs error with its code), never the workflow's."""
+        async with self._lock:
+            self._handled += 1
+            try:
+                return await work(self._runner())
+            except Exception as exc:  # the update's failure, never a stuck workflow task
+                raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
+                                       non_retryable=True) from exc
+
+    @workflow.update(name="turn")
+    async def turn(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A user's message: the turn's result (`codec.result_to`)."""
+        res = await self._one(lambda r: r.run(
+            args["session_id"], args["text"], args.get("channel"), args.get("context"),
+            args.get("timeout")))
+        return codec.result_to(res)
+
+    @workflow.update(name="resume")
+    async def resume(self, args: dict[str, Any]) -> dict[str, Any] | None:
+        """Answer the message of a turn that died (None: nothing waits)."""
+        res = await self._one(lambda r: r.resume(args["session_id"], args.get("context")))
+        return None if res is None else codec.result_to(res)
+
+    @workflow.update(name="decide")
+    async def decide(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A person's approval or rejection of a waiting tool call."""
+        sid, call_id = args["session_id"], args["call_id"]
+        if args["approved"]:
+            res = await self._one(lambda r: r.approve(sid, call_id, args.get("context")))
+        else:
+            res = await self._one(lambda r: r.reject(sid, call_id, args.get("reason", ""),
+                                                     args.get("context")))
+        return codec.result_to(res)
+
+    @workflow.update(name="select_agent")
+    async def select_agent(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The user picks an agent: the handoff record."""
+        record = await self._one(lambda r: r.select_agent(args["session_id"], args["name"]))
+        return dict(record.to_dict())
+
+    @workflow.update(name="reply_as_human")
+    async def reply_as_human(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A human operator's message, optionally handing back to an agent."""
+        res = await self._one(lambda r: r.reply_as_human(
+            args["session_id"], args["text"], args.get("handoff_to")))
+        return codec.result_to(res)
