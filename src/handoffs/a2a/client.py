@@ -145,7 +145,7 @@ def parts_text(parts: Any) -> str:
 
 
 def _part_text(part: Part) -> str:
-    from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped]
+    from google.protobuf.json_format import MessageToDict  # type: ignore[import-untyped,unused-ignore]
 
     if part.HasField("text"):
         return str(part.text)
