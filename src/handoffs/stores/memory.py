@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
-from . import checks, facts, rows
+from . import checks, facts, memory_marks, rows
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
+from .marks import TurnMark, cut_header
 from .text import column, encodable, json_encodable, objects_encodable
 
 if TYPE_CHECKING:
@@ -143,6 +144,8 @@ class MemoryStore:
         self._stats: dict[str, list[tuple[int, int, facts.Facts]]] = {}
         """Per session, per commit with records: which records (from, to) and the facts
         of their turn; the stats rows are made from them when asked for."""
+        self._marks: dict[str, dict[int, TurnMark]] = {}
+        """Per session, where each of its turns began (`stores.marks`)."""
 
     def lock(self, session_id: str) -> _Turn:
         """Held for a whole turn; turns on one session queue up in arrival order."""
@@ -203,6 +206,9 @@ class MemoryStore:
         kept = self._committed.get(sid)
         if state.version != (0 if kept is None else kept.version):
             raise rows.conflict(sid, state.version)
+        if state.turn > (0 if kept is None else kept.turn):  # a turn starts: mark it
+            self._marks.setdefault(sid, {})[state.turn] = memory_marks.before(
+                sid, state.turn, kept)
         first_message = 0 if kept is None else kept.messages
         first_record = 0 if kept is None else kept.records
         saved = state.version, state.updated_at
@@ -275,6 +281,7 @@ class MemoryStore:
         self._events.pop(sid, None)
         self._stats.pop(sid, None)
         self._finals.pop(sid, None)
+        self._marks.pop(sid, None)
         return self._sessions.pop(sid, None) is not None
 
     async def import_session(
@@ -292,6 +299,7 @@ class MemoryStore:
                 self._log(state.id, 0, [json.loads(e[3]) for e in w.events], len(w.events))
             self._stats[state.id] = [(0, len(state.handoffs), w.facts)]
             self._finals.pop(state.id, None)  # the import's events say how turns ended
+            self._marks.pop(state.id, None)
         return state.snapshot()
 
     async def handoff_stats(self, since: float | None = None,
@@ -312,6 +320,32 @@ class MemoryStore:
                              else (*r[:7], finals[r[6]], r[8]) for r in rows_]
                 found.extend(rows_)
         return aggregate(found, since, until)
+
+    async def turn_marks(self, session_id: str) -> list[TurnMark]:
+        """Where each recorded turn of the session began, by turn."""
+        found = self._marks.get(checks.session_id(session_id), {})
+        return [found[t] for t in sorted(found)]
+
+    async def put_turn_marks(self, session_id: str, marks: Sequence[TurnMark]) -> None:
+        """Keep these marks for the session (a fork's, copied from its original)."""
+        found = self._marks.setdefault(checks.session_id(session_id), {})
+        found.update((m.turn, m) for m in marks)
+
+    async def truncate(self, state: SessionState, mark: TurnMark) -> None:
+        """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
+        sid = checks.session_id(state.id)
+        kept = self._committed.get(sid)
+        if kept is None or state.version != kept.version:
+            raise rows.conflict(sid, state.version)
+        cut_header(state)
+        del state.messages[mark.messages:]
+        del state.handoffs[mark.records:]
+        state.cache = None
+        self._keep(state)
+        self._events[sid] = memory_marks.cut_events(self._events.get(sid, []), mark.events)
+        self._stats[sid] = memory_marks.cut_stats(self._stats.get(sid, []), mark.records)
+        memory_marks.cut_turns(self._finals.get(sid), mark.turn)
+        memory_marks.cut_turns(self._marks.get(sid), mark.turn)
 
     def _restore(self, sid: str) -> None:
         """Undo whatever changed in the session since its last commit, in place."""

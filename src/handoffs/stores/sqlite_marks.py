@@ -1,0 +1,54 @@
+"""The SQLite store's turn marks (`stores.marks`): read, copy, and cut a session back."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from ..core.session import SessionState
+from . import rows
+from .marks import TurnMark
+from .sqlite_ops import rollback
+
+
+def read_marks(c: sqlite3.Connection, session_id: str) -> list[TurnMark]:
+    found = c.execute("SELECT turn, messages, records, events, header FROM turns"
+                      " WHERE session_id = ? ORDER BY turn", (session_id,)).fetchall()
+    return [TurnMark(int(t), int(m), int(r), int(e), h) for t, m, r, e, h in found]
+
+
+def put_marks(c: sqlite3.Connection, session_id: str, marks: Sequence[TurnMark]) -> None:
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        c.executemany("INSERT OR REPLACE INTO turns VALUES (?, ?, ?, ?, ?, ?)", [
+            (session_id, m.turn, m.messages, m.records, m.events, m.header) for m in marks])
+        c.execute("COMMIT")
+    except BaseException:
+        rollback(c)
+        raise
+
+
+def truncate(c: sqlite3.Connection, state: SessionState, expected: int, header: str,
+             mark: TurnMark) -> None:
+    """Cut the rows past `mark` and write `state`'s header, if the version is `expected`
+    (the events counter stays: numbers are never given twice)."""
+    sid = state.id
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        found = c.execute(
+            "UPDATE sessions SET version = ?, active_agent = ?, status = ?, turn = ?,"
+            " channel = ?, updated_at = ?, header = ?, messages = ?, records = ?"
+            " WHERE id = ? AND version = ? RETURNING 1",
+            (state.version, state.active_agent, state.status, state.turn, state.channel,
+             state.updated_at, header, mark.messages, mark.records, sid, expected),
+        ).fetchall()
+        if not found:
+            raise rows.conflict(sid, expected)
+        for table, count in (("messages", mark.messages), ("records", mark.records),
+                             ("events", mark.events)):
+            c.execute(f"DELETE FROM {table} WHERE session_id = ? AND seq >= ?", (sid, count))
+        c.execute("DELETE FROM turns WHERE session_id = ? AND turn >= ?", (sid, mark.turn))
+        c.execute("COMMIT")
+    except BaseException:
+        rollback(c)
+        raise
