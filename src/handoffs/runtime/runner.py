@@ -35,6 +35,7 @@ from .state.result import RunResult
 
 if TYPE_CHECKING:
     from ..mcp.hub import Hub
+    from .replay import Replay
 
 
 class _Models(dict[str, Model | None]):
@@ -425,6 +426,20 @@ class Runner:
         from .timetravel import rewind
 
         return await rewind(self, session_id, turn)
+
+    async def replay(self, session_id: str, from_turn: int, team: Team | None = None,
+                     model: Model | str | None = None) -> Replay:
+        """Play the session's user messages again from `from_turn`, on `team` and `model`
+        (default: this runner's), and compare the routing turn by turn.
+
+        The session is forked before `from_turn` (the fork is `Replay.replay_id`; the
+        original is unchanged); each turn's original and new answering agent, handoff
+        records and answer are side by side in `Replay.turns`, each with its `routing`
+        (`same`, `different agent`, `different path`), and `Replay.totals` holds the
+        replay's model calls, prompt bytes and tokens (`runtime.replay`)."""
+        from .replay import replay
+
+        return await replay(self, session_id, from_turn, team, model)
 
     async def undo_rewind(self, session_id: str) -> SessionState:
         """Put back what the session's last `rewind` cut (`no_rewind` if none)."""
