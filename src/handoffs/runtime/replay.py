@@ -166,7 +166,7 @@ async def replay(runner: Runner, session_id: str, from_turn: int, team: Team | N
     turns = _original_turns(original, await marked(runner.store).turn_marks(session_id),
                             from_turn)
     target = f"{session_id[:MAX_ID_LENGTH - 16]}-replay-{uuid.uuid4().hex[:8]}"
-    await fork(runner, session_id, from_turn, target)
+    await fork(runner.store, session_id, from_turn, target)
     again = _replayer(runner, team, model)
     out = Replay(session_id, target, from_turn)
     with recording() as calls:
@@ -205,7 +205,12 @@ def _replayer(runner: Runner, team: Team | None, model: Model | str | None) -> R
     for agent in new_team.agents:
         if agent.is_human:
             continue
-        inner = forced if forced is not None else again.model_for(agent.name)
+        if forced is not None:
+            inner: Model | None = forced
+        elif team is None:  # the runner's own models, as it resolved or was given them
+            inner = runner.model_for(agent.name)
+        else:
+            inner = again.model_for(agent.name)
         if inner is not None:
             again._models[agent.name] = Recorder(inner)
     return again

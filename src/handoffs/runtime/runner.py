@@ -413,7 +413,7 @@ class Runner:
         marks. Returns a snapshot of the fork (`runtime.timetravel`)."""
         from .timetravel import fork
 
-        return await fork(self, session_id, turn, new_id)
+        return await fork(self.store, session_id, turn, new_id)
 
     async def rewind(self, session_id: str, turn: int) -> SessionState:
         """Cut the session back to how it stood before `turn`: its next message starts
@@ -425,7 +425,7 @@ class Runner:
         snapshot of the rewound session."""
         from .timetravel import rewind
 
-        return await rewind(self, session_id, turn)
+        return await rewind(self.store, session_id, turn, self._running)
 
     async def replay(self, session_id: str, from_turn: int, team: Team | None = None,
                      model: Model | str | None = None) -> Replay:
@@ -445,7 +445,7 @@ class Runner:
         """Put back what the session's last `rewind` cut (`no_rewind` if none)."""
         from .timetravel import undo_rewind
 
-        return await undo_rewind(self, session_id)
+        return await undo_rewind(self.store, session_id, self._running)
 
 
 def check_timeout(value: float | None, name: str) -> None:

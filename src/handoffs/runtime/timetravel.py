@@ -25,6 +25,7 @@ import logging
 import time
 import uuid
 from bisect import bisect_left
+from collections.abc import Container
 from typing import TYPE_CHECKING, Any
 
 from ..core.session import SessionState
@@ -36,7 +37,6 @@ from .effects.ids import new_id as new_record_id
 
 if TYPE_CHECKING:
     from ..stores.base import SessionStore
-    from .state.host import Host
 
 log = logging.getLogger("handoffs.runtime.timetravel")
 
@@ -56,10 +56,9 @@ def marked(store: SessionStore) -> MarkedStore:
     return store
 
 
-async def fork(runner: Host, session_id: str, turn: int, new_id: str | None = None
+async def fork(store: SessionStore, session_id: str, turn: int, new_id: str | None = None
                ) -> SessionState:
     """A new session holding `session_id` as it was loaded before `turn` (see module)."""
-    store = runner.store
     data, mark = await _prefix(store, session_id, turn, allow_end=True)
     target = new_id if new_id is not None else _fork_id(session_id)
     at = time.time()
@@ -72,10 +71,11 @@ async def fork(runner: Host, session_id: str, turn: int, new_id: str | None = No
     return copy
 
 
-async def rewind(runner: Host, session_id: str, turn: int) -> SessionState:
-    """Cut the session back to before `turn`, keeping what was cut (see module)."""
-    store = runner.store
-    if session_id in runner._running:
+async def rewind(store: SessionStore, session_id: str, turn: int,
+                 running: Container[str] = ()) -> SessionState:
+    """Cut the session back to before `turn`, keeping what was cut (see module);
+    `running`: the sessions this process is running a turn on (refused at once)."""
+    if session_id in running:
         raise _busy(session_id)
     mstore = marked(store)
     before = await store.load(session_id)  # a turn of another process: refused, not awaited
@@ -120,10 +120,10 @@ async def rewind(runner: Host, session_id: str, turn: int) -> SessionState:
     return cut.snapshot()
 
 
-async def undo_rewind(runner: Host, session_id: str) -> SessionState:
+async def undo_rewind(store: SessionStore, session_id: str, running: Container[str] = ()
+                      ) -> SessionState:
     """Put back what the session's last rewind cut (its `kept_as` copy), links kept."""
-    store = runner.store
-    if session_id in runner._running:
+    if session_id in running:
         raise _busy(session_id)
     state = await store.load(session_id)
     if state is None:
