@@ -222,10 +222,10 @@ async def _link(store: SessionStore, session_id: str, key: str, entry: dict[str,
 
 async def _events_before(store: SessionStore, data: dict[str, Any], n: int
                          ) -> list[dict[str, Any]]:
-    """The session's stored events numbered below `n`, each with its `seq` (none when the
-    store's export carries none, as the memory store's does not)."""
+    """The session's stored events numbered below `n`, each with its `seq` (read from its
+    event log: the memory store's exports carry none, but it keeps its newest events)."""
     after = getattr(store, "events_after", None)
-    if not data.get("events") or after is None:
+    if after is None:
         return []
     out: list[dict[str, Any]] = []
     last = -1
