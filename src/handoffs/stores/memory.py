@@ -15,7 +15,8 @@ from ..errors import HandoffsError
 from . import checks, facts, memory_marks, rows
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
-from .marks import TurnMark, cut_header
+from .marks import TurnMark
+from .memory_marks import TurnMarksInMemory
 from .text import column, encodable, json_encodable, objects_encodable
 
 if TYPE_CHECKING:
@@ -112,7 +113,7 @@ class _Turn(_Held):
             await _Held.__aexit__(self)
 
 
-class MemoryStore:
+class MemoryStore(TurnMarksInMemory):
     """Keeps each session as a live object; turns on one session are serialised.
 
     Inside a turn, `load` returns the stored object itself (the task holding the
@@ -320,32 +321,6 @@ class MemoryStore:
                              else (*r[:7], finals[r[6]], r[8]) for r in rows_]
                 found.extend(rows_)
         return aggregate(found, since, until)
-
-    async def turn_marks(self, session_id: str) -> list[TurnMark]:
-        """Where each recorded turn of the session began, by turn."""
-        found = self._marks.get(checks.session_id(session_id), {})
-        return [found[t] for t in sorted(found)]
-
-    async def put_turn_marks(self, session_id: str, marks: Sequence[TurnMark]) -> None:
-        """Keep these marks for the session (a fork's, copied from its original)."""
-        found = self._marks.setdefault(checks.session_id(session_id), {})
-        found.update((m.turn, m) for m in marks)
-
-    async def truncate(self, state: SessionState, mark: TurnMark) -> None:
-        """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
-        sid = checks.session_id(state.id)
-        kept = self._committed.get(sid)
-        if kept is None or state.version != kept.version:
-            raise rows.conflict(sid, state.version)
-        cut_header(state)
-        del state.messages[mark.messages:]
-        del state.handoffs[mark.records:]
-        state.cache = None
-        self._keep(state)
-        self._events[sid] = memory_marks.cut_events(self._events.get(sid, []), mark.events)
-        self._stats[sid] = memory_marks.cut_stats(self._stats.get(sid, []), mark.records)
-        memory_marks.cut_turns(self._finals.get(sid), mark.turn)
-        memory_marks.cut_turns(self._marks.get(sid), mark.turn)
 
     def _restore(self, sid: str) -> None:
         """Undo whatever changed in the session since its last commit, in place."""

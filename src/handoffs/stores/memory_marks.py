@@ -3,11 +3,12 @@ kept, and a session's in-memory logs cut back to one."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..core.session import SessionState
-from . import rows
-from .marks import TurnMark
+from . import checks, rows
+from .marks import TurnMark, cut_header
 
 
 def before(sid: str, turn: int, kept: Any) -> TurnMark:
@@ -41,3 +42,43 @@ def cut_turns(by_turn: dict[int, Any] | None, turn: int) -> None:
     if by_turn:
         for t in [t for t in by_turn if t >= turn]:
             del by_turn[t]
+
+
+class TurnMarksInMemory:
+    """`MemoryStore`'s turn marks (`stores.marks.MarkedStore`)."""
+
+    _marks: dict[str, dict[int, TurnMark]]
+    _committed: dict[str, Any]
+    _events: dict[str, list[tuple[int, Any, int]]]
+    _stats: dict[str, list[tuple[int, int, Any]]]
+    _finals: dict[str, dict[int, str]]
+
+    if TYPE_CHECKING:
+        def _keep(self, state: SessionState) -> None: ...
+
+    async def turn_marks(self, session_id: str) -> list[TurnMark]:
+        """Where each recorded turn of the session began, by turn."""
+        found = self._marks.get(checks.session_id(session_id), {})
+        return [found[t] for t in sorted(found)]
+
+    async def put_turn_marks(self, session_id: str, marks: Sequence[TurnMark]) -> None:
+        """Keep these marks for the session (a fork's, copied from its original)."""
+        found = self._marks.setdefault(checks.session_id(session_id), {})
+        found.update((m.turn, m) for m in marks)
+
+    async def truncate(self, state: SessionState, mark: TurnMark) -> None:
+        """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
+        sid = checks.session_id(state.id)
+        kept = self._committed.get(sid)
+        if kept is None or state.version != kept.version:
+            raise rows.conflict(sid, state.version)
+        cut_header(state)
+        del state.messages[mark.messages:]
+        del state.handoffs[mark.records:]
+        state.cache = None
+        self._keep(state)
+        self._events[sid] = cut_events(self._events.get(sid, []), mark.events)
+        self._stats[sid] = cut_stats(self._stats.get(sid, []), mark.records)
+        cut_turns(self._finals.get(sid), mark.turn)
+        cut_turns(self._marks.get(sid), mark.turn)
+

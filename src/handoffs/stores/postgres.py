@@ -32,13 +32,12 @@ from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError, missing_extra
 from . import checks, rows, stats
-from . import postgres_marks as marks
 from . import postgres_sql as sql
 from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, finish, lock_key
-from .marks import TurnMark, cut_header
 from .postgres_lock import SessionLocks
+from .postgres_marks import TurnMarksOnPostgres
 from .stats import HandoffStats
 
 log = logging.getLogger("handoffs.stores.postgres")
@@ -53,7 +52,7 @@ STATEMENT_TIMEOUT = 10.0
 server's `statement_timeout` and `lock_timeout` (a wait for a row lock)."""
 
 
-class PostgresStore:
+class PostgresStore(TurnMarksOnPostgres):
     """Sessions in PostgreSQL, shared by every process and machine that reaches it.
 
     `dsn` is a `postgresql://` URL (a bad port, `sslmode` or timeout is refused here,
@@ -395,41 +394,6 @@ class PostgresStore:
                                         code="session_exists")
         except self._errors as exc:
             raise self._write_failed(exc) from exc
-
-    # -- turn marks (`stores.marks`) ---------------------------------------------------
-
-    async def turn_marks(self, session_id: str) -> list[TurnMark]:
-        """Where each recorded turn of the session began, by turn."""
-        pool = await self._ready()
-        try:
-            return await marks.read_marks(pool, checks.session_id(session_id))
-        except self._errors as exc:
-            raise self._failed(exc) from exc
-
-    async def put_turn_marks(self, session_id: str, found: Sequence[TurnMark]) -> None:
-        """Keep these marks for the session (a fork's, copied from its original)."""
-        pool = await self._ready()
-        try:
-            await finish(marks.put_marks(pool, checks.session_id(session_id), found))
-        except self._errors as exc:
-            raise self._write_failed(exc) from exc
-
-    async def truncate(self, state: SessionState, mark: TurnMark) -> None:
-        """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
-        checks.session_id(state.id)
-        self._cache.forget(state.id)
-        pool = await self._ready()
-        expected = state.version
-        header = cut_header(state)
-        lease = self._sessions.lease(state.id)
-        try:
-            if not await finish(marks.truncate(pool, state, expected, header, mark, lease)):
-                raise rows.conflict(state.id, expected)
-        except BaseException as exc:
-            state.version = expected
-            if isinstance(exc, self._errors):
-                raise self._write_failed(exc) from exc
-            raise
 
     async def close(self) -> None:
         """Close the pool and the lock connection (releasing any locks still held)."""

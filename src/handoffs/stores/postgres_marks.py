@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.session import SessionState
-from .marks import TurnMark
+from ..errors import HandoffsError
+from . import checks, rows
+from .cache import StateCache
+from .locks import finish
+from .marks import TurnMark, cut_header
+
+if TYPE_CHECKING:
+    from .postgres_lock import SessionLocks
 
 READ = """
 SELECT turn, messages, records, events, header FROM turns WHERE session_id = $1 ORDER BY turn
@@ -54,3 +61,50 @@ async def truncate(pool: Any, state: SessionState, expected: int, header: str,
         state.turn, state.channel, state.updated_at, header, mark.messages, mark.records,
         mark.events, mark.turn, lease)
     return n > 0
+
+
+class TurnMarksOnPostgres:
+    """`PostgresStore`'s turn marks (`stores.marks.MarkedStore`)."""
+
+    _cache: StateCache
+    _sessions: SessionLocks
+    _errors: tuple[type[BaseException], ...]
+
+    if TYPE_CHECKING:
+        async def _ready(self) -> Any: ...
+        def _failed(self, exc: BaseException) -> HandoffsError: ...
+        def _write_failed(self, exc: BaseException) -> HandoffsError: ...
+
+    async def turn_marks(self, session_id: str) -> list[TurnMark]:
+        """Where each recorded turn of the session began, by turn."""
+        pool = await self._ready()
+        try:
+            return await read_marks(pool, checks.session_id(session_id))
+        except self._errors as exc:
+            raise self._failed(exc) from exc
+
+    async def put_turn_marks(self, session_id: str, found: Sequence[TurnMark]) -> None:
+        """Keep these marks for the session (a fork's, copied from its original)."""
+        pool = await self._ready()
+        try:
+            await finish(put_marks(pool, checks.session_id(session_id), found))
+        except self._errors as exc:
+            raise self._write_failed(exc) from exc
+
+    async def truncate(self, state: SessionState, mark: TurnMark) -> None:
+        """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
+        checks.session_id(state.id)
+        self._cache.forget(state.id)
+        pool = await self._ready()
+        expected = state.version
+        header = cut_header(state)
+        lease = self._sessions.lease(state.id)
+        try:
+            if not await finish(truncate(pool, state, expected, header, mark, lease)):
+                raise rows.conflict(state.id, expected)
+        except BaseException as exc:
+            state.version = expected
+            if isinstance(exc, self._errors):
+                raise self._write_failed(exc) from exc
+            raise
+

@@ -31,12 +31,11 @@ from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError, StoreError
 from ..log import fields
 from . import checks, rows, stats
-from . import sqlite_marks as marks
 from . import sqlite_ops as ops
 from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, RangeLock, finish, lock_key, poll
-from .marks import TurnMark, cut_header
+from .sqlite_marks import TurnMarksOnSQLite
 from .sqlite_ops import migrate
 from .stats import HandoffStats
 
@@ -60,7 +59,7 @@ def _lock_path(path: str, uri: bool) -> str:
     return (urlsplit(path).path if uri else path) + "-lock"
 
 
-class SQLiteStore:
+class SQLiteStore(TurnMarksOnSQLite):
     """Sessions in a SQLite file: durable, shared by every process on this machine.
 
     `path` is a file path (created if missing), a `file:` URI (`file:/x.db?mode=ro` for
@@ -373,28 +372,6 @@ class SQLiteStore:
                         "overwrite it.", code="session_exists") from exc
                 raise
         return state
-
-    # -- turn marks (`stores.marks`) ---------------------------------------------------
-
-    async def turn_marks(self, session_id: str) -> list[TurnMark]:
-        """Where each recorded turn of the session began, by turn."""
-        return await self._worker(marks.read_marks, checks.session_id(session_id))
-
-    async def put_turn_marks(self, session_id: str, found: Sequence[TurnMark]) -> None:
-        """Keep these marks for the session (a fork's, copied from its original)."""
-        await finish(self._worker(marks.put_marks, checks.session_id(session_id), found))
-
-    async def truncate(self, state: SessionState, mark: TurnMark) -> None:
-        """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
-        checks.session_id(state.id)
-        expected = state.version
-        header = cut_header(state)
-        self._cache.forget(state.id)
-        try:
-            await finish(self._worker(marks.truncate, state, expected, header, mark))
-        except BaseException:
-            state.version = expected
-            raise
 
     async def close(self) -> None:
         """Finish pending writes and close the database."""

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.session import SessionState
-from . import rows
-from .marks import TurnMark
+from . import checks, rows
+from .cache import StateCache
+from .locks import finish
+from .marks import TurnMark, cut_header
 from .sqlite_ops import rollback
+
+T = TypeVar("T")
 
 
 def read_marks(c: sqlite3.Connection, session_id: str) -> list[TurnMark]:
@@ -52,3 +57,33 @@ def truncate(c: sqlite3.Connection, state: SessionState, expected: int, header: 
     except BaseException:
         rollback(c)
         raise
+
+
+class TurnMarksOnSQLite:
+    """`SQLiteStore`'s turn marks (`stores.marks.MarkedStore`)."""
+
+    _cache: StateCache
+
+    if TYPE_CHECKING:
+        async def _worker(self, fn: Callable[..., T], *args: Any) -> T: ...
+
+    async def turn_marks(self, session_id: str) -> list[TurnMark]:
+        """Where each recorded turn of the session began, by turn."""
+        return await self._worker(read_marks, checks.session_id(session_id))
+
+    async def put_turn_marks(self, session_id: str, found: Sequence[TurnMark]) -> None:
+        """Keep these marks for the session (a fork's, copied from its original)."""
+        await finish(self._worker(put_marks, checks.session_id(session_id), found))
+
+    async def truncate(self, state: SessionState, mark: TurnMark) -> None:
+        """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
+        checks.session_id(state.id)
+        expected = state.version
+        header = cut_header(state)
+        self._cache.forget(state.id)
+        try:
+            await finish(self._worker(truncate, state, expected, header, mark))
+        except BaseException:
+            state.version = expected
+            raise
+
