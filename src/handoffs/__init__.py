@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .models.retry import RetryPolicy
     from .rules import Rule, RuleModel
     from .runtime.effects.summary import Summarizer
+    from .runtime.replay import Replay
     from .runtime.runner import Runner
     from .runtime.state.result import RunError, RunResult, RunStatus
     from .stores.base import SessionStore, SessionSummary
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 # light (PEP 562).
 _LAZY = {
     "Runner": "runtime.runner",
+    "Replay": "runtime.replay",
     "RunResult": "runtime.state.result",
     "RunStatus": "runtime.state.result",
     "RunError": "runtime.state.result",
@@ -108,6 +110,7 @@ __all__ = [
     "PlanStep",
     "PostgresStore",
     "Rejection",
+    "Replay",
     "RetryPolicy",
     "Rule",
     "RuleModel",

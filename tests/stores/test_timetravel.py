@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from handoffs import HandoffsError, RunContext, Runner, tool
+from handoffs import Agent, HandoffsError, HumanAgent, RunContext, Runner, Team, tool
 from handoffs.testing import ScriptedModel, call, reply, transfer
 
 from .conftest import Backend, support_team
@@ -217,3 +217,54 @@ async def test_going_back_to_a_turn_that_is_not_there_is_refused(backend: Backen
     with pytest.raises(HandoffsError) as taken:
         await runner.fork("s1", turn=2, new_id="s1")
     assert taken.value.code == "session_exists"
+
+
+async def test_a_session_waiting_for_a_human_is_forked_before_but_not_rewound(
+        backend: Backend) -> None:
+    team = Team([Agent("bot", handoffs=["operator"]), HumanAgent("operator", handoffs=["bot"])])
+    runner = Runner(team, model=ScriptedModel([reply("Hello."), transfer("operator")]),
+                    store=backend.open())
+    await runner.run("s1", "hi")
+    await runner.run("s1", "a person please")
+
+    with pytest.raises(HandoffsError) as refused:
+        await runner.rewind("s1", turn=2)
+    assert refused.value.code == "waiting_for_human"
+    fork = await runner.fork("s1", turn=2)
+    assert fork.active_agent == "bot" and fork.status == "idle"
+
+
+async def test_a_turn_that_died_is_cut_by_a_rewind_and_never_answered(
+        backend: Backend) -> None:
+    started = asyncio.Event()
+
+    @tool
+    async def hang() -> str:
+        """Never return."""
+        started.set()
+        await asyncio.Event().wait()
+        return ""
+
+    runner = Runner(support_team(tools=[hang]),
+                    model=ScriptedModel([reply("Hi."), call("hang"), reply("Again.")]),
+                    store=backend.open())
+    await runner.run("s1", "hi")
+    dying = asyncio.create_task(runner.run("s1", "this turn dies"))
+    await started.wait()
+    dying.cancel()  # a cancel from outside: the turn died, its message is kept
+    with pytest.raises(asyncio.CancelledError):
+        await dying
+    assert (await runner.get_session("s1")).status == "interrupted"  # type: ignore[union-attr]
+
+    whole = await runner.fork("s1", turn=3)  # the end: the dead turn's message comes along
+    assert whole.status == "interrupted"
+    state = await runner.rewind("s1", turn=2)
+    assert state.status == "idle" and state.turn == 1
+    result = await runner.run("s1", "a new question")
+    assert result.turn == 2 and result.output == "Again."
+    users = [m.text for m in result_messages(await runner.get_session("s1"))]
+    assert users == ["hi", "a new question"]
+
+
+def result_messages(state: Any) -> list[Any]:
+    return [m for m in state.messages if m.kind == "user"]

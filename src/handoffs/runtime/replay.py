@@ -60,6 +60,7 @@ class ReplayHandoff:
                    r.explanation)
 
     def to_dict(self) -> dict[str, Any]:
+        """The handoff as JSON-ready data."""
         return {"source": self.source, "target": self.target, "reason": self.reason,
                 "accepted": self.accepted, "code": self.code,
                 "explanation": self.explanation}
@@ -72,6 +73,7 @@ class ReplaySide:
     agent: str | None
     """The agent that answered (None: nobody did)."""
     answer: str
+    """Its answer (empty when there was none)."""
     handoffs: tuple[ReplayHandoff, ...] = ()
     status: str = "completed"
     """How the turn ended (`completed`, `handed_off`, `waiting_for_human`, ... or the
@@ -83,6 +85,7 @@ class ReplaySide:
         return tuple((h.source, h.target, h.accepted) for h in self.handoffs)
 
     def to_dict(self) -> dict[str, Any]:
+        """The side as JSON-ready data."""
         return {"agent": self.agent, "answer": self.answer, "status": self.status,
                 "handoffs": [h.to_dict() for h in self.handoffs]}
 
@@ -93,6 +96,7 @@ class ReplayTurn:
 
     turn: int
     text: str
+    """The user's message, as it was sent originally and again."""
     original: ReplaySide
     new: ReplaySide
 
@@ -104,6 +108,7 @@ class ReplayTurn:
         return SAME if self.original.path == self.new.path else DIFFERENT_PATH
 
     def to_dict(self) -> dict[str, Any]:
+        """The turn as JSON-ready data, its `routing` included."""
         return {"turn": self.turn, "text": self.text, "routing": self.routing,
                 "original": self.original.to_dict(), "new": self.new.to_dict()}
 
@@ -113,16 +118,20 @@ class ReplayTotals:
     """What the replay's model calls cost."""
 
     model_calls: int = 0
+    """Requests sent to the replay's models."""
     prompt_bytes: int = 0
     """The requests' sizes, as each adapter sends them (`eval.recording.request_bytes`)."""
     input_tokens: int = 0
+    """As the providers reported them (0 when they did not)."""
     output_tokens: int = 0
 
     @property
     def tokens(self) -> int:
+        """Input plus output tokens (0 when the provider reported none)."""
         return self.input_tokens + self.output_tokens
 
     def to_dict(self) -> dict[str, int]:
+        """The totals as JSON-ready data, `tokens` included."""
         return {"model_calls": self.model_calls, "prompt_bytes": self.prompt_bytes,
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "tokens": self.tokens}
@@ -138,7 +147,9 @@ class Replay:
     """The fork the turns were played in (kept, to read or fork again)."""
     from_turn: int
     turns: list[ReplayTurn] = field(default_factory=list)
+    """Each turn played again, in order."""
     totals: ReplayTotals = field(default_factory=ReplayTotals)
+    """What the replay's model calls cost."""
     stopped: str | None = None
     """Why the replay stopped before the last turn (None: every turn was played)."""
 
@@ -200,7 +211,8 @@ def _replayer(runner: Runner, team: Team | None, model: Model | str | None) -> R
                         store=runner.store, max_steps=runner.max_steps,
                         max_message_chars=runner.max_message_chars, telemetry=False,
                         turn_timeout=runner.turn_timeout, history=runner.history,
-                        on_max_steps=runner.on_max_steps, executor=runner.executor)
+                        on_max_steps=runner.on_max_steps, executor=runner.executor,
+                        inspect=runner.inspector is not None)
     forced = get_model(model) if isinstance(model, str) else model
     for agent in new_team.agents:
         if agent.is_human:

@@ -85,7 +85,7 @@ async def rewind(store: SessionStore, session_id: str, turn: int,
         state = await store.load(session_id)
         if state is None:
             raise _unknown(session_id)
-        _check_still(state)
+        _check_still(state, held=True)
         if not isinstance(turn, int) or isinstance(turn, bool) or not 1 <= turn <= state.turn:
             raise HandoffsError(
                 f"Session {session_id!r} has turns 1 to {state.turn}; rewind to one of "
@@ -269,10 +269,11 @@ def _find(marks: list[TurnMark], session_id: str, turn: int) -> TurnMark:
         "turn.", code="turn_not_recorded")
 
 
-def _check_still(state: SessionState) -> None:
+def _check_still(state: SessionState, held: bool = False) -> None:
     """Refuse to go back in a session a turn is running on, or one that waits for a
-    person: its pending call or human would be left behind, or copied and run twice."""
-    if state.status == "running":
+    person: its pending call or human would be left behind, or copied and run twice.
+    `held`: the caller holds the session's lock, so `running` means its turn died."""
+    if state.status == "running" and not held:
         raise _busy(state.id)
     if state.status == "waiting_for_approval" or state.pending is not None:
         raise HandoffsError(
