@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from handoffs import Agent, HandoffsError, Runner, Team
+from handoffs import Agent, HandoffsError, HumanAgent, Runner, Team
 from handoffs.testing import ScriptedModel, reply, transfer
 
 from .conftest import Backend
@@ -104,3 +104,21 @@ async def test_replay_from_a_turn_that_is_not_there_is_refused(backend: Backend)
     with pytest.raises(HandoffsError) as refused:
         await runner.replay("s1", from_turn=4)
     assert refused.value.code == "invalid_turn"
+
+
+async def test_a_turn_handed_to_a_person_replays_the_same(backend: Backend) -> None:
+    team = Team([Agent("bot", handoffs=["operator"]), HumanAgent("operator", handoffs=["bot"])])
+
+    def script() -> ScriptedModel:
+        return ScriptedModel([reply("Hello."), transfer("operator", reason="asks a person")])
+
+    runner = Runner(team, model=script(), store=backend.open())
+    await runner.run("s1", "hi")
+    await runner.run("s1", "a person please")
+
+    replay = await runner.replay("s1", from_turn=1, model=script())
+
+    assert [(t.original.agent, t.new.agent) for t in replay.turns] == [
+        ("bot", "bot"), ("operator", "operator")]
+    assert replay.same
+    assert replay.turns[1].new.status == "waiting_for_human"

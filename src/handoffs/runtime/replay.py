@@ -248,11 +248,30 @@ def _original_turns(state: SessionState, marks: list[TurnMark], from_turn: int
         users = [m for m in part if isinstance(m, UserMessage)]
         if not users:  # an operator's turn (a human's reply): nothing to send again
             continue
-        answers = [m for m in part if isinstance(m, AssistantMessage) and m.text
-                   and not m.tool_calls]
-        records = tuple(ReplayHandoff.of(r) for r in state.handoffs if r.turn == n)
-        last = answers[-1] if answers else None
-        side = ReplaySide(last.agent if last is not None else None,
-                          last.text if last is not None else "", records)
+        records = [r for r in state.handoffs if r.turn == n]
+        answers = [m for m in part if isinstance(m, AssistantMessage) and m.text.strip()]
+        side = ReplaySide(_answered(part, records) or users[-1].agent,
+                          answers[-1].text if answers else "",
+                          tuple(ReplayHandoff.of(r) for r in records))
         out.append((n, users[-1].text, side))
     return out
+
+
+def _answered(part: list[Any], records: list[HandoffRecord]) -> str | None:
+    """Who answered a stored turn, as its `RunResult.agent` said: the last agent to write
+    text or to be handed the conversation (a person too), in transcript order."""
+    moves = [r for r in records if r.accepted and not r.returns and "line" not in r.extra]
+    by_call = {r.call_id: r for r in moves if r.call_id is not None}
+    label: str | None = None
+    for m in part:
+        if not isinstance(m, AssistantMessage):
+            continue
+        if m.text.strip():
+            label = m.agent
+        for c in m.tool_calls:
+            record = by_call.get(c.id)
+            if record is not None:
+                label = record.target
+    if label is None and moves:  # moves no call asked for (error recovery, a user's pick)
+        label = moves[-1].target
+    return label
