@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.session import SessionState
+from ..core.session import SCHEMA, SessionState
 from . import checks, rows
 from .marks import TurnMark, cut_header
 
@@ -16,10 +16,17 @@ def before(sid: str, turn: int, kept: Any) -> TurnMark:
     (`memory._Committed`, None when nothing was)."""
     if kept is None:
         return TurnMark(turn, 0, 0, 0, None)
-    copy = SessionState(sid)
-    kept.restore(copy)
-    return TurnMark(turn, kept.messages, kept.records, kept.event_seq,
-                    rows.header_text(copy))
+    mode, start, pivot, record_id = kept.view
+    header = {  # `SessionState.header()` of what was kept, encoded now: a true snapshot
+        "schema": SCHEMA, "id": sid, "active_agent": kept.active_agent,
+        "shared": kept.shared, "channel": kept.channel, "version": kept.version,
+        "turn": kept.turn, "view": {"mode": mode, "start": start, "pivot": pivot,
+                                    "record_id": record_id},
+        "status": kept.status, "created_at": kept.created_at,
+        "updated_at": kept.updated_at, "metadata": kept.metadata}
+    if kept.pending is not None:
+        header["pending"] = kept.pending
+    return TurnMark(turn, kept.messages, kept.records, kept.event_seq, rows.dumps(header))
 
 
 def cut_events(chunks: list[tuple[int, Any, int]], events: int) -> list[tuple[int, Any, int]]:

@@ -297,12 +297,13 @@ class PostgresStore(TurnMarksOnPostgres):
         pool = self._pool or await self._ready()
         lease = self._sessions.lease(w.id)
         try:
+            statement = (sql.UPDATE if w.marks else sql.UPDATE_ROWS) if w.expected else (
+                sql.CREATE if w.marks else sql.INSERT)
             if w.final is None:
-                found = await pool.fetchval(sql.CREATE if w.expected == 0 else sql.UPDATE,
-                                            *sql.params(w, lease))
+                found = await pool.fetchval(statement, *sql.params(w, lease))
             else:  # a turn that waited for approval ends: its earlier records too
                 async with pool.acquire() as conn, conn.transaction():
-                    found = await conn.fetchval(sql.UPDATE, *sql.params(w, lease))
+                    found = await conn.fetchval(statement, *sql.params(w, lease))
                     if found is not None:
                         await conn.execute(sql.FINAL_OUTCOME, w.final[1], w.id, w.final[0])
         except self._errors as exc:

@@ -94,6 +94,8 @@ _MARK = """
   ON CONFLICT (session_id, turn) DO UPDATE SET messages = excluded.messages,
     records = excluded.records, events = excluded.events, header = excluded.header
 )"""
+UPDATE_ROWS = _UPDATE_HEAD + _ROWS
+"""A commit within a turn: the header and the new rows."""
 UPDATE = _UPDATE_HEAD + """
 , k AS (
   INSERT INTO turns (session_id, turn, messages, records, events, header)

@@ -111,6 +111,7 @@ def encode_commit(state: SessionState, since: Checkpoint, events: Sequence[Event
         len(recs), since.messages, [_dumps(m.to_dict()) for m in msgs[since.messages:]],
         since.handoffs, [_dumps(r.to_dict()) for r in recs[since.handoffs:]],
         [encode_event(e) for e in events], first_event=state.event_seq,
+        marks=since.turn < 0 or state.turn > since.turn,
     )
     if len(recs) > since.handoffs:
         w.stats = rows_of(recs[since.handoffs:], facts(events))
