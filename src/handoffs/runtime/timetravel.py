@@ -21,11 +21,13 @@ client saw are never given again.
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import time
 import uuid
 from bisect import bisect_left
-from collections.abc import Container
+from collections.abc import Callable, Container
 from typing import TYPE_CHECKING, Any
 
 from ..core.session import SessionState
@@ -33,6 +35,7 @@ from ..errors import HandoffsError
 from ..log import fields
 from ..stores.checks import MAX_ID_LENGTH
 from ..stores.marks import MarkedStore, TurnMark, mark_of
+from ..stores.rows import dumps
 from .effects.ids import new_id as new_record_id
 
 if TYPE_CHECKING:
@@ -157,8 +160,14 @@ async def undo_rewind(store: SessionStore, session_id: str, running: Container[s
 
 async def _prefix(store: SessionStore, session_id: str, turn: int, allow_end: bool
                   ) -> tuple[dict[str, Any], TurnMark]:
-    """The session's export and the mark of `turn` (the session's end for the turn after
-    its last, when `allow_end`)."""
+    """The session's rows up to the mark of `turn`, and that mark (the session's end for
+    the turn after its last, when `allow_end`). A recorded turn costs what its prefix
+    costs: nothing past it is read."""
+    mstore = marked(store)
+    for m in await mstore.turn_marks(session_id):
+        if m.turn == turn:
+            messages, records = await mstore.read_prefix(session_id, m.messages, m.records)
+            return {"id": session_id, "messages": messages, "handoffs": records}, m
     data = await store.export_session(session_id)
     if data is None:
         raise _unknown(session_id)
@@ -187,21 +196,25 @@ async def _copy(store: SessionStore, data: dict[str, Any], mark: TurnMark,
     source = str(data["id"])
     header = mark.header_dict()
     if header is None:  # before the first turn: nothing was stored
-        header = {"id": source, "active_agent": None, "created_at": data.get("created_at")}
+        now = time.time()
+        header = {"id": source, "created_at": now, "updated_at": now}
     records = data.get("handoffs", ())[:mark.records]
     ids = {str(r["id"]): new_record_id() for r in records if r.get("id")}
     events = await _events_before(store, data, mark.events)
     seqs = [int(e.pop("seq")) for e in events]
-    out = _renamed(header, ids)
+    renamed = _renamer(ids)
+    out = renamed(header)
     out["id"] = target
     out["metadata"] = {k: v for k, v in out.get("metadata", {}).items()
                        if k not in LINKS} | links
     out["messages"] = data.get("messages", ())[:mark.messages]
-    out["handoffs"] = _renamed(records, ids)
-    out["events"] = [_renamed(e, ids) | {"session_id": target} for e in events]
+    out["handoffs"] = renamed(records)
+    out["events"] = renamed(events)
+    for e in out["events"]:
+        e["session_id"] = target
     copy = await store.import_session(out, replace=replace)
     fork_marks = [TurnMark(m.turn, m.messages, m.records, bisect_left(seqs, m.events),
-                           None if m.header is None else _rename_header(m.header, ids, target))
+                           None if m.header is None else _rename_header(m.header, renamed, target))
                   for m in marks if m.turn < mark.turn]
     if fork_marks:
         await marked(store).put_turn_marks(target, fork_marks)
@@ -237,21 +250,38 @@ async def _events_before(store: SessionStore, data: dict[str, Any], n: int
         last = page[-1]["seq"]
 
 
-def _renamed(value: Any, ids: dict[str, str]) -> Any:
-    """`value` (JSON data) with every string that is an old record id replaced."""
+def _renamer(ids: dict[str, str]) -> Callable[[Any], Any]:
+    """A function of JSON data replacing every string that is an old record id."""
+    if not ids:
+        return lambda value: value
+    if all(_PLAIN.fullmatch(i) for i in ids):  # through its JSON text: C speed
+        token = re.compile("|".join(rf'"([\w.:-]{{{n}}})"'
+                                    for n in sorted({len(i) for i in ids})))
+
+        def swap(m: re.Match[str]) -> str:
+            found = m.group(m.lastindex or 0)
+            return f'"{ids.get(found, found)}"'
+
+        return lambda value: json.loads(token.sub(swap, dumps(value)))
+    return lambda value: _walk(value, ids)
+
+
+_PLAIN = re.compile(r"[\w.:-]{1,128}")
+"""What a record id is made of, for the fast path (a JSON string of the ids' lengths)."""
+
+
+def _walk(value: Any, ids: dict[str, str]) -> Any:
     if isinstance(value, str):
         return ids.get(value, value)
     if isinstance(value, dict):
-        return {k: _renamed(v, ids) for k, v in value.items()}
+        return {k: _walk(v, ids) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_renamed(v, ids) for v in value]
+        return [_walk(v, ids) for v in value]
     return value
 
 
-def _rename_header(header: str, ids: dict[str, str], target: str) -> str:
-    from ..stores.rows import dumps
-
-    d = _renamed(TurnMark(0, 0, 0, 0, header).header_dict(), ids)
+def _rename_header(header: str, renamed: Callable[[Any], Any], target: str) -> str:
+    d = renamed(TurnMark(0, 0, 0, 0, header).header_dict())
     d["id"] = target
     d["metadata"] = {k: v for k, v in d.get("metadata", {}).items() if k not in LINKS}
     return dumps(d)

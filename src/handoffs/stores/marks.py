@@ -56,6 +56,12 @@ class MarkedStore(Protocol):
         """Keep these marks for the session (a fork's, copied from its original)."""
         ...
 
+    async def read_prefix(self, session_id: str, messages: int, records: int
+                          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The session's first `messages` messages and first `records` handoff records,
+        as JSON-ready data (`to_dict()`), read without the rest."""
+        ...
+
     async def truncate(self, state: SessionState, mark: TurnMark) -> None:
         """Cut the session back to `mark`, holding its lock: messages, records and events
         past the mark's counts go, and so do the marks of `mark.turn` and later; the

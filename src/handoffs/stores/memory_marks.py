@@ -55,6 +55,7 @@ class TurnMarksInMemory:
     """`MemoryStore`'s turn marks (`stores.marks.MarkedStore`)."""
 
     _marks: dict[str, dict[int, TurnMark]]
+    _sessions: dict[str, SessionState]
     _committed: dict[str, Any]
     _events: dict[str, list[tuple[int, Any, int]]]
     _stats: dict[str, list[tuple[int, int, Any]]]
@@ -67,6 +68,16 @@ class TurnMarksInMemory:
         """Where each recorded turn of the session began, by turn."""
         found = self._marks.get(checks.session_id(session_id), {})
         return [found[t] for t in sorted(found)]
+
+    async def read_prefix(self, session_id: str, messages: int, records: int
+                          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The session's first messages and records (see `stores.marks.MarkedStore`)."""
+        sid = checks.session_id(session_id)
+        state, kept = self._sessions.get(sid), self._committed.get(sid)
+        if state is None or kept is None:
+            return [], []
+        return ([m.to_dict() for m in state.messages[:min(messages, kept.messages)]],
+                [r.to_dict() for r in state.handoffs[:min(records, kept.records)]])
 
     async def put_turn_marks(self, session_id: str, marks: Sequence[TurnMark]) -> None:
         """Keep these marks for the session (a fork's, copied from its original)."""

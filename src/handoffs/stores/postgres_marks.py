@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,13 @@ if TYPE_CHECKING:
 
 READ = """
 SELECT turn, messages, records, events, header FROM turns WHERE session_id = $1 ORDER BY turn
+"""
+
+PREFIX = """
+SELECT (SELECT string_agg(body, ',' ORDER BY seq) FROM messages
+          WHERE session_id = $1 AND seq < $2),
+       (SELECT string_agg(body, ',' ORDER BY seq) FROM records
+          WHERE session_id = $1 AND seq < $3)
 """
 
 PUT = """
@@ -82,6 +90,17 @@ class TurnMarksOnPostgres:
             return await read_marks(pool, checks.session_id(session_id))
         except self._errors as exc:
             raise self._failed(exc) from exc
+
+    async def read_prefix(self, session_id: str, messages: int, records: int
+                          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The session's first messages and records (see `stores.marks.MarkedStore`)."""
+        pool = await self._ready()
+        try:
+            row = await pool.fetchrow(PREFIX, checks.session_id(session_id), messages,
+                                      records)
+        except self._errors as exc:
+            raise self._failed(exc) from exc
+        return json.loads(rows.wrap(row[0])), json.loads(rows.wrap(row[1]))
 
     async def put_turn_marks(self, session_id: str, found: Sequence[TurnMark]) -> None:
         """Keep these marks for the session (a fork's, copied from its original)."""

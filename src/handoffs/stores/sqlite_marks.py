@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -11,7 +12,7 @@ from . import checks, rows
 from .cache import StateCache
 from .locks import finish
 from .marks import TurnMark, cut_header
-from .sqlite_ops import rollback
+from .sqlite_ops import read_rows, rollback
 
 T = TypeVar("T")
 
@@ -70,6 +71,13 @@ class TurnMarksOnSQLite:
     async def turn_marks(self, session_id: str) -> list[TurnMark]:
         """Where each recorded turn of the session began, by turn."""
         return await self._worker(read_marks, checks.session_id(session_id))
+
+    async def read_prefix(self, session_id: str, messages: int, records: int
+                          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The session's first messages and records (see `stores.marks.MarkedStore`)."""
+        msgs, recs = await self._worker(read_rows, checks.session_id(session_id), messages,
+                                        records)
+        return json.loads(msgs), json.loads(recs)
 
     async def put_turn_marks(self, session_id: str, found: Sequence[TurnMark]) -> None:
         """Keep these marks for the session (a fork's, copied from its original)."""
