@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .models.retry import RetryPolicy
     from .rules import Rule, RuleModel
     from .runtime.effects.summary import Summarizer
+    from .runtime.replay import Replay
     from .runtime.runner import Runner
     from .runtime.state.result import RunError, RunResult, RunStatus
     from .stores.base import SessionStore, SessionSummary
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 # light (PEP 562).
 _LAZY = {
     "Runner": "runtime.runner",
+    "Replay": "runtime.replay",
     "RunResult": "runtime.state.result",
     "RunStatus": "runtime.state.result",
     "RunError": "runtime.state.result",
@@ -110,6 +112,7 @@ __all__ = [
     "PostgresStore",
     "Rejection",
     "RemoteAgent",
+    "Replay",
     "RetryPolicy",
     "Rule",
     "RuleModel",

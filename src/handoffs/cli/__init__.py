@@ -27,6 +27,7 @@ EPILOG = """examples:
   handoffs graph app.py:team --format svg -o team.svg
   handoffs sessions list                         (in sqlite:///handoffs.db by default)
   handoffs eval app.py:team cases.jsonl --min-accuracy 0.9   who answers each case
+  handoffs replay app.py:team --session s1 --from 2 --model M   where it goes now
   handoffs serve app.py:team --port 8000         the HTTP API, live events, the page
   handoffs worker app.py:team --temporal 127.0.0.1:7233 --task-queue q   durable turns
 
@@ -160,7 +161,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="a running tool's worker counts as dead after this long "
                         "without a heartbeat (default: 30)")
 
-    sessions = sub.add_parser("sessions", help="list, show, export, import, delete sessions")
+    sessions = sub.add_parser("sessions", help="list, show, export, import, delete, fork, "
+                              "rewind sessions")
     actions = sessions.add_subparsers(dest="action", metavar="action", required=True)
     store_help = "the store (default: HANDOFFS_STORE or sqlite:///handoffs.db)"
     listing = actions.add_parser("list", help="the most recent sessions")
@@ -178,8 +180,25 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--replace", action="store_true", help="overwrite a session of that id")
     delete = actions.add_parser("delete", help="delete a session")
     delete.add_argument("id")
-    for p in (listing, show, export, imp, delete):
+    fork = actions.add_parser("fork", help="a new session: this one as it was before a turn")
+    fork.add_argument("id")
+    fork.add_argument("--as", dest="new_id", default=None, metavar="NEW_ID",
+                      help="the fork's id (default: ID-fork-<random>)")
+    rewind = actions.add_parser("rewind", help="cut a session back to before a turn "
+                                "(what is cut is kept, see undo-rewind)")
+    rewind.add_argument("id")
+    for p in (fork, rewind):
+        p.add_argument("--turn", type=int, required=True, metavar="N",
+                       help="the turn (1 is the first user message)")
+    undo = actions.add_parser("undo-rewind", help="put back what the last rewind cut")
+    undo.add_argument("id")
+    for p in (fork, rewind, undo):
+        p.add_argument("--json", action="store_true", help="the session as JSON")
+    for p in (listing, show, export, imp, delete, fork, rewind, undo):
         p.add_argument("--store", default=None, help=store_help)
+    from .replay import add_parser as add_replay
+
+    add_replay(sub, team_help, store_help)
     from .evaluate import add_parser as add_eval
 
     add_eval(sub, team_help, store_help)
@@ -291,6 +310,10 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.action != "import":  # only an import may start a new database
             existing_store(url)
         return asyncio.run(sessions_command(args.action, url, args, Painter(team, color)))
+    if args.command == "replay":
+        from .replay import replay_command
+
+        return replay_command(args, color)
     if args.command == "eval":
         from .evaluate import eval_command
 

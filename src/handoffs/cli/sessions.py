@@ -1,4 +1,5 @@
-"""`handoffs sessions`: list, show, export, import and delete stored conversations."""
+"""`handoffs sessions`: list, show, export, import and delete stored conversations; fork
+one before a turn, rewind it to before a turn (and undo that)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ async def sessions_command(action: str, store_url: str, args: Any, painter: Pain
             return await _export(store, args.id, args.output)
         if action == "import":
             return await _import(store, args.file, args.replace)
+        if action in ("fork", "rewind", "undo-rewind"):
+            return await _travel(store, action, args)
         if action == "delete":
             if not await store.delete(args.id):
                 raise HandoffsError(f"There is no session {args.id!r} in "
@@ -120,6 +123,31 @@ async def _import(store: SessionStore, file: str, replace: bool) -> int:
         raise HandoffsError(f"Session {taken!r} already exists in this store; add --replace "
                             "to overwrite it.", code="session_exists") from exc
     print(f"imported session {state.id} ({len(state.messages)} messages)")
+    return 0
+
+
+async def _travel(store: SessionStore, action: str, args: Any) -> int:
+    from ..runtime import timetravel
+
+    if action == "fork":
+        state = await timetravel.fork(store, args.id, args.turn, args.new_id)
+        said = (f"forked session {args.id} before turn {args.turn} as {state.id} "
+                f"({_count(len(state.messages), 'message')}, active agent "
+                f"{state.active_agent or '-'})")
+    elif action == "rewind":
+        state = await timetravel.rewind(store, args.id, args.turn)
+        last = state.metadata["rewinds"][-1]
+        said = (f"rewound session {args.id} to before turn {args.turn} (cut "
+                f"{_count(last['messages'], 'message')}, kept as {last['kept_as']}; "
+                f"undo: handoffs sessions undo-rewind {args.id})")
+    else:
+        state = await timetravel.undo_rewind(store, args.id)
+        said = (f"put back what the last rewind of session {args.id} cut "
+                f"({_count(state.turn, 'turn')}, {_count(len(state.messages), 'message')})")
+    if args.json:
+        print(state.to_json())
+    else:
+        print(said)
     return 0
 
 

@@ -53,6 +53,9 @@ class Checkpoint:
     messages: int
     handoffs: int
     version: int
+    turn: int = -1
+    """The session's turn when taken (-1: not known); a commit past it starts a turn, and
+    the store keeps that turn's mark (`stores.marks`)."""
 
 
 @dataclass(slots=True)
@@ -95,7 +98,7 @@ class SessionState:
     def checkpoint(self) -> Checkpoint:
         """How much of the session is written: what a store's next `commit` appends after
         (take it right after `load`, pass it to `commit`)."""
-        return Checkpoint(len(self.messages), len(self.handoffs), self.version)
+        return Checkpoint(len(self.messages), len(self.handoffs), self.version, self.turn)
 
     def snapshot(self) -> SessionState:
         """A copy a caller may keep while turns go on (lists copied, messages shared)."""

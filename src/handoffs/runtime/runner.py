@@ -35,6 +35,7 @@ from .state.result import RunResult
 
 if TYPE_CHECKING:
     from ..mcp.hub import Hub
+    from .replay import Replay
 
 
 class _Models(dict[str, Model | None]):
@@ -413,6 +414,55 @@ class Runner:
         from .driver.transfer import transfer_session
 
         return await transfer_session(self, session_id, to_agent, context, new_session_id)
+
+    # -- going back ----------------------------------------------------------------------------
+
+    async def fork(self, session_id: str, turn: int, new_id: str | None = None
+                   ) -> SessionState:
+        """A new session holding the conversation as it stood before `turn` (1-based).
+
+        Messages, handoff records, shared memory, the active agent and its view, the
+        events: exactly what the original loaded before that turn, with new record ids.
+        The original is unchanged but for `metadata["forks"]`; the fork has
+        `metadata["forked_from"]`. `turn` may be one past the last turn (a copy of all
+        of it). `new_id` defaults to `<id>-fork-<random>`; `session_exists` if taken.
+        Refused with `turn_not_recorded` for turns stored before handoffs kept turn
+        marks. Returns a snapshot of the fork (`runtime.timetravel`)."""
+        from .timetravel import fork
+
+        return await fork(self.store, session_id, turn, new_id)
+
+    async def rewind(self, session_id: str, turn: int) -> SessionState:
+        """Cut the session back to how it stood before `turn`: its next message starts
+        turn `turn` again.
+
+        What is cut is kept as a copy named in `metadata["rewinds"][-1]["kept_as"]`
+        (`undo_rewind` puts it back). Refused while a turn runs (`turn_running`) or a
+        person is awaited (`waiting_for_approval`, `waiting_for_human`). Returns a
+        snapshot of the rewound session."""
+        from .timetravel import rewind
+
+        return await rewind(self.store, session_id, turn, self._running)
+
+    async def replay(self, session_id: str, from_turn: int, team: Team | None = None,
+                     model: Model | str | None = None) -> Replay:
+        """Play the session's user messages again from `from_turn`, on `team` and `model`
+        (default: this runner's), and compare the routing turn by turn.
+
+        The session is forked before `from_turn` (the fork is `Replay.replay_id`; the
+        original is unchanged); each turn's original and new answering agent, handoff
+        records and answer are side by side in `Replay.turns`, each with its `routing`
+        (`same`, `different agent`, `different path`), and `Replay.totals` holds the
+        replay's model calls, prompt bytes and tokens (`runtime.replay`)."""
+        from .replay import replay
+
+        return await replay(self, session_id, from_turn, team, model)
+
+    async def undo_rewind(self, session_id: str) -> SessionState:
+        """Put back what the session's last `rewind` cut (`no_rewind` if none)."""
+        from .timetravel import undo_rewind
+
+        return await undo_rewind(self.store, session_id, self._running)
 
 
 def check_timeout(value: float | None, name: str) -> None:

@@ -146,11 +146,19 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
                   "handoffs. See docs/serving.md.")
     app.state.service = service
     errors.install(app)
-    from . import openai_compat, routes_events, routes_inspect, routes_operator, routes_sessions
+    from . import (
+        openai_compat,
+        routes_events,
+        routes_inspect,
+        routes_operator,
+        routes_sessions,
+        routes_timetravel,
+    )
 
     app.include_router(meta)
     app.include_router(routes_operator.router)  # before /sessions/{id} routes
     app.include_router(routes_inspect.router)
+    app.include_router(routes_timetravel.router)
     app.include_router(routes_sessions.router)
     app.include_router(routes_events.router)
     app.include_router(openai_compat.router)

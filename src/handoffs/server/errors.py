@@ -33,6 +33,8 @@ STATUS: dict[str, int] = {
     "session_exists": 409, "session_busy": 409, "session_conflict": 409,
     "not_waiting_for_human": 409, "no_pending_approval": 409,
     "waiting_for_approval": 409, "target_disabled": 409, "channel_unsupported": 409,
+    "turn_running": 409, "waiting_for_human": 409, "turn_not_recorded": 409,
+    "invalid_turn": 400, "no_rewind": 409,
     "not_declared": 409, "self_handoff": 409, "missing_capability": 409,
     "loop_detected": 409, "too_many_handoffs": 409, "invalid_payload": 422,
     "message_too_large": 413, "body_too_large": 413,

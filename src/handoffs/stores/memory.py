@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState, ViewSpec
 from ..errors import HandoffsError
-from . import checks, facts, rows
+from . import checks, facts, memory_marks, rows
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
+from .marks import TurnMark
+from .memory_marks import TurnMarksInMemory
 from .text import column, encodable, json_encodable, objects_encodable
 
 if TYPE_CHECKING:
@@ -111,7 +113,7 @@ class _Turn(_Held):
             await _Held.__aexit__(self)
 
 
-class MemoryStore:
+class MemoryStore(TurnMarksInMemory):
     """Keeps each session as a live object; turns on one session are serialised.
 
     Inside a turn, `load` returns the stored object itself (the task holding the
@@ -143,6 +145,8 @@ class MemoryStore:
         self._stats: dict[str, list[tuple[int, int, facts.Facts]]] = {}
         """Per session, per commit with records: which records (from, to) and the facts
         of their turn; the stats rows are made from them when asked for."""
+        self._marks: dict[str, dict[int, TurnMark]] = {}
+        """Per session, where each of its turns began (`stores.marks`)."""
 
     def lock(self, session_id: str) -> _Turn:
         """Held for a whole turn; turns on one session queue up in arrival order."""
@@ -203,6 +207,9 @@ class MemoryStore:
         kept = self._committed.get(sid)
         if state.version != (0 if kept is None else kept.version):
             raise rows.conflict(sid, state.version)
+        if state.turn > (0 if kept is None else kept.turn):  # a turn starts: mark it
+            self._marks.setdefault(sid, {})[state.turn] = memory_marks.before(
+                sid, state.turn, kept)
         first_message = 0 if kept is None else kept.messages
         first_record = 0 if kept is None else kept.records
         saved = state.version, state.updated_at
@@ -275,6 +282,7 @@ class MemoryStore:
         self._events.pop(sid, None)
         self._stats.pop(sid, None)
         self._finals.pop(sid, None)
+        self._marks.pop(sid, None)
         return self._sessions.pop(sid, None) is not None
 
     async def import_session(
@@ -292,6 +300,7 @@ class MemoryStore:
                 self._log(state.id, 0, [json.loads(e[3]) for e in w.events], len(w.events))
             self._stats[state.id] = [(0, len(state.handoffs), w.facts)]
             self._finals.pop(state.id, None)  # the import's events say how turns ended
+            self._marks.pop(state.id, None)
         return state.snapshot()
 
     async def handoff_stats(self, since: float | None = None,

@@ -13,6 +13,9 @@ written from then on) and the index `handoff_stats` reads (see `stores.stats`).
 Version 4: PostgreSQL's `sessions.lease`, the fencing token a process takes with a
 session's lock and every commit checks (`PostgresStore.lock`); nothing on SQLite, whose
 locks cannot be lost while their process lives.
+Version 5: `turns`, one row per user turn: the session's header and row counts as they
+stood when the turn began (what `runner.fork` and `runner.rewind` go back to, see
+`stores.marks`).
 """
 
 from __future__ import annotations
@@ -56,6 +59,12 @@ SQLITE: list[tuple[str, ...]] = [
              (source, target, kind, took, at, accepted, outcome, rejection)""",
     ),
     (),
+    (
+        """CREATE TABLE turns (
+             session_id TEXT NOT NULL, turn INTEGER NOT NULL, messages INTEGER NOT NULL,
+             records INTEGER NOT NULL, events INTEGER NOT NULL, header TEXT,
+             PRIMARY KEY (session_id, turn)) WITHOUT ROWID""",
+    ),
 ]
 
 POSTGRES: list[tuple[str, ...]] = [
@@ -98,6 +107,12 @@ POSTGRES: list[tuple[str, ...]] = [
     ),
     (
         "ALTER TABLE sessions ADD COLUMN lease bigint NOT NULL DEFAULT 0",
+    ),
+    (
+        """CREATE TABLE turns (
+             session_id text NOT NULL, turn bigint NOT NULL, messages bigint NOT NULL,
+             records bigint NOT NULL, events bigint NOT NULL, header text,
+             PRIMARY KEY (session_id, turn))""",
     ),
 ]
 

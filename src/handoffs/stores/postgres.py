@@ -37,6 +37,7 @@ from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, finish, lock_key
 from .postgres_lock import SessionLocks
+from .postgres_marks import TurnMarksOnPostgres
 from .stats import HandoffStats
 
 log = logging.getLogger("handoffs.stores.postgres")
@@ -51,7 +52,7 @@ STATEMENT_TIMEOUT = 10.0
 server's `statement_timeout` and `lock_timeout` (a wait for a row lock)."""
 
 
-class PostgresStore:
+class PostgresStore(TurnMarksOnPostgres):
     """Sessions in PostgreSQL, shared by every process and machine that reaches it.
 
     `dsn` is a `postgresql://` URL (a bad port, `sslmode` or timeout is refused here,
@@ -296,12 +297,13 @@ class PostgresStore:
         pool = self._pool or await self._ready()
         lease = self._sessions.lease(w.id)
         try:
+            statement = (sql.UPDATE if w.marks else sql.UPDATE_ROWS) if w.expected else (
+                sql.CREATE if w.marks else sql.INSERT)
             if w.final is None:
-                found = await pool.fetchval(sql.INSERT if w.expected == 0 else sql.UPDATE,
-                                            *sql.params(w, lease))
+                found = await pool.fetchval(statement, *sql.params(w, lease))
             else:  # a turn that waited for approval ends: its earlier records too
                 async with pool.acquire() as conn, conn.transaction():
-                    found = await conn.fetchval(sql.UPDATE, *sql.params(w, lease))
+                    found = await conn.fetchval(statement, *sql.params(w, lease))
                     if found is not None:
                         await conn.execute(sql.FINAL_OUTCOME, w.final[1], w.id, w.final[0])
         except self._errors as exc:

@@ -82,20 +82,31 @@ UPDATE records SET outcome = $1
 WHERE session_id = $2 AND turn = $3 AND outcome = 'waiting_for_approval'"""
 """A turn that waited for approval has ended: its earlier records get its outcome."""
 
-UPDATE = """
+_UPDATE_HEAD = """
 WITH s AS (
   UPDATE sessions SET version = $3, active_agent = $4, status = $5, turn = $6, channel = $7,
     updated_at = $8, header = $9, messages = $10, records = $11,
     events = $31::bigint + $12::bigint, created_at = $21
   WHERE id = $1 AND version = $2 AND ($32::bigint IS NULL OR lease = $32::bigint)
   RETURNING events
-)""" + _ROWS
+)"""
+_MARK = """
+  ON CONFLICT (session_id, turn) DO UPDATE SET messages = excluded.messages,
+    records = excluded.records, events = excluded.events, header = excluded.header
+)"""
+UPDATE_ROWS = _UPDATE_HEAD + _ROWS
+"""A commit within a turn: the header and the new rows."""
+UPDATE = _UPDATE_HEAD + """
+, k AS (
+  INSERT INTO turns (session_id, turn, messages, records, events, header)
+  SELECT o.id, $6, o.messages, o.records, o.events, o.header FROM sessions o, s
+  WHERE o.id = $1 AND o.turn < $6::bigint""" + _MARK + _ROWS
 """The version must still be the expected one, and, when this process holds the
 session's lock, its lease ($32) must still be the one taken with the lock: a process
 that lost the lock (a dropped connection) can no longer write, even a commit already on
 its way when another process took the session (`PostgresStore.lock`)."""
 
-INSERT = """
+_INSERT_HEAD = """
 WITH s AS (
   INSERT INTO sessions (id, version, active_agent, status, turn, channel, created_at,
     updated_at, header, messages, records, events, lease)
@@ -103,12 +114,21 @@ WITH s AS (
     coalesce($32::bigint, 0)
   WHERE $2::bigint = 0
   ON CONFLICT (id) DO NOTHING RETURNING events
-)""" + _ROWS
+)"""
+INSERT = _INSERT_HEAD + _ROWS
+"""An import: a new session with its rows, and no turn mark."""
+CREATE = _INSERT_HEAD + """
+, k AS (
+  INSERT INTO turns (session_id, turn, messages, records, events, header)
+  SELECT $1, $6, 0, 0, 0, NULL FROM s WHERE $6::bigint > 0""" + _MARK + _ROWS
+"""A commit that creates the session; in its first turn, with that turn's (empty) mark
+(`stores.marks`). `UPDATE` keeps the mark of a turn it starts: the row as it stood."""
 
 DELETE = """
 WITH a AS (DELETE FROM messages WHERE session_id = $1),
      b AS (DELETE FROM records WHERE session_id = $1),
      c AS (DELETE FROM events WHERE session_id = $1),
+     d AS (DELETE FROM turns WHERE session_id = $1),
      s AS (DELETE FROM sessions WHERE id = $1 RETURNING 1)
 SELECT count(*) FROM s
 """

@@ -85,6 +85,9 @@ class Write:
     first_event: int = 0
     """The sequence number of the first of `events` (`SessionState.event_seq`): the
     session's next number, past any a turn that died may have shown."""
+    marks: bool = True
+    """Keep a turn mark when this write starts a new turn (`stores.marks`); an import
+    writes none."""
 
     @property
     def size(self) -> int:
@@ -108,6 +111,7 @@ def encode_commit(state: SessionState, since: Checkpoint, events: Sequence[Event
         len(recs), since.messages, [_dumps(m.to_dict()) for m in msgs[since.messages:]],
         since.handoffs, [_dumps(r.to_dict()) for r in recs[since.handoffs:]],
         [encode_event(e) for e in events], first_event=state.event_seq,
+        marks=since.turn < 0 or state.turn > since.turn,
     )
     if len(recs) > since.handoffs:
         w.stats = rows_of(recs[since.handoffs:], facts(events))
@@ -256,6 +260,7 @@ def import_write(data: Mapping[str, Any] | str) -> tuple[SessionState, Write]:
         0, [_dumps(r.to_dict()) for r in state.handoffs], events,
     )
     state.event_seq = len(events)  # an import numbers its events from 0
+    w.marks = False
     w.facts = facts(d.get("events", ()))
     w.stats = rows_of(state.handoffs, w.facts)
     make_valid(w)

@@ -35,6 +35,7 @@ from . import sqlite_ops as ops
 from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, RangeLock, finish, lock_key, poll
+from .sqlite_marks import TurnMarksOnSQLite
 from .sqlite_ops import migrate
 from .stats import HandoffStats
 
@@ -58,7 +59,7 @@ def _lock_path(path: str, uri: bool) -> str:
     return (urlsplit(path).path if uri else path) + "-lock"
 
 
-class SQLiteStore:
+class SQLiteStore(TurnMarksOnSQLite):
     """Sessions in a SQLite file: durable, shared by every process on this machine.
 
     `path` is a file path (created if missing), a `file:` URI (`file:/x.db?mode=ro` for

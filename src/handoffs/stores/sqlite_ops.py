@@ -136,11 +136,25 @@ def list_rows(c: sqlite3.Connection, limit: int, offset: int, status: str | None
     return c.execute(_LIST_STATUS, (status, limit, offset)).fetchall()
 
 
+_MARK_BEFORE = (
+    "INSERT OR REPLACE INTO turns (session_id, turn, messages, records, events, header)"
+    " SELECT id, ?, messages, records, events, header FROM sessions"
+    " WHERE id = ? AND version = ? AND turn < ?"
+)
+"""A commit that starts a turn keeps the session as it stood before (`stores.marks`)."""
+_MARK_FIRST = "INSERT OR REPLACE INTO turns VALUES (?, ?, 0, 0, 0, NULL)"
+
+
 def write(c: sqlite3.Connection, w: rows.Write, replace: bool = False) -> None:
     c.execute("BEGIN IMMEDIATE")
     try:
         if replace:
             delete_rows(c, w.id)
+        if w.marks and w.turn > 0:
+            if w.expected == 0:
+                c.execute(_MARK_FIRST, (w.id, w.turn))
+            else:
+                c.execute(_MARK_BEFORE, (w.turn, w.id, w.expected, w.turn))
         if w.expected == 0:
             try:
                 c.execute(_INSERT_SESSION, (
@@ -178,6 +192,7 @@ def write(c: sqlite3.Connection, w: rows.Write, replace: bool = False) -> None:
 
 
 def delete_rows(c: sqlite3.Connection, session_id: str) -> bool:
+    c.execute("DELETE FROM turns WHERE session_id = ?", (session_id,))
     for table in ("messages", "records", "events"):
         c.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
     return bool(c.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0)

@@ -4,6 +4,8 @@
 // holds (shared memory, handoff_context, the active agent's view), its handoff records
 // with payloads, why it moved (the chat page's timeline), and each turn's trace.
 // Model calls and state need the operator key; a session's own token shows the rest.
+// With the operator key, each turn of the timeline has "Fork from here": a new session as
+// this one was before that turn (POST v1/sessions/{id}/fork), opened in a new tab.
 
 import { call, savedSession } from "./api.js";
 import { ModelCalls } from "./calls.js";
@@ -89,7 +91,11 @@ function showState(state) {
     return;
   }
   const handoff = state.shared ? state.shared.handoff_context : undefined;
+  const from = state.metadata ? state.metadata.forked_from : undefined;
   $("#state").replaceChildren(el("dl", {},
+    ...(from ? [el("dt", {}, "forked from"), el("dd", { class: "forked-from" },
+      el("a", { class: "link", href: `inspect#session=${encodeURIComponent(from.session)}` },
+        from.session), ` before turn ${from.turn}`)] : []),
     el("dt", {}, "view of the active agent"),
     el("dd", {}, el("code", {}, `${state.view.mode} from ${state.view.start}, pivot ${state.view.pivot}`),
       state.view.record_id ? ` (opened by record ${state.view.record_id})` : ""),
@@ -131,10 +137,47 @@ async function refresh() {
   ins.timeline.enrich(t.handoffs);
 }
 
+// -- fork from here ----------------------------------------------------------------------
+
+/** Give each turn of the timeline its "Fork from here" (operator key only). */
+function forkControls() {
+  if (!ins.key) return;
+  for (const section of $("#timeline").querySelectorAll("li.turn[data-turn]")) {
+    if (section.querySelector(":scope > .fork")) continue;
+    const n = Number(section.dataset.turn);
+    const button = el("button", { type: "button", class: "fork", "data-turn": String(n),
+      title: `A new session holding this one as it was before turn ${n}, opened in a new tab`,
+      onclick: () => forkAt(n, button) }, "Fork from here");
+    section.insertBefore(button, section.querySelector("ol.events"));
+  }
+}
+
+async function forkAt(n, button) {
+  // The tab is opened in the click itself, so no popup blocker stops it; it is sent to
+  // the fork once the server made it (it signs in with this tab's operator key).
+  const tab = window.open("", "_blank");
+  const note = $("#fork-note");
+  button.disabled = true;
+  try {
+    const fork = await call("POST", `v1/sessions/${encodeURIComponent(ins.open)}/fork`,
+      { token: ins.key, body: { turn: n } });
+    const target = `inspect#session=${encodeURIComponent(fork.id)}`;
+    if (tab) tab.location.href = target;
+    note.replaceChildren(`Forked before turn ${n} as `,
+      el("a", { class: "link", href: target, target: "_blank" }, fork.id), ".");
+  } catch (err) {
+    if (tab) tab.close();
+    note.textContent = `Could not fork before turn ${n}: ${err.code}: ${err.message}`;
+  } finally {
+    button.disabled = false;
+  }
+}
+
 function onEvent(e) {
   ins.events.push(e);
   ins.calls.handle(e);
   ins.timeline.handle(e);
+  forkControls();
   if (e.type === "run_started" && e.trace_id) ins.traces.set(e.turn, e.trace_id);
   if (e.type === "run_completed" || e.type === "run_failed" || e.type === "agent_changed") {
     clearTimeout(ins.timer);

@@ -1,0 +1,104 @@
+"""The operator's routes for going back in a session (issue 31): fork it before a turn,
+rewind it to before a turn, replay it from a turn; what `runner.fork`, `runner.rewind`
+and `runner.replay` do, over HTTP, for the operator key only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core.session import SessionState
+from .errors import ApiError, responses
+from .routes_operator import OPERATOR
+from .routes_sessions import check_path_id, service
+from .service import Service
+from .views import HIDDEN
+
+router = APIRouter(prefix="/v1", tags=["operator"])
+
+REFUSED = ("turn_running", "waiting_for_approval", "waiting_for_human")
+"""Why a session cannot go back now: a turn runs, or a person is awaited."""
+
+
+class ForkRequest(BaseModel):
+    """`POST /v1/sessions/{id}/fork`."""
+
+    model_config = ConfigDict(extra="forbid")
+    turn: int = Field(ge=1, description="The fork holds the session as it was before this "
+                      "turn (1 is the first user message; the turn after the last copies "
+                      "all of it).")
+    new_id: str | None = Field(None, min_length=1, max_length=256,
+                               description="The fork's id (default: `<id>-fork-<random>`).")
+
+
+class RewindRequest(BaseModel):
+    """`POST /v1/sessions/{id}/rewind`."""
+
+    model_config = ConfigDict(extra="forbid")
+    turn: int = Field(ge=1, description="Cut the session back to before this turn.")
+
+
+class ReplayRequest(BaseModel):
+    """`POST /v1/sessions/{id}/replay`: on the server's own team and models."""
+
+    model_config = ConfigDict(extra="forbid")
+    from_turn: int = Field(ge=1, description="The first turn played again.")
+
+
+async def _existing(request: Request, session_id: str) -> Service:
+    svc = service(request)
+    svc.require_operator(request)
+    if await svc.store.load(session_id) is None:
+        raise ApiError("session_not_found", f"There is no session {session_id!r}.")
+    return svc
+
+
+def _summary(state: SessionState) -> dict[str, Any]:
+    return {"id": state.id, "turn": state.turn, "messages": len(state.messages),
+            "records": len(state.handoffs), "active_agent": state.active_agent,
+            "status": state.status,
+            "metadata": {k: v for k, v in state.metadata.items() if k not in HIDDEN}}
+
+
+@router.post("/sessions/{session_id}/fork", status_code=201, responses=responses(
+    *OPERATOR, "session_not_found", "session_exists", "invalid_turn", "turn_not_recorded",
+    *REFUSED, "validation_error"))
+async def fork(request: Request, session_id: str, ask: ForkRequest) -> dict[str, Any]:
+    """A new session holding this one as it was before `turn` (its id, turn, messages,
+    active agent, status and metadata, `forked_from` included); the original gains a
+    link in `metadata.forks`."""
+    svc = await _existing(request, session_id)
+    if ask.new_id is not None:
+        check_path_id(ask.new_id)
+    return _summary(await svc.runner.fork(session_id, ask.turn, ask.new_id))
+
+
+@router.post("/sessions/{session_id}/rewind", responses=responses(
+    *OPERATOR, "session_not_found", "invalid_turn", "turn_not_recorded", *REFUSED,
+    "validation_error"))
+async def rewind(request: Request, session_id: str, ask: RewindRequest) -> dict[str, Any]:
+    """Cut the session back to before `turn`; what was cut is kept as the session named
+    in `metadata.rewinds[-1].kept_as`. 409 while a turn runs or a person is awaited."""
+    svc = await _existing(request, session_id)
+    if svc.turns.busy(session_id):
+        raise ApiError("turn_running", f"A turn is running on session {session_id!r}; "
+                       "wait for it to end, then rewind.")
+    async with svc.turns.exclusive(session_id):
+        state = await svc.runner.rewind(session_id, ask.turn)
+    svc.hub.wake(session_id)
+    return _summary(state)
+
+
+@router.post("/sessions/{session_id}/replay", responses=responses(
+    *OPERATOR, "session_not_found", "invalid_turn", "turn_not_recorded",
+    "validation_error"))
+async def replay(request: Request, session_id: str, ask: ReplayRequest) -> dict[str, Any]:
+    """Fork the session before `from_turn` and play its user messages again on this
+    server's team and models: per turn the original and new answering agent, handoffs
+    and answer, the routing (`same`, `different agent`, `different path`), and the
+    replay's model calls, prompt bytes and tokens (`Replay.to_dict()`)."""
+    svc = await _existing(request, session_id)
+    found = await svc.runner.replay(session_id, ask.from_turn)
+    return found.to_dict()

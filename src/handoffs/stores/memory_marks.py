@@ -1,0 +1,102 @@
+"""The memory store's turn marks (`stores.marks`): a turn's mark from what the last commit
+kept, and a session's in-memory logs cut back to one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..core.session import SCHEMA, SessionState
+from . import checks, rows
+from .marks import TurnMark, cut_header
+
+
+def before(sid: str, turn: int, kept: Any) -> TurnMark:
+    """The mark of a turn that starts now, from what the session's last commit kept
+    (`memory._Committed`, None when nothing was)."""
+    if kept is None:
+        return TurnMark(turn, 0, 0, 0, None)
+    mode, start, pivot, record_id = kept.view
+    header = {  # `SessionState.header()` of what was kept, encoded now: a true snapshot
+        "schema": SCHEMA, "id": sid, "active_agent": kept.active_agent,
+        "shared": kept.shared, "channel": kept.channel, "version": kept.version,
+        "turn": kept.turn, "view": {"mode": mode, "start": start, "pivot": pivot,
+                                    "record_id": record_id},
+        "status": kept.status, "created_at": kept.created_at,
+        "updated_at": kept.updated_at, "metadata": kept.metadata}
+    if kept.pending is not None:
+        header["pending"] = kept.pending
+    return TurnMark(turn, kept.messages, kept.records, kept.event_seq, rows.dumps(header))
+
+
+def cut_events(chunks: list[tuple[int, Any, int]], events: int) -> list[tuple[int, Any, int]]:
+    """The kept event chunks without the events numbered `events` and later."""
+    out: list[tuple[int, Any, int]] = []
+    for first, found, end in chunks:
+        if first < events:
+            n = min(len(found), events - first)
+            out.append((first, found[:n], end - len(found) + n))
+    return out
+
+
+def cut_stats(commits: list[tuple[int, int, Any]], records: int) -> list[tuple[int, int, Any]]:
+    """The per-commit record ranges without the records from `records` on."""
+    return [(a, min(b, records), f) for a, b, f in commits if a < records]
+
+
+def cut_turns(by_turn: dict[int, Any] | None, turn: int) -> None:
+    """Forget, in place, what is kept for `turn` and later turns."""
+    if by_turn:
+        for t in [t for t in by_turn if t >= turn]:
+            del by_turn[t]
+
+
+class TurnMarksInMemory:
+    """`MemoryStore`'s turn marks (`stores.marks.MarkedStore`)."""
+
+    _marks: dict[str, dict[int, TurnMark]]
+    _sessions: dict[str, SessionState]
+    _committed: dict[str, Any]
+    _events: dict[str, list[tuple[int, Any, int]]]
+    _stats: dict[str, list[tuple[int, int, Any]]]
+    _finals: dict[str, dict[int, str]]
+
+    if TYPE_CHECKING:
+        def _keep(self, state: SessionState) -> None: ...
+
+    async def turn_marks(self, session_id: str) -> list[TurnMark]:
+        """Where each recorded turn of the session began, by turn."""
+        found = self._marks.get(checks.session_id(session_id), {})
+        return [found[t] for t in sorted(found)]
+
+    async def read_prefix(self, session_id: str, messages: int, records: int
+                          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The session's first messages and records (see `stores.marks.MarkedStore`)."""
+        sid = checks.session_id(session_id)
+        state, kept = self._sessions.get(sid), self._committed.get(sid)
+        if state is None or kept is None:
+            return [], []
+        return ([m.to_dict() for m in state.messages[:min(messages, kept.messages)]],
+                [r.to_dict() for r in state.handoffs[:min(records, kept.records)]])
+
+    async def put_turn_marks(self, session_id: str, marks: Sequence[TurnMark]) -> None:
+        """Keep these marks for the session (a fork's, copied from its original)."""
+        found = self._marks.setdefault(checks.session_id(session_id), {})
+        found.update((m.turn, m) for m in marks)
+
+    async def truncate(self, state: SessionState, mark: TurnMark) -> None:
+        """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
+        sid = checks.session_id(state.id)
+        kept = self._committed.get(sid)
+        if kept is None or state.version != kept.version:
+            raise rows.conflict(sid, state.version)
+        cut_header(state)
+        del state.messages[mark.messages:]
+        del state.handoffs[mark.records:]
+        state.cache = None
+        self._keep(state)
+        self._events[sid] = cut_events(self._events.get(sid, []), mark.events)
+        self._stats[sid] = cut_stats(self._stats.get(sid, []), mark.records)
+        cut_turns(self._finals.get(sid), mark.turn)
+        cut_turns(self._marks.get(sid), mark.turn)
+

@@ -1,0 +1,95 @@
+"""The operator's fork, rewind and replay routes (issue 31), on memory, SQLite and
+PostgreSQL, through a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from handoffs import Runner
+from handoffs.examples.support import build_team, rule_model
+from stores.conftest import PG_DSN, drop_schema, require_pg
+
+from .conftest import OPERATOR_KEY, Served, bearer, serving
+
+OP = bearer(OPERATOR_KEY)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "memory":
+        yield "memory://"
+    elif request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'sessions.db'}"
+    else:
+        asyncio.run(require_pg())
+        schema = f"handoffs_test_{uuid.uuid4().hex[:12]}"
+        yield f"{PG_DSN}?schema={schema}"
+        asyncio.run(drop_schema(schema))
+
+
+@pytest.fixture
+def served(store_url: str) -> Iterator[Served]:
+    with serving(lambda: Runner(build_team(), model=rule_model(), store=store_url)) as s:
+        yield s
+
+
+def _two_turns(served: Served) -> tuple[str, str]:
+    sid, token = served.session()
+    for text in ("My invoice is wrong", "my app crashes on login"):
+        assert served.say(sid, token, text).status_code == 200
+    return sid, token
+
+
+def test_fork_route_makes_a_linked_copy_for_the_operator_only(served: Served) -> None:
+    sid, token = _two_turns(served)
+
+    as_user = served.client.post(f"/v1/sessions/{sid}/fork", json={"turn": 2},
+                                 headers=bearer(token))
+    forked = served.client.post(f"/v1/sessions/{sid}/fork", json={"turn": 2}, headers=OP)
+
+    assert as_user.status_code == 403
+    assert forked.status_code == 201, forked.text
+    fork = forked.json()
+    assert fork["id"].startswith(f"{sid}-fork-") and fork["turn"] == 1
+    assert fork["active_agent"] == "billing"
+    assert fork["metadata"]["forked_from"]["session"] == sid
+    assert "token_sha256" not in fork["metadata"]
+    state = served.client.get(f"/v1/sessions/{sid}/state", headers=OP).json()
+    assert [f["session"] for f in state["metadata"]["forks"]] == [fork["id"]]
+    bad = served.client.post(f"/v1/sessions/{sid}/fork", json={"turn": 9}, headers=OP)
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_turn"
+    gone = served.client.post("/v1/sessions/nope/fork", json={"turn": 1}, headers=OP)
+    assert gone.status_code == 404
+
+
+def test_rewind_route_cuts_the_session_and_it_goes_on_from_there(served: Served) -> None:
+    sid, token = _two_turns(served)
+
+    rewound = served.client.post(f"/v1/sessions/{sid}/rewind", json={"turn": 2},
+                                 headers=OP)
+
+    assert rewound.status_code == 200, rewound.text
+    body = rewound.json()
+    assert body["turn"] == 1 and body["active_agent"] == "billing"
+    kept = body["metadata"]["rewinds"][-1]["kept_as"]
+    assert served.client.get(f"/v1/sessions/{kept}/state", headers=OP).json()["turn"] == 2
+    again = served.say(sid, token, "thanks, that's all")
+    assert again.status_code == 200 and again.json()["turn"] == 2
+
+
+def test_replay_route_reports_the_routing_turn_by_turn(served: Served) -> None:
+    sid, _ = _two_turns(served)
+
+    replayed = served.client.post(f"/v1/sessions/{sid}/replay", json={"from_turn": 1},
+                                  headers=OP)
+
+    assert replayed.status_code == 200, replayed.text
+    found = replayed.json()
+    assert [t["routing"] for t in found["turns"]] == ["same", "same"]
+    assert found["turns"][1]["new"]["agent"] == "technical"
+    assert found["totals"]["model_calls"] > 0 and found["totals"]["prompt_bytes"] > 0
