@@ -9,18 +9,16 @@ Each method locks the session, and hands the work to the module that holds its c
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.agent import Agent
 from ..core.context import RunContext
 from ..core.events import Event
-from ..core.handoff import HISTORY_MODES, HandoffRecord, HistoryMode
+from ..core.handoff import HandoffRecord, HistoryMode
 from ..core.plan import PlanStep
 from ..core.session import SessionState
 from ..core.team import Team
-from ..errors import HandoffsError
 from ..models.base import Model
 from ..stores.base import SessionStore
 from ..stores.opening import open_store
@@ -29,6 +27,15 @@ from .driver.feed import stream_turn
 from .driver.turn import run_turn
 from .effects.executor import IN_PROCESS
 from .effects.inspector import Inspector, inspector
+from .settings import (
+    AgentModels,
+    check_runner,
+    check_timeout,
+    in_other_thread,
+    model_spec,
+    no_running_loop,
+    resolve_model,
+)
 from .state import Turn
 from .state.host import Dispatcher, Executor
 from .state.result import RunResult
@@ -36,21 +43,6 @@ from .state.result import RunResult
 if TYPE_CHECKING:
     from ..mcp.hub import Hub
     from .replay import Replay
-
-
-class _Models(dict[str, Model | None]):
-    """Each agent's model, resolved the first time the agent needs one, so a runner
-    without any model still serves operators (`reply_as_human`, `select_agent`, reads)."""
-
-    __slots__ = ("runner",)
-
-    def __init__(self, runner: Runner) -> None:
-        super().__init__()
-        self.runner = runner
-
-    def __missing__(self, name: str) -> Model | None:
-        model = self[name] = self.runner._resolve_model(self.runner.team[name])
-        return model
 
 
 class Runner:
@@ -106,22 +98,7 @@ class Runner:
         inspect: bool = False,
         executor: Executor | None = None,
     ) -> None:
-        if not isinstance(team, Team):
-            raise HandoffsError("Runner needs a Team; wrap your agents: Team([...]).",
-                                code="invalid_team")
-        if max_steps < 1:
-            raise HandoffsError("max_steps must be at least 1.", code="invalid_argument")
-        if max_message_chars < 1:
-            raise HandoffsError("max_message_chars must be at least 1.",
-                                code="invalid_argument")
-        check_timeout(turn_timeout, "turn_timeout")
-        if history is not None and not callable(history) and history not in HISTORY_MODES:
-            raise HandoffsError(
-                f"Runner history must be one of {', '.join(HISTORY_MODES)} or a callable "
-                f"over the transcript, not {history!r}.", code="invalid_argument")
-        if on_max_steps is not None and not callable(on_max_steps):
-            raise HandoffsError("on_max_steps must be a function of the RunContext that "
-                                "returns the turn's output.", code="invalid_argument")
+        check_runner(team, max_steps, max_message_chars, turn_timeout, history, on_max_steps)
         self.team = team
         self.model = model
         self.turn_timeout = turn_timeout
@@ -142,7 +119,7 @@ class Runner:
         (`state.host.Executor`; in this process unless given another)."""
         self._dispatch: Dispatcher | None = getattr(self.executor, "dispatcher", None)
         """Runs whole turns elsewhere, when the executor does (`handoffs.temporal`)."""
-        self._models = _Models(self)
+        self._models = AgentModels(lambda name: self._resolve_model(self.team[name]))
         for agent in team.agents:  # a model that is set is checked now, a missing one
             if self._spec(agent) is not None:  # only when that agent must answer
                 self._models[agent.name] = self._resolve_model(agent)
@@ -157,32 +134,10 @@ class Runner:
         return self._models[name]
 
     def _spec(self, agent: Agent) -> Any:
-        if agent.is_human or agent.is_remote:
-            return None
-        spec: Any = agent.model if agent.model is not None else self.model
-        return spec if spec is not None else os.environ.get("HANDOFFS_MODEL") or None
+        return model_spec(agent, self.model)
 
     def _resolve_model(self, agent: Agent) -> Model | None:
-        if agent.is_human or agent.is_remote:
-            return None
-        spec = self._spec(agent)
-        if spec is None:
-            raise HandoffsError(
-                f"Agent {agent.name!r} has no model. Pass Runner(team, model=...), set "
-                "Agent(model=...), or set HANDOFFS_MODEL (e.g. openai:gpt-4.1-mini).",
-                code="no_model",
-            )
-        if isinstance(spec, str):
-            from ..models.registry import get_model
-
-            return get_model(spec)
-        if not hasattr(spec, "complete"):
-            raise HandoffsError(
-                f"Agent {agent.name!r}: {spec!r} is not a model (it has no complete()).",
-                code="no_model",
-            )
-        model: Model = spec
-        return model
+        return resolve_model(agent, self.model)
 
     # -- turns ---------------------------------------------------------------------------
 
@@ -267,7 +222,7 @@ class Runner:
         except RuntimeError:  # called from outside the loop's thread
             pass
         t.stopping = True
-        if loop.is_running() and _in_other_thread(loop):
+        if loop.is_running() and in_other_thread(loop):
             loop.call_soon_threadsafe(owner.cancel)
         else:
             owner.cancel()
@@ -311,7 +266,7 @@ class Runner:
         timeout: float | None = None,
     ) -> RunResult:
         """`run` for code without an event loop."""
-        _no_running_loop("run_sync")
+        no_running_loop("run_sync")
         return asyncio.run(self.run(session_id, text, channel, context, timeout))
 
     def stream(
@@ -464,28 +419,3 @@ class Runner:
 
         return await undo_rewind(self.store, session_id, self._running)
 
-
-def check_timeout(value: float | None, name: str) -> None:
-    """A time limit must be a positive number of seconds (or None: no limit)."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
-                              or not value > 0):
-        raise HandoffsError(f"{name} must be a positive number of seconds or None, not "
-                            f"{value!r}.", code="invalid_argument")
-
-
-def _in_other_thread(loop: asyncio.AbstractEventLoop) -> bool:
-    try:
-        return asyncio.get_running_loop() is not loop
-    except RuntimeError:
-        return True
-
-
-def _no_running_loop(what: str) -> None:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    raise HandoffsError(
-        f"{what}() cannot run inside a running event loop; use 'await runner.run(...)'.",
-        code="invalid_argument",
-    )

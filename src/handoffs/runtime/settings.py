@@ -1,0 +1,114 @@
+"""What a `Runner` checks when it is built, and how it finds each agent's model."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ..core.agent import Agent
+from ..core.context import RunContext
+from ..core.handoff import HISTORY_MODES, HistoryMode
+from ..core.team import Team
+from ..errors import HandoffsError
+from ..models.base import Model
+
+
+def check_timeout(value: float | None, name: str) -> None:
+    """A time limit must be a positive number of seconds (or None: no limit)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                              or not value > 0):
+        raise HandoffsError(f"{name} must be a positive number of seconds or None, not "
+                            f"{value!r}.", code="invalid_argument")
+
+
+def check_runner(team: Team, max_steps: int, max_message_chars: int,
+                 turn_timeout: float | None, history: HistoryMode | None,
+                 on_max_steps: Callable[[RunContext[Any]], Any] | None) -> None:
+    """`Runner(...)`'s arguments, refused with `invalid_team` / `invalid_argument`."""
+    if not isinstance(team, Team):
+        raise HandoffsError("Runner needs a Team; wrap your agents: Team([...]).",
+                            code="invalid_team")
+    if max_steps < 1:
+        raise HandoffsError("max_steps must be at least 1.", code="invalid_argument")
+    if max_message_chars < 1:
+        raise HandoffsError("max_message_chars must be at least 1.",
+                            code="invalid_argument")
+    check_timeout(turn_timeout, "turn_timeout")
+    if history is not None and not callable(history) and history not in HISTORY_MODES:
+        raise HandoffsError(
+            f"Runner history must be one of {', '.join(HISTORY_MODES)} or a callable "
+            f"over the transcript, not {history!r}.", code="invalid_argument")
+    if on_max_steps is not None and not callable(on_max_steps):
+        raise HandoffsError("on_max_steps must be a function of the RunContext that "
+                            "returns the turn's output.", code="invalid_argument")
+
+
+class AgentModels(dict[str, Model | None]):
+    """Each agent's model, resolved the first time the agent needs one, so a runner
+    without any model still serves operators (`reply_as_human`, `select_agent`, reads)."""
+
+    __slots__ = ("resolve",)
+
+    def __init__(self, resolve: Callable[[str], Model | None]) -> None:
+        super().__init__()
+        self.resolve = resolve
+
+    def __missing__(self, name: str) -> Model | None:
+        model = self[name] = self.resolve(name)
+        return model
+
+
+def model_spec(agent: Agent, default: Any) -> Any:
+    """What names the agent's model: its own, the runner's, else `HANDOFFS_MODEL` (None
+    for a person or a remote agent, and when nothing is set)."""
+    if agent.is_human or agent.is_remote:
+        return None
+    spec: Any = agent.model if agent.model is not None else default
+    return spec if spec is not None else os.environ.get("HANDOFFS_MODEL") or None
+
+
+def resolve_model(agent: Agent, default: Any) -> Model | None:
+    """The agent's model (None for a person or a remote agent); `no_model` when none is
+    set or what is set is not a model."""
+    if agent.is_human or agent.is_remote:
+        return None
+    spec = model_spec(agent, default)
+    if spec is None:
+        raise HandoffsError(
+            f"Agent {agent.name!r} has no model. Pass Runner(team, model=...), set "
+            "Agent(model=...), or set HANDOFFS_MODEL (e.g. openai:gpt-4.1-mini).",
+            code="no_model",
+        )
+    if isinstance(spec, str):
+        from ..models.registry import get_model
+
+        return get_model(spec)
+    if not hasattr(spec, "complete"):
+        raise HandoffsError(
+            f"Agent {agent.name!r}: {spec!r} is not a model (it has no complete()).",
+            code="no_model",
+        )
+    model: Model = spec
+    return model
+
+
+def in_other_thread(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the caller runs outside `loop`'s thread (or outside any loop)."""
+    try:
+        return asyncio.get_running_loop() is not loop
+    except RuntimeError:
+        return True
+
+
+def no_running_loop(what: str) -> None:
+    """Refuses a blocking call (`run_sync`) made inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise HandoffsError(
+        f"{what}() cannot run inside a running event loop; use 'await runner.run(...)'.",
+        code="invalid_argument",
+    )
