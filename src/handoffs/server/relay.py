@@ -50,9 +50,9 @@ the stored log when the turn is stored."""
 BATCH = 500
 """Notifications sent per statement at most (an event's parts are never split)."""
 
-PENDING_LIMIT = 20_000
-"""Notifications waiting to be sent; beyond it new events are not sent live (the
-database is slower than the turns): subscribers elsewhere get them from the store."""
+PENDING_LIMIT = 10_000
+"""Events waiting to be sent; beyond it new events are not sent live (the database is
+slower than the turns): subscribers elsewhere get them from the store."""
 
 SEND = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p"
 
@@ -137,7 +137,8 @@ class Assembler:
 
 class Sender:
     """Sends this process's live events on its own connection, in the order they came,
-    several per statement when they come faster than one round trip."""
+    several per statement when they come faster than one round trip. Events are encoded
+    here, in the sending task, not in the turn that emits them."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -145,8 +146,7 @@ class Sender:
         """This process, as its notifications name it."""
         self.schema: str | None = None
         """The schema named, once connected (`current_schema()` without `?schema=`)."""
-        self._pending: deque[list[str]] = deque()
-        self._count = 0
+        self._pending: deque[tuple[str, dict[str, Any]]] = deque()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._conn: Any = None
@@ -168,16 +168,12 @@ class Sender:
         """Queue a live event for the other processes (dropped while not connected)."""
         if self._conn is None or self.schema is None:
             return
-        payloads = encode(self.schema, self.origin, session_id, event)
-        if not payloads:
-            return
-        if self._count + len(payloads) > PENDING_LIMIT:
+        if len(self._pending) >= PENDING_LIMIT:
             self._warn("the live events of %r are not sent to other processes: %d are "
                        "waiting (they get them when the turn is stored)", session_id,
-                       self._count)
+                       len(self._pending))
             return
-        self._pending.append(payloads)
-        self._count += len(payloads)
+        self._pending.append((session_id, event))
         self._wake.set()
 
     def _warn(self, message: str, *args: Any, **kw: Any) -> None:
@@ -186,11 +182,12 @@ class Sender:
             self._warned = now
             log.warning(message, *args, **kw)
 
-    def _batch(self) -> list[str]:
+    def _batch(self, schema: str) -> list[str]:
+        """The notifications of the next events waiting, about `BATCH` at most."""
         out: list[str] = []
-        while self._pending and (not out or len(out) + len(self._pending[0]) <= BATCH):
-            out.extend(self._pending.popleft())
-        self._count -= len(out)
+        while self._pending and len(out) < BATCH:
+            session_id, event = self._pending.popleft()
+            out.extend(encode(schema, self.origin, session_id, event))
         return out
 
     async def _run(self) -> None:
@@ -199,13 +196,15 @@ class Sender:
         while True:
             try:
                 conn = self._conn = await asyncpg.connect(self.store.dsn)
-                self.schema = self.store.schema or await conn.fetchval(
+                schema = self.schema = self.store.schema or await conn.fetchval(
                     "SELECT current_schema()")
                 while not conn.is_closed():
                     await self._wake.wait()
                     self._wake.clear()
                     while self._pending:
-                        await conn.execute(SEND, LIVE_CHANNEL, self._batch())
+                        batch = self._batch(schema)
+                        if batch:
+                            await conn.execute(SEND, LIVE_CHANNEL, batch)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -216,5 +215,4 @@ class Sender:
                 with contextlib.suppress(Exception):
                     await conn.close()
             self._pending.clear()
-            self._count = 0
             await asyncio.sleep(1.0)
