@@ -209,9 +209,9 @@ def section(res: dict[str, Any]) -> str:
     load = res.get("load_average") or ["?", "?"]
 
     return f"""{BEGIN}
-## Live events across processes ({res["date"]})
+## Live events across processes
 
-From the moment server A emits an event of a running turn to its arrival at an SSE
+Measured {res["date"]}: from the moment server A emits an event of a running turn to its arrival at an SSE
 subscriber on server B (PostgreSQL `NOTIFY`, see [serving](serving.md#events)), mid-turn,
 with {a["sessions"]} sessions at once, each running {a["turns"]} turns of a model that streams
 20 pieces 25 ms apart; two `handoffs serve` processes and the client on one machine.
