@@ -4,18 +4,19 @@ turn to the moment an SSE subscriber on server B receives it, with many sessions
     .venv/bin/python bench/live_events.py                  # 50 sessions, prints the figures
     .venv/bin/python bench/live_events.py --docs           # also bench/results/live-events.json
                                                            # and its section of docs/benchmarks.md
-    .venv/bin/python bench/live_events.py --sessions 10 --turns 2   # quicker
+    .venv/bin/python bench/live_events.py --sessions 10 --turns 2 --rounds 1  # quicker
 
 Two real `handoffs serve` processes (A, B) on one PostgreSQL database (127.0.0.1:5432,
 database `test`, or HANDOFFS_BENCH_PG_DSN; a scratch schema dropped afterwards) serve
 `bench/live/team.py`, whose model streams each answer in 20 pieces 25 ms apart. Each
 session has one SSE subscriber on B; every session runs `--turns` turns on A (plus one
-warm-up turn), all sessions at once. For each event before the turn's end (`run_started`,
-`agent_started`, `text_delta`, `message`: emitted mid-turn, before anything of the turn is
-stored) the latency is the subscriber's clock at arrival minus the event's `at` (A's
-clock when it emitted it; one machine, one clock). The same run with the subscribers on
-A gives the in-process figure beside it. Every subscriber also checks it saw each number
-once and in order.
+warm-up turn), all sessions at once; `--rounds` such runs, interleaved with the
+same-process ones, are pooled (the machine's load moves between them). For each event
+before the turn's end (`run_started`, `agent_started`, `text_delta`, `message`: emitted
+mid-turn, before anything of the turn is stored) the latency is the subscriber's clock
+at arrival minus the event's `at` (A's clock when it emitted it; one machine, one clock).
+The same run with the subscribers on A gives the in-process figure beside it. Every
+subscriber also checks it saw each number once and in order.
 """
 
 from __future__ import annotations
@@ -164,13 +165,25 @@ async def run(watch: str, post: str, sessions: int, turns: int,
         wall = time.perf_counter() - t0
         cpu = {k: cpu_s(p) - cpu0[k] for k, p in pids.items()}
         cpu["client"] = time.process_time() - c0
-    ms = out["ms"]
+    return {**out, "cpu_s": cpu, "wall_s": wall}
+
+
+def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rounds of one configuration, pooled."""
+    ms = [x for r in runs for x in r["ms"]]
+    wall = sum(r["wall_s"] for r in runs)
+    by_type: dict[str, list[float]] = {}
+    for r in runs:
+        for k, v in r["by_type"].items():
+            by_type.setdefault(k, []).extend(v)
     return {"events": len(ms), "p50_ms": pct(ms, 50), "p99_ms": pct(ms, 99),
             "max_ms": max(ms), "events_per_s": len(ms) / wall,
-            "repeated_or_out_of_order": out["repeated_or_out_of_order"],
-            "cpu_s": cpu, "wall_s": wall,
+            "repeated_or_out_of_order": sum(r["repeated_or_out_of_order"] for r in runs),
+            "cpu_s": {k: sum(r["cpu_s"][k] for r in runs) for k in runs[0]["cpu_s"]},
+            "wall_s": wall,
+            "rounds_p99_ms": [pct(r["ms"], 99) for r in runs],
             "by_type": {k: {"n": len(v), "p50_ms": pct(v, 50), "p99_ms": pct(v, 99)}
-                        for k, v in out["by_type"].items()}}
+                        for k, v in by_type.items()}}
 
 
 async def drop(schema: str) -> None:
@@ -207,14 +220,18 @@ def section(res: dict[str, Any]) -> str:
     a_us = o["cpu_s"]["A"] / o["events"] * 1e6
 
     load = res.get("load_average") or ["?", "?"]
+    rounds = a.get("rounds", 1)
+    per_round = ", ".join(f"{x:.1f} ms" for x in o.get("rounds_p99_ms", [o["p99_ms"]]))
 
     return f"""{BEGIN}
 ## Live events across processes
 
-Measured {res["date"]}: from the moment server A emits an event of a running turn to its arrival at an SSE
-subscriber on server B (PostgreSQL `NOTIFY`, see [serving](serving.md#events)), mid-turn,
-with {a["sessions"]} sessions at once, each running {a["turns"]} turns of a model that streams
-20 pieces 25 ms apart; two `handoffs serve` processes and the client on one machine.
+Measured {res["date"]}: from the moment server A emits an event of a running turn to its
+arrival at an SSE subscriber on server B (PostgreSQL `NOTIFY`, see
+[serving](serving.md#events)), mid-turn, with {a["sessions"]} sessions at once, each running
+{a["turns"]} turns of a model that streams 20 pieces 25 ms apart; two `handoffs serve`
+processes and the client on one machine; {rounds} round(s) of each row, interleaved, pooled
+(p99 of each round on B: {per_round}).
 
 | subscriber | events | p50 | p99 | max | events/s | seen twice or out of order |
 | --- | --- | --- | --- | --- | --- | --- |
@@ -249,6 +266,8 @@ async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=50)
     ap.add_argument("--turns", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="runs of each configuration, interleaved, pooled")
     ap.add_argument("--docs", action="store_true",
                     help="write bench/results/live-events.json and docs/benchmarks.md")
     args = ap.parse_args()
@@ -267,8 +286,12 @@ async def main() -> None:
             b, pb = serve(store, tmp)
             procs.append(pb)
             pids = {"A": pa.pid, "B": pb.pid}
-            other = await run(b, a, args.sessions, args.turns, pids)
-            same = await run(a, a, args.sessions, args.turns, pids)
+            runs: dict[str, list[dict[str, Any]]] = {"other": [], "same": []}
+            for i in range(args.rounds):
+                for kind in (("other", "same") if i % 2 == 0 else ("same", "other")):
+                    watch = b if kind == "other" else a
+                    runs[kind].append(await run(watch, a, args.sessions, args.turns, pids))
+            other, same = summary(runs["other"]), summary(runs["same"])
     finally:
         for p in procs:
             p.terminate()

@@ -18,8 +18,8 @@ async def test_the_live_events_bench_runs_and_reports(tmp_path: Path) -> None:
     env = {"HANDOFFS_BENCH_PG_DSN": PG_DSN, "LIVE_BENCH_PIECES": "5",
            "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, str(BENCH / "live_events.py"), "--sessions", "2",
-                           "--turns", "1"], capture_output=True, text=True, timeout=120,
-                          env=env, cwd=tmp_path)
+                           "--turns", "1", "--rounds", "1"], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     res = json.loads(done.stdout)
     for run in (res["other_process"], res["same_process"]):

@@ -195,7 +195,10 @@ class Sender:
 
         while True:
             try:
-                conn = self._conn = await asyncpg.connect(self.store.dsn)
+                # A notification needs no durability: its commit need not wait
+                # for the WAL to reach the disk.
+                conn = self._conn = await asyncpg.connect(
+                    self.store.dsn, server_settings={"synchronous_commit": "off"})
                 schema = self.schema = self.store.schema or await conn.fetchval(
                     "SELECT current_schema()")
                 while not conn.is_closed():
