@@ -140,8 +140,9 @@ async def follow(url: str, sid: str, token: str, turns: int, ready: asyncio.Even
 async def run(watch: str, post: str, sessions: int, turns: int,
               pids: dict[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {"ms": [], "repeated_or_out_of_order": 0, "by_type": {}}
-    limits = httpx.Limits(max_connections=2 * sessions + 10,
-                          max_keepalive_connections=2 * sessions + 10)
+    # A new connection per request: a kept-alive one the server closes as it is reused
+    # fails the request (uvicorn's keep-alive timeout is 5 s).
+    limits = httpx.Limits(max_connections=sessions + 10, max_keepalive_connections=0)
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
         made = [(await client.post(post + "/v1/sessions", json={})).json()
                 for _ in range(sessions)]
