@@ -46,6 +46,19 @@ subscribers then get those events when the turn is stored)."""
 TERMINAL = ("run_completed", "run_failed")
 
 
+def _decoded(seq: int, text: str) -> dict[str, Any] | None:
+    """A heard event's JSON text as the event it is (None if it is not one)."""
+    try:
+        event = json.loads(text)
+    except ValueError:
+        log.warning("a live event %d heard from another process is not JSON; skipped", seq)
+        return None
+    if not isinstance(event, dict):
+        return None
+    event["seq"] = seq
+    return event
+
+
 class Subscriber:
     """One client following one session's events."""
 
@@ -126,8 +139,10 @@ class Hub:
             raise
         for event in list(self.inflight.get(session_id, ())):
             sub.offer(event)
-        for _, text in list(self.remote.get(session_id, ())):
-            sub.offer(json.loads(text))
+        for seq, text in list(self.remote.get(session_id, ())):
+            heard = _decoded(seq, text)
+            if heard is not None:
+                sub.offer(heard)
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
@@ -171,8 +186,8 @@ class Hub:
                 _, dropped = self.remote.popitem(last=False)
                 self._remote_chars -= sum(len(t) for _, t in dropped)
         subs = self.subscribers.get(session_id)
-        if subs:
-            event = json.loads(text)
+        event = _decoded(seq, text) if subs else None
+        if subs and event is not None:
             for sub in subs:
                 sub.offer(event)
 
