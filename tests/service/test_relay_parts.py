@@ -102,3 +102,17 @@ async def test_a_gap_in_what_was_heard_is_filled_from_the_log_at_the_commit() ->
     assert [first["seq"], second["seq"]] == [0, 1]
     assert sub.queue.empty()
     await hub.close()
+
+
+async def test_what_is_kept_of_turns_running_elsewhere_is_bounded(monkeypatch: Any) -> None:
+    from handoffs.server import pubsub
+
+    monkeypatch.setattr(pubsub, "HEARD_LIMIT", 10_000)
+    hub = Hub(MemoryStore())
+    for seq in range(3):
+        hub.heard("old", seq, "text_delta", dumps(event(seq, "x" * 1000)))
+    for seq in range(8):  # the newest session alone passes the limit: it goes too
+        hub.heard("new", seq, "text_delta", dumps(event(seq, "y" * 2000)))
+    assert "old" not in hub.remote
+    assert sum(len(t) for kept in hub.remote.values() for _, t in kept) <= 10_000
+    await hub.close()

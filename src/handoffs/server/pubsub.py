@@ -182,7 +182,7 @@ class Hub:
                 self.remote.move_to_end(session_id)
             kept.append((seq, text))
             self._remote_chars += len(text)
-            while self._remote_chars > HEARD_LIMIT and len(self.remote) > 1:
+            while self._remote_chars > HEARD_LIMIT and self.remote:
                 _, dropped = self.remote.popitem(last=False)
                 self._remote_chars -= sum(len(t) for _, t in dropped)
         subs = self.subscribers.get(session_id)
