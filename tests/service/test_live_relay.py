@@ -238,6 +238,10 @@ async def test_live_events_reach_processes_of_the_same_schema_only() -> None:
         assert subs[0].queue.empty() and subs[2].queue.empty()
         assert [n for n, _ in hubs[1].remote["same-id"]] == [0, 1]
         assert "same-id" not in hubs[2].remote and "same-id" not in hubs[0].remote
+        from handoffs.server.relay import live_channel
+
+        assert live_channel(s1) != live_channel(s2)
+        assert len(live_channel("x" * 63).encode()) <= 63
     finally:
         for w, h, s in zip(wakeups, hubs, stores, strict=True):
             await w.stop()

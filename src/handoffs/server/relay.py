@@ -3,18 +3,20 @@
 A turn's events reach this process's subscribers at once (`pubsub.Hub.publish`); the
 other processes serving the same PostgreSQL schema get each one a moment later through
 the database the store already uses, with no broker to run. Each event is sent on the
-channel `handoffs_live`, carried whole when it fits NOTIFY's payload limit (shorter
-than 8000 bytes) and otherwise cut into parts that are all sent in one transaction, so a
-listener gets every part of it or none. An event over `LIVE_MAX_BYTES` is not sent: the
+schema's channel (`live_channel`: `handoffs_live_` and a hash of the schema), carried
+whole when it fits NOTIFY's payload limit (shorter than 8000 bytes) and otherwise cut
+into parts that are all sent in one transaction, so a listener gets every part of it or
+none. An event over `LIVE_MAX_BYTES` is not sent: the
 listeners' subscribers read it from the stored log when the turn is stored (they hold
 the later events until then, so they still see every event once and in order).
 
 One notification is `HEADER\\nTEXT`: the header is a JSON object (ASCII) with `schema`
 (the schema the tables are in: apps sharing one database under different `?schema=`
-ignore each other's events), `origin` (the sending process, which ignores its own),
-`session_id`, `seq` (the event's number), `type`, `part` and `parts`; TEXT is that part
-of the event's JSON text, exactly as the store writes it (`stores.rows.dumps`, repaired
-as `stores.text.valid` repairs it), `seq` included.
+listen on different channels, and a hash that collides is told apart by it), `origin`
+(the sending process, which ignores its own), `session_id`, `seq` (the event's number),
+`type`, `part` and `parts`; TEXT is that part of the event's JSON text, exactly as the
+store writes it (`stores.rows.dumps`, repaired as `stores.text.valid` repairs it), `seq`
+included.
 
 Delivery is best effort and the stored log stays the record: an event lost here (the
 sending connection dropped, a listener not yet listening) comes from the store when the
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import secrets
@@ -38,7 +41,8 @@ from ..stores.text import valid
 log = logging.getLogger("handoffs.server.relay")
 
 LIVE_CHANNEL = "handoffs_live"
-"""The channel live events are sent on (commits wake listeners on `handoffs_events`)."""
+"""The prefix of the channels live events are sent on, one per schema (`live_channel`);
+commits wake listeners on `handoffs_events`."""
 
 PAYLOAD_BYTES = 7999
 """A NOTIFY payload must be shorter than 8000 bytes (PostgreSQL's default build)."""
@@ -55,6 +59,13 @@ PENDING_LIMIT = 10_000
 slower than the turns): subscribers elsewhere get them from the store."""
 
 SEND = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p"
+
+
+def live_channel(schema: str) -> str:
+    """The channel of one schema's live events: `handoffs_live_` and 16 hex digits of the
+    schema name's SHA-256 (a channel name has at most 63 bytes, a schema name may have
+    more), so a process never even receives another app's events."""
+    return f"{LIVE_CHANNEL}_{hashlib.sha256(schema.encode('utf-8')).hexdigest()[:16]}"
 
 
 def encode(schema: str, origin: str, session_id: str, event: dict[str, Any]) -> list[str]:
@@ -201,13 +212,14 @@ class Sender:
                     self.store.dsn, server_settings={"synchronous_commit": "off"})
                 schema = self.schema = self.store.schema or await conn.fetchval(
                     "SELECT current_schema()")
+                channel = live_channel(schema)
                 while not conn.is_closed():
                     await self._wake.wait()
                     self._wake.clear()
                     while self._pending:
                         batch = self._batch(schema)
                         if batch:
-                            await conn.execute(SEND, LIVE_CHANNEL, batch)
+                            await conn.execute(SEND, channel, batch)
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -18,7 +18,7 @@ import logging
 from typing import Any
 
 from .pubsub import Hub
-from .relay import LIVE_CHANNEL, Assembler, Sender
+from .relay import Assembler, Sender, live_channel
 
 log = logging.getLogger("handoffs.server.wakeup")
 
@@ -79,7 +79,7 @@ class Wakeup:
                 assert self.sender is not None
                 self._assembler = Assembler(self._schema, self.sender.origin)
                 await self._conn.add_listener(NOTIFY_CHANNEL, self._heard)
-                await self._conn.add_listener(LIVE_CHANNEL, self._heard_live)
+                await self._conn.add_listener(live_channel(self._schema), self._heard_live)
                 self.listening.set()
                 # Whatever was stored while we were not listening.
                 for sid, _ in self.hub.watched():
