@@ -20,6 +20,20 @@ def traffic_report() -> Any:
     return report
 
 
+def live_events_md() -> str:
+    """The section of bench/live_events.py's last saved run (bench/results/live-events.json),
+    kept as it is when the peers are rerun; empty when it never ran."""
+    import json
+
+    saved = BENCH / "results" / "live-events.json"
+    if not saved.exists():
+        return ""
+    sys.path.insert(0, str(BENCH))
+    import live_events
+
+    return str(live_events.section(json.loads(saved.read_text(encoding="utf-8")))) + "\n"
+
+
 # -- formatting ------------------------------------------------------------------------------
 
 
@@ -303,7 +317,7 @@ side of the cost: what each framework sends to the model for the same conversati
 {stores_table(res.get("stores"))}
 
 {traffic_md}
-## What each figure is
+{live_events_md()}## What each figure is
 
 - (a) per handoff: (median T(H=20) − median T(H=0)) / 20; {a["reps"]} reps of each after
   {a["warmup"]} warm-up, H=0 and H=20 alternating, in process.

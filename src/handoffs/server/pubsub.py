@@ -10,16 +10,23 @@ next turn starts past them (`runtime.recovery`). So an event read from the store
 delivered even when it skips numbers: every number below a stored one is stored or never
 will be. Three sources feed it, in any order:
 
-- live events of the turns this process runs (`publish`), numbered by the runtime;
-- the in-flight buffer of a turn running here, for a subscriber that joins mid-turn;
+- live events of the turns this process runs (`publish`), numbered by the runtime, and
+  of the turns other processes run (`heard`: PostgreSQL, `server.relay`);
+- the in-flight buffers of those turns, for a subscriber that joins mid-turn;
 - the store, read after a wake-up (`wake`): this process's own commits, a PostgreSQL
   `NOTIFY` from another process, or a poll of SQLite.
+
+Where a live copy and the stored copy of an event meet, the first delivered wins and
+the other is dropped by its number.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger("handoffs.server.pubsub")
@@ -30,6 +37,26 @@ QUEUE_LIMIT = 10_000
 
 PAGE = 500
 """Events read from the store per query while catching a subscriber up."""
+
+HEARD_LIMIT = 32 * 1024 * 1024
+"""Characters of other processes' in-flight events kept for subscribers that join
+mid-turn; beyond it the least recently active sessions' are forgotten (their
+subscribers then get those events when the turn is stored)."""
+
+TERMINAL = ("run_completed", "run_failed")
+
+
+def _decoded(seq: int, text: str) -> dict[str, Any] | None:
+    """A heard event's JSON text as the event it is (None if it is not one)."""
+    try:
+        event = json.loads(text)
+    except ValueError:
+        log.warning("a live event %d heard from another process is not JSON; skipped", seq)
+        return None
+    if not isinstance(event, dict):
+        return None
+    event["seq"] = seq
+    return event
 
 
 class Subscriber:
@@ -89,6 +116,12 @@ class Hub:
         self.subscribers: dict[str, set[Subscriber]] = {}
         self.inflight: dict[str, list[dict[str, Any]]] = {}
         """The events of the turn this process runs on a session, until it is stored."""
+        self.relay: Callable[[str, dict[str, Any]], None] | None = None
+        """Sends this process's live events to the other processes, if set."""
+        self.remote: OrderedDict[str, list[tuple[int, str]]] = OrderedDict()
+        """The heard events (number, JSON text) of turns other processes run, by session,
+        until they are stored; the least recently active session first."""
+        self._remote_chars = 0
         self._tasks: set[asyncio.Task[None]] = set()
         self._filling: dict[str, asyncio.Event] = {}
 
@@ -106,6 +139,10 @@ class Hub:
             raise
         for event in list(self.inflight.get(session_id, ())):
             sub.offer(event)
+        for seq, text in list(self.remote.get(session_id, ())):
+            heard = _decoded(seq, text)
+            if heard is not None:
+                sub.offer(heard)
         return sub
 
     def unsubscribe(self, sub: Subscriber) -> None:
@@ -127,6 +164,44 @@ class Hub:
                 gap = True
         if gap:
             self.wake(session_id)
+        if self.relay is not None:
+            self.relay(session_id, event)
+
+    def heard(self, session_id: str, seq: int, kind: str | None, text: str) -> None:
+        """A live event of a turn another process runs (its JSON text, with `seq`).
+        A subscriber it leaves a gap for holds it until the store fills the gap (the
+        turn's commit wakes this process)."""
+        kept = self.remote.get(session_id)
+        if kind in TERMINAL:  # sent after its commit: the turn is stored
+            if kept is not None:
+                self._forget(session_id, seq + 1)
+        else:
+            if kept is None:
+                kept = self.remote[session_id] = []
+            else:
+                self.remote.move_to_end(session_id)
+            kept.append((seq, text))
+            self._remote_chars += len(text)
+            while self._remote_chars > HEARD_LIMIT and self.remote:
+                _, dropped = self.remote.popitem(last=False)
+                self._remote_chars -= sum(len(t) for _, t in dropped)
+        subs = self.subscribers.get(session_id)
+        event = _decoded(seq, text) if subs else None
+        if subs and event is not None:
+            for sub in subs:
+                sub.offer(event)
+
+    def _forget(self, session_id: str, count: int) -> None:
+        """The session's heard events numbered below `count` are stored: drop them."""
+        kept = self.remote.get(session_id)
+        if kept is None:
+            return
+        left = [(n, t) for n, t in kept if n >= count]
+        self._remote_chars -= sum(len(t) for n, t in kept if n < count)
+        if left:
+            self.remote[session_id] = left
+        else:
+            del self.remote[session_id]
 
     def turn_stored(self, session_id: str) -> None:
         """The turn this process ran on the session is committed: its events are in the
@@ -137,6 +212,8 @@ class Hub:
     def wake(self, session_id: str, count: int | None = None) -> None:
         """New events may be stored for the session (`count`: how many it has, if
         known): catch its subscribers up from the store, in the background."""
+        if count is not None and self.remote:
+            self._forget(session_id, count)
         subs = self.subscribers.get(session_id)
         if not subs:
             return

@@ -2,10 +2,11 @@
 
 PostgreSQL: one connection per process `LISTEN`s on the channel the store notifies at
 each commit that stores events (payload: the schema, the session's id and its event
-count, nothing else); notifications of another schema of the same database (another
-app) are ignored. SQLite: the sessions watched here are polled every `poll_interval` seconds (one
-indexed read each), which bounds the latency. The memory store lives in one process and
-needs neither.
+count, nothing else), and on the one other processes send their live events on as they
+emit them (`server.relay`); notifications of another schema of the same database
+(another app) are ignored. SQLite: the sessions watched here are polled every
+`poll_interval` seconds (one indexed read each), which bounds the latency. The memory
+store lives in one process and needs neither.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import logging
 from typing import Any
 
 from .pubsub import Hub
+from .relay import Assembler, Sender, live_channel
 
 log = logging.getLogger("handoffs.server.wakeup")
 
@@ -34,14 +36,23 @@ class Wakeup:
         self.listening = asyncio.Event()
         """Set while PostgreSQL notifications are heard."""
         self.kind = _kind(hub.store)
+        self.sender: Sender | None = None
+        """PostgreSQL: sends this process's live events to the others."""
+        self._assembler: Assembler | None = None
 
     async def start(self) -> None:
         if self.kind == "postgres":
+            self.sender = Sender(self.hub.store)
+            self.sender.start()
+            self.hub.relay = self.sender.send
             self._task = asyncio.get_running_loop().create_task(self._listen_forever())
         elif self.kind == "sqlite":
             self._task = asyncio.get_running_loop().create_task(self._poll())
 
     async def stop(self) -> None:
+        if self.sender is not None:
+            self.hub.relay = None
+            await self.sender.stop()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -65,7 +76,10 @@ class Wakeup:
                 # them: the store's connections resolve it as this one does.
                 self._schema = store.schema or await self._conn.fetchval(
                     "SELECT current_schema()")
+                assert self.sender is not None
+                self._assembler = Assembler(self._schema, self.sender.origin)
                 await self._conn.add_listener(NOTIFY_CHANNEL, self._heard)
+                await self._conn.add_listener(live_channel(self._schema), self._heard_live)
                 self.listening.set()
                 # Whatever was stored while we were not listening.
                 for sid, _ in self.hub.watched():
@@ -93,6 +107,13 @@ class Wakeup:
             return
         if d.get("schema") == self._schema and isinstance(session_id, str):
             self.hub.wake(session_id, n)
+
+    def _heard_live(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+        if self._assembler is None:
+            return
+        whole = self._assembler.feed(payload)
+        if whole is not None:
+            self.hub.heard(*whole)
 
     # -- SQLite ----------------------------------------------------------------------------
 

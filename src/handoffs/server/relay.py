@@ -1,0 +1,233 @@
+"""Live events to the other server processes as they are emitted: PostgreSQL `NOTIFY`.
+
+A turn's events reach this process's subscribers at once (`pubsub.Hub.publish`); the
+other processes serving the same PostgreSQL schema get each one a moment later through
+the database the store already uses, with no broker to run. Each event is sent on the
+schema's channel (`live_channel`: `handoffs_live_` and a hash of the schema), carried
+whole when it fits NOTIFY's payload limit (shorter than 8000 bytes) and otherwise cut
+into parts that are all sent in one transaction, so a listener gets every part of it or
+none. An event over `LIVE_MAX_BYTES` is not sent: the
+listeners' subscribers read it from the stored log when the turn is stored (they hold
+the later events until then, so they still see every event once and in order).
+
+One notification is `HEADER\\nTEXT`: the header is a JSON object (ASCII) with `schema`
+(the schema the tables are in: apps sharing one database under different `?schema=`
+listen on different channels, and a hash that collides is told apart by it), `origin`
+(the sending process, which ignores its own), `session_id`, `seq` (the event's number),
+`type`, `part` and `parts`; TEXT is that part of the event's JSON text, exactly as the
+store writes it (`stores.rows.dumps`, repaired as `stores.text.valid` repairs it), `seq`
+included.
+
+Delivery is best effort and the stored log stays the record: an event lost here (the
+sending connection dropped, a listener not yet listening) comes from the store when the
+turn is stored, and one that comes twice is dropped by its number (`pubsub.Subscriber`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import secrets
+import time
+from collections import deque
+from typing import Any
+
+from ..stores.rows import dumps
+from ..stores.text import valid
+
+log = logging.getLogger("handoffs.server.relay")
+
+LIVE_CHANNEL = "handoffs_live"
+"""The prefix of the channels live events are sent on, one per schema (`live_channel`);
+commits wake listeners on `handoffs_events`."""
+
+PAYLOAD_BYTES = 7999
+"""A NOTIFY payload must be shorter than 8000 bytes (PostgreSQL's default build)."""
+
+LIVE_MAX_BYTES = 1 << 20
+"""Events whose JSON text is longer (in UTF-8 bytes) are not sent live: they come with
+the stored log when the turn is stored."""
+
+BATCH = 500
+"""Notifications sent per statement at most (an event's parts are never split)."""
+
+PENDING_LIMIT = 10_000
+"""Events waiting to be sent; beyond it new events are not sent live (the database is
+slower than the turns): subscribers elsewhere get them from the store."""
+
+SEND = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p"
+
+
+def live_channel(schema: str) -> str:
+    """The channel of one schema's live events: `handoffs_live_` and 16 hex digits of the
+    schema name's SHA-256 (a channel name has at most 63 bytes, a schema name may have
+    more), so a process never even receives another app's events."""
+    return f"{LIVE_CHANNEL}_{hashlib.sha256(schema.encode('utf-8')).hexdigest()[:16]}"
+
+
+def encode(schema: str, origin: str, session_id: str, event: dict[str, Any]) -> list[str]:
+    """The notifications that carry `event` (numbered: `seq`); none when it is too large."""
+    text = valid(dumps(event))
+    data = text.encode("utf-8")
+    if len(data) > LIVE_MAX_BYTES:
+        return []
+    head = {"schema": schema, "origin": origin, "session_id": session_id,
+            "seq": event["seq"], "type": event.get("type"), "part": 0, "parts": 1}
+    first = json.dumps(head, separators=(",", ":"))
+    room = PAYLOAD_BYTES - len(first) - 1
+    if len(data) <= room:
+        return [first + "\n" + text]
+    room -= 20  # the part numbers' digits
+    pieces = _split(data, room)
+    out = []
+    for i, piece in enumerate(pieces):
+        head["part"], head["parts"] = i, len(pieces)
+        out.append(json.dumps(head, separators=(",", ":")) + "\n" + piece)
+    return out
+
+
+def _split(data: bytes, room: int) -> list[str]:
+    """UTF-8 `data` as texts of at most `room` bytes each, cut between characters."""
+    out, i, n = [], 0, len(data)
+    while i < n:
+        j = min(i + room, n)
+        while j < n and (data[j] & 0xC0) == 0x80:  # inside a character: back to its start
+            j -= 1
+        out.append(data[i:j].decode("utf-8"))
+        i = j
+    return out
+
+
+class Assembler:
+    """Reads the notifications of one schema: each event's text once all its parts are in."""
+
+    PARTIAL_LIMIT = 64
+    """Events whose parts are still coming (a transaction's parts arrive together, so
+    more than a few means parts were lost: the oldest are dropped)."""
+
+    def __init__(self, schema: str, origin: str) -> None:
+        self.schema = schema
+        self.origin = origin
+        self._parts: dict[tuple[str, str, int], list[str | None]] = {}
+
+    def feed(self, payload: str) -> tuple[str, int, str | None, str] | None:
+        """`(session_id, seq, type, text)` of a whole event of another process of this
+        schema; None for a part, for this process's own events, another schema's, or a
+        payload that is not one of ours."""
+        head_text, newline, data = payload.partition("\n")
+        if not newline:
+            return None
+        try:
+            head = json.loads(head_text)
+            schema, origin, sid = head["schema"], head["origin"], head["session_id"]
+            seq, part, parts = int(head["seq"]), int(head["part"]), int(head["parts"])
+        except (ValueError, TypeError, KeyError):
+            return None
+        if schema != self.schema or origin == self.origin or not isinstance(sid, str):
+            return None
+        kind = head.get("type")
+        if parts == 1:
+            return sid, seq, kind, data
+        if not 0 <= part < parts:
+            return None
+        key = (origin, sid, seq)
+        got = self._parts.get(key)
+        if got is None or len(got) != parts:
+            got = self._parts[key] = [None] * parts
+            while len(self._parts) > self.PARTIAL_LIMIT:
+                del self._parts[next(iter(self._parts))]
+        got[part] = data
+        if any(p is None for p in got):
+            return None
+        del self._parts[key]
+        return sid, seq, kind, "".join(p for p in got if p is not None)
+
+
+class Sender:
+    """Sends this process's live events on its own connection, in the order they came,
+    several per statement when they come faster than one round trip. Events are encoded
+    here, in the sending task, not in the turn that emits them."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.origin = secrets.token_hex(8)
+        """This process, as its notifications name it."""
+        self.schema: str | None = None
+        """The schema named, once connected (`current_schema()` without `?schema=`)."""
+        self._pending: deque[tuple[str, dict[str, Any]]] = deque()
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._conn: Any = None
+        self._warned = 0.0
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
+
+    def send(self, session_id: str, event: dict[str, Any]) -> None:
+        """Queue a live event for the other processes (dropped while not connected)."""
+        if self._conn is None or self.schema is None:
+            return
+        if len(self._pending) >= PENDING_LIMIT:
+            self._warn("the live events of %r are not sent to other processes: %d are "
+                       "waiting (they get them when the turn is stored)", session_id,
+                       len(self._pending))
+            return
+        self._pending.append((session_id, event))
+        self._wake.set()
+
+    def _warn(self, message: str, *args: Any, **kw: Any) -> None:
+        now = time.monotonic()
+        if now - self._warned >= 10:  # at most one such line per 10 s
+            self._warned = now
+            log.warning(message, *args, **kw)
+
+    def _batch(self, schema: str) -> list[str]:
+        """The notifications of the next events waiting, about `BATCH` at most."""
+        out: list[str] = []
+        while self._pending and len(out) < BATCH:
+            session_id, event = self._pending.popleft()
+            out.extend(encode(schema, self.origin, session_id, event))
+        return out
+
+    async def _run(self) -> None:
+        import asyncpg  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+        while True:
+            try:
+                # A notification needs no durability: its commit need not wait
+                # for the WAL to reach the disk.
+                conn = self._conn = await asyncpg.connect(
+                    self.store.dsn, server_settings={"synchronous_commit": "off"})
+                schema = self.schema = self.store.schema or await conn.fetchval(
+                    "SELECT current_schema()")
+                channel = live_channel(schema)
+                while not conn.is_closed():
+                    await self._wake.wait()
+                    self._wake.clear()
+                    while self._pending:
+                        batch = self._batch(schema)
+                        if batch:
+                            await conn.execute(SEND, channel, batch)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                self._warn("sending live events to other processes failed; retrying in "
+                           "1 s (they get them when the turn is stored)", exc_info=True)
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    await conn.close()
+            self._pending.clear()
+            await asyncio.sleep(1.0)

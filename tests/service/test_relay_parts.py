@@ -1,0 +1,118 @@
+"""The parts of the cross-process live relay that need no database: how an event is cut
+into notifications and joined again, and how a process keeps and hands out the events it
+hears of turns running elsewhere (with a real MemoryStore as the log)."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from handoffs.core.events import Event
+from handoffs.server.pubsub import Hub
+from handoffs.server.relay import LIVE_MAX_BYTES, PAYLOAD_BYTES, Assembler, encode
+from handoffs.stores import MemoryStore
+from handoffs.stores.rows import dumps
+
+
+def event(seq: int, text: str = "hi", kind: str = "text_delta") -> dict[str, Any]:
+    return {"type": kind, "session_id": "s1", "turn": 1, "at": 1.5, "agent": "desk",
+            "text": text, "seq": seq}
+
+
+def test_a_large_event_is_cut_between_characters_and_joined_in_any_order() -> None:
+    text = "é€😀\u2028 x\x00\"\\" * 9_000  # multi-byte, NUL, quotes, a line separator
+    big = event(7, text)
+    parts = encode("app", "proc-a", "s1", big)
+    assert len(parts) > 10
+    assert all(len(p.encode("utf-8")) <= PAYLOAD_BYTES for p in parts)
+    assert all("\x00" not in p for p in parts)  # PostgreSQL text cannot hold NUL
+    heads = [json.loads(p.partition("\n")[0]) for p in parts]
+    assert {(h["schema"], h["origin"], h["session_id"], h["seq"], h["type"], h["parts"])
+            for h in heads} == {("app", "proc-a", "s1", 7, "text_delta", len(parts))}
+    random.Random(1).shuffle(parts)
+    listener = Assembler("app", "proc-b")
+    got = [listener.feed(p) for p in parts]
+    assert got[:-1] == [None] * (len(parts) - 1)
+    whole = got[-1]
+    assert whole is not None
+    assert whole[:3] == ("s1", 7, "text_delta")
+    assert whole[3] == dumps(big) and json.loads(whole[3]) == big
+
+
+def test_a_small_event_is_one_notification_and_text_is_repaired_as_stored() -> None:
+    e = event(0, "bad \ud800 text")
+    (only,) = encode("app", "a", "s1", e)
+    heard = Assembler("app", "b").feed(only)
+    assert heard is not None
+    assert json.loads(heard[3])["text"] == "bad \ufffd text"
+
+
+def test_too_large_events_are_not_sent_and_others_are_not_ours() -> None:
+    assert encode("app", "a", "s1", event(0, "x" * (LIVE_MAX_BYTES + 1))) == []
+    (payload,) = encode("app", "a", "s1", event(0))
+    assert Assembler("app", "a").feed(payload) is None  # its own
+    assert Assembler("other", "b").feed(payload) is None  # another schema's
+    assert Assembler("app", "b").feed("3 s1") is None  # an older wake-up format
+    assert Assembler("app", "b").feed("{not json\nx") is None
+
+
+async def test_heard_events_reach_subscribers_once_in_order_with_the_stored_copies() -> None:
+    store = MemoryStore()
+    hub = Hub(store)
+    sub = await hub.subscribe("s1", -1)
+    # Heard out of order (a gap waits), then the turn's end: the stored copies of the
+    # same numbers are dropped.
+    for seq in (0, 2, 1):
+        hub.heard("s1", seq, "text_delta", dumps(event(seq, f"t{seq}")))
+    got = [sub.queue.get_nowait() for _ in range(3)]
+    assert [e["seq"] for e in got] == [0, 1, 2]
+    assert sub.queue.empty()
+    # A subscriber joining now gets the turn so far from what was heard.
+    late = await hub.subscribe("s1", -1)
+    assert [late.queue.get_nowait()["seq"] for _ in range(3)] == [0, 1, 2]
+    # The commit says 3 events are stored: those heard are forgotten.
+    hub.wake("s1", 3)
+    assert "s1" not in hub.remote
+    hub.heard("s1", 3, "text_delta", dumps(event(3)))
+    hub.heard("s1", 4, "run_completed", dumps(event(4, kind="run_completed")))
+    assert "s1" not in hub.remote  # the terminal event comes after its commit
+    assert [sub.queue.get_nowait()["seq"] for _ in range(2)] == [3, 4]
+    await hub.close()
+
+
+async def test_a_gap_in_what_was_heard_is_filled_from_the_log_at_the_commit() -> None:
+    store = MemoryStore()
+    state = await store.load("s1")
+    assert state is None
+    hub = Hub(store)
+    sub = await hub.subscribe("s1", -1)
+    hub.heard("s1", 1, "text_delta", dumps(event(1)))  # 0 was never heard
+    assert sub.queue.empty()
+    # The turn is stored (as another process would store it), and its commit is heard.
+    from handoffs.core.session import Checkpoint, SessionState
+
+    s = SessionState("s1", active_agent="desk")
+    events = [Event("text_delta", "s1", 1, 1.5, {"agent": "desk", "text": "hi"}, seq=n)
+              for n in (0, 1)]
+    await store.commit(s, Checkpoint(0, 0, 0), events)
+    hub.wake("s1", 2)
+    first = await sub.queue.get()
+    second = await sub.queue.get()
+    assert [first["seq"], second["seq"]] == [0, 1]
+    assert sub.queue.empty()
+    await hub.close()
+
+
+async def test_what_is_kept_of_turns_running_elsewhere_is_bounded(monkeypatch: Any) -> None:
+    from handoffs.server import pubsub
+
+    monkeypatch.setattr(pubsub, "HEARD_LIMIT", 10_000)
+    hub = Hub(MemoryStore())
+    for seq in range(3):
+        hub.heard("old", seq, "text_delta", dumps(event(seq, "x" * 1000)))
+    for seq in range(8):  # the newest session alone passes the limit: it goes too
+        hub.heard("new", seq, "text_delta", dumps(event(seq, "y" * 2000)))
+    assert "old" not in hub.remote
+    assert sum(len(t) for kept in hub.remote.values() for _, t in kept) <= 10_000
+    await hub.close()
