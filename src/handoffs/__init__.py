@@ -23,7 +23,6 @@ from .core.handoff import Handoff, HandoffReason, HandoffRecord
 from .core.messages import AssistantMessage, Message, Note, ToolCall, ToolResult, UserMessage
 from .core.plan import PlanStep
 from .core.policy import HandoffPolicy, Rejection
-from .core.remote import RemoteAgent
 from .core.session import SessionState
 from .core.team import Team
 from .core.tools import HandoffTo, Tool, ToolSpec, tool
@@ -31,6 +30,7 @@ from .errors import HandoffsError, ModelError, RunFailed, ScriptExhausted, TeamE
 from .lazy import lazy_names
 
 if TYPE_CHECKING:
+    from .core.remote import RemoteAgent
     from .mcp.servers import MCPServer
     from .models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
     from .models.registry import get_model, register_provider
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 # light (PEP 562).
 _LAZY = {
     "Runner": "runtime.runner",
+    "RemoteAgent": "core.remote",
     "Replay": "runtime.replay",
     "RunResult": "runtime.state.result",
     "RunStatus": "runtime.state.result",

@@ -26,15 +26,18 @@ def test_a_figure_within_its_tolerance_passes() -> None:
 
 def test_a_figure_over_budget_fails_and_names_what_grew() -> None:
     said: list[str] = []
-    profiles = {"turn_run": {"ceval.c:_PyEval_EvalFrameDefault": 170_000.0}}
+    profiles = {"turn_run": {"ceval.c:_PyEval_EvalFrameDefault": 170_000.0,
+                             "obmalloc.c:unknown_then": 5_000.0}}
     calls = {"turn_run": {"turn.py:Turn.emit": 9.0, "x.py:kept": 2.0, "new.py:extra": 3.0}}
     assert not guard.check(BUDGETS, {"turn_run": 420_000, "per_handoff": 160_000},
                            profiles, calls, said.append)
     text = "\n".join(said)
     assert "turn_run" in text and "+5.0%" in text and "over budget" in text
     assert "_PyEval_EvalFrameDefault (150,000.0 -> 170,000.0)" in text
+    assert "new.py:extra (0.0 -> 3.0)" in text
     assert "turn.py:Turn.emit (6.0 -> 9.0)" in text and "new.py:extra (0.0 -> 3.0)" in text
     assert "x.py:kept" not in text  # unchanged: not named
+    assert "unknown_then" not in text  # not among the stored functions: no count to compare
     assert "per_handoff" in text and "-5.9%" in text
 
 

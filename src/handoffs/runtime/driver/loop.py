@@ -23,7 +23,7 @@ from ..decisions.approvals import pause, suspend
 from ..decisions.views import ctx_of
 from ..state import Answer, Fail, Leg, Outcome, Pause, Transfer, Turn, result, turn_text
 from ..state.result import RunResult, RunStatus
-from . import delegation, guardrails, limits, remote
+from . import delegation, guardrails, limits
 from .requests import request_for
 from .settle import settle_transfer
 from .tools import needing, run_tools
@@ -109,7 +109,9 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
     invalid = 0  # answers that were not the agent's output type, this activation
     while True:
         agent = leg.agent
-        if agent.is_remote:  # answered over A2A, not by a model of ours
+        if agent.is_remote:  # answered over A2A, not by a model of ours (loaded then)
+            from . import remote
+
             return await remote.step(t, leg)
         name = agent.name
         model = t.models.get(name)

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.context import RunContext
-from ...core.remote import RemoteAgent, RemoteReply, RemoteRequest
 from ...core.tools import Tool
 from ...errors import ModelError
 from ...models.base import Model, ModelRequest, ModelResponse, TextDelta
 from ..state import Turn
 from .ids import new_id
+
+if TYPE_CHECKING:
+    from ...core.remote import RemoteAgent, RemoteReply, RemoteRequest
 
 
 class InProcess:
