@@ -73,6 +73,15 @@ class Tool:
     call. The turn pauses with status `waiting_for_approval`, durably."""
     args_model: type[pydantic.BaseModel] | None = field(default=None, repr=False)
     """Validates and converts arguments; None means arguments are passed unvalidated."""
+    timeout: float | None = None
+    """Seconds one attempt may take (None: no limit of its own). Over it the attempt fails
+    with `TimeoutError`, as if the tool had raised it. In process an async tool is
+    cancelled there (a sync one blocks the event loop and cannot be); under Temporal it is
+    the tool activity's start-to-close timeout."""
+    retry: int = 0
+    """How many more times a failed attempt (an exception, or the timeout) is tried before
+    the failure counts (feedback, raise or escalate, as `on_error` says). Only for tools
+    that are safe to run again: an attempt that failed may have done part of its work."""
 
     @property
     def spec(self) -> ToolSpec:
@@ -277,6 +286,7 @@ def tool(
     *, name: str | None = None, description: str | None = None,
     on_error: ToolErrorMode = "feedback",
     needs_approval: bool | Callable[..., Any] = False,
+    timeout: float | None = None, retry: int = 0,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -286,6 +296,8 @@ def tool(
     description: str | None = None,
     on_error: ToolErrorMode = "feedback",
     needs_approval: bool | Callable[..., Any] = False,
+    timeout: float | None = None,
+    retry: int = 0,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a sync or async function into a `Tool`.
 
@@ -295,6 +307,9 @@ def tool(
     model. The function may return `HandoffTo(...)` to hand off programmatically.
     `needs_approval=True` (or a function of the context and the arguments) makes a call
     wait for a person (`runner.approve` / `runner.reject`) before it runs.
+    `timeout=` limits each attempt to so many seconds and `retry=` tries a failed attempt
+    again so many times (see `Tool.timeout`, `Tool.retry`; under Temporal, the tool
+    activity's timeout and attempts).
 
         @tool
         def lookup_order(order_id: str) -> dict:
@@ -312,10 +327,19 @@ def tool(
     if fn is not None:
         return _build_tool(fn, name, description, on_error)
 
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                                or not timeout > 0):
+        raise HandoffsError(f"tool timeout must be a positive number of seconds or None, "
+                            f"not {timeout!r}.", code="invalid_tool")
+    if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
+        raise HandoffsError(f"tool retry must be a whole number of attempts, 0 or more, "
+                            f"not {retry!r}.", code="invalid_tool")
+
     def decorate(f: Callable[..., Any]) -> Tool:
         built = _build_tool(f, name, description, on_error)
-        if needs_approval is not False:
-            built = dataclasses.replace(built, needs_approval=needs_approval)
+        if needs_approval is not False or timeout is not None or retry:
+            built = dataclasses.replace(built, needs_approval=needs_approval,
+                                        timeout=timeout, retry=retry)
         return built
 
     return decorate

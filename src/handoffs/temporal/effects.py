@@ -90,7 +90,7 @@ class InWorkflow:
         """The tool call as an activity; the shared memory it changed is applied here, its
         exception raised here (the model's feedback, as in process)."""
         o = self.options
-        timeout = o.tool_timeouts.get(tool.name, o.tool_timeout)
+        timeout = o.tool_timeouts.get(tool.name, tool.timeout or o.tool_timeout)
         shared = codec.jsonable(ctx.shared)
         h = ctx.handoff
         try:

@@ -21,7 +21,8 @@ class TemporalOptions:
     """Seconds one attempt of a model call may take. Its retries follow the model's own
     `RetryPolicy` (`max_retries`, `base_delay`, `max_delay`), as Temporal's retry policy."""
     tool_timeout: float = 600.0
-    """Seconds one attempt of a tool call may take, unless `tool_timeouts` names it."""
+    """Seconds one attempt of a tool call may take, unless `tool_timeouts` names it or the
+    tool sets its own (`@tool(timeout=...)`)."""
     tool_timeouts: Mapping[str, float] = field(default_factory=dict)
     """Per tool name: seconds one attempt of that tool may take."""
     tool_attempts: int = 3

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +21,8 @@ from ...core.messages import ToolCall
 from ...core.tools import Tool
 from ..decisions.calls import Ready, ToolOutcome, before, raised, returned
 from ..state import Turn
+
+log = logging.getLogger("handoffs.runtime.tools")
 
 
 async def run_tools(t: Turn, ctx: RunContext, agent: str,
@@ -39,13 +42,21 @@ async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) 
         return ready
     if tl.takes_context:
         ctx = replace(ctx, call_id=c.id)
-    try:
-        value = await t.fx.tool(t, tl, ctx, ready.args, c.id)
-    except Exception as exc:
-        if tl.on_error == "raise":
-            raise
-        return raised(t, agent, c, exc)
-    return returned(t, agent, c, ready, value)
+    attempt = 0
+    while True:
+        try:
+            value = await t.fx.tool(t, tl, ctx, ready.args, c.id)
+        except Exception as exc:
+            if attempt < tl.retry:  # `@tool(retry=N)`: tried again, said in the log
+                attempt += 1
+                log.warning("session %s turn %s agent %s: tool %s failed (%s: %s); "
+                            "attempt %d of %d", t.state.id, t.state.turn, agent, tl.name,
+                            type(exc).__name__, exc, attempt + 1, tl.retry + 1)
+                continue
+            if tl.on_error == "raise":
+                raise
+            return raised(t, agent, c, exc)
+        return returned(t, agent, c, ready, value)
 
 
 async def needing(ctx: Any, calls: list[tuple[int, ToolCall, Tool]]

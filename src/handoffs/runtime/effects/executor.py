@@ -10,6 +10,7 @@ their own, so the seam costs a turn no extra frame per model or tool call.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,14 @@ from .ids import new_id
 
 if TYPE_CHECKING:
     from ...core.remote import RemoteAgent, RemoteReply, RemoteRequest
+
+
+async def within(call: Awaitable[Any], seconds: float, name: str) -> Any:
+    """`call`'s value, or `TimeoutError` (the tool's failure) after `seconds`."""
+    try:
+        return await asyncio.wait_for(call, seconds)
+    except TimeoutError:
+        raise TimeoutError(f"the tool {name} did not finish within {seconds:g} s") from None
 
 
 class InProcess:
@@ -43,11 +52,14 @@ class InProcess:
 
     def tool(self, t: Turn, tool: Tool, ctx: RunContext, args: Any,
              call_id: str) -> Awaitable[Any]:
-        """The tool's return value (a traced turn runs it with its span current)."""
+        """The tool's return value (a traced turn runs it with its span current); an
+        attempt longer than the tool's `timeout` fails with `TimeoutError`."""
         obs = t.obs
-        if obs is None:
-            return tool.invoke(ctx, args)
-        return obs.invoke(tool, ctx, args, call_id)  # type: ignore[no-any-return]
+        call: Awaitable[Any] = (tool.invoke(ctx, args) if obs is None
+                                else obs.invoke(tool, ctx, args, call_id))
+        if tool.timeout is None:
+            return call
+        return within(call, tool.timeout, tool.name)
 
     def remote(self, t: Turn, agent: RemoteAgent,
                request: RemoteRequest) -> Awaitable[RemoteReply]:
