@@ -286,6 +286,28 @@ def test_an_approval_adds_no_empty_bubble_and_the_turn_is_listed_once(
     assert not errors
 
 
+def test_a_reason_being_typed_survives_the_approvals_being_shown_again(
+        context: Any, new_context: Any, server: str, errors: list[str]) -> None:
+    # The session opened again (as an approval event also does) used to rebuild the list
+    # and wipe what the operator had typed: the rejection then went out without it.
+    user = chat(context, server, errors)
+    pick(user, "cashier")
+    user.wait_for_selector("#active-agent [data-agent=cashier]")
+    say(user, "A voucher for the late delivery, please.")
+    turn_done(user, 1)
+    sid = session_of(user)[0]
+    console = operator_console(new_context(), server, errors, sid)
+    console.fill("#approvals .reason", "Vouchers are for orders over 50 EUR.")
+    console.click(f"#queue li[data-session='{sid}'] button")
+    console.wait_for_selector("#connection[data-state=live]")
+    console.wait_for_selector("#approvals .approval")
+    assert console.locator("#approvals .reason").input_value() == \
+        "Vouchers are for orders over 50 EUR."
+    console.locator("#approvals button.reject").click()
+    user.locator("#messages", has_text="Vouchers are for orders over 50 EUR.").wait_for()
+    assert not errors
+
+
 def test_a_rejection_shows_the_persons_reason_not_the_sentence_for_the_model(
         context: Any, new_context: Any, server: str, errors: list[str]) -> None:
     user = decided(context, new_context, server, errors, approve=False)

@@ -46,8 +46,14 @@ async function showApprovals() {
   const data = await call("GET", `v1/sessions/${encodeURIComponent(op.open)}/approvals`, { token: op.key });
   const waiting = data.approvals.filter((a) => !a.decision);
   if (!waiting.length) return box.replaceChildren();
+  // Shown already (an event and the opening of the session both ask): keep what is there,
+  // so a reason being typed is not wiped; otherwise carry typed reasons over by call.
+  const shown = [...box.querySelectorAll(".approval")];
+  if (shown.map((d) => d.dataset.call).join("\n") === waiting.map((a) => a.call_id).join("\n")) return;
+  const typed = new Map(shown.map((d) => [d.dataset.call, d.querySelector(".reason").value]));
   box.replaceChildren(el("h3", {}, "Waiting for your approval"), ...waiting.map((a) => {
     const reason = el("input", { type: "text", class: "reason", placeholder: "reason (if you reject)", "aria-label": `Reason to reject ${a.tool}` });
+    reason.value = typed.get(a.call_id) || "";
     const error = el("p", { class: "error", role: "alert" });
     const decide = async (approved) => {
       error.textContent = "";
