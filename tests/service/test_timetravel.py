@@ -65,6 +65,13 @@ def test_fork_route_makes_a_linked_copy_for_the_operator_only(served: Served) ->
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_turn"
     gone = served.client.post("/v1/sessions/nope/fork", json={"turn": 1}, headers=OP)
     assert gone.status_code == 404
+    # The fork is the operator's: the customer's token opens the original, not the fork.
+    assert served.client.get(f"/v1/sessions/{sid}/transcript",
+                             headers=bearer(token)).status_code == 200
+    mine = served.client.get(f"/v1/sessions/{fork['id']}/transcript", headers=bearer(token))
+    assert mine.status_code in (401, 403, 404), mine.text
+    assert served.client.get(f"/v1/sessions/{fork['id']}/transcript",
+                             headers=OP).status_code == 200
 
 
 def test_rewind_route_cuts_the_session_and_it_goes_on_from_there(served: Served) -> None:
@@ -93,3 +100,15 @@ def test_replay_route_reports_the_routing_turn_by_turn(served: Served) -> None:
     assert [t["routing"] for t in found["turns"]] == ["same", "same"]
     assert found["turns"][1]["new"]["agent"] == "technical"
     assert found["totals"]["model_calls"] > 0 and found["totals"]["prompt_bytes"] > 0
+
+
+def test_a_replays_fork_is_the_operators(served: Served) -> None:
+    sid, token = _two_turns(served)
+    replayed = served.client.post(f"/v1/sessions/{sid}/replay", json={"from_turn": 2},
+                                  headers=OP)
+    assert replayed.status_code == 200, replayed.text
+    fork_id = replayed.json()["replay_id"]
+    mine = served.client.get(f"/v1/sessions/{fork_id}/transcript", headers=bearer(token))
+    assert mine.status_code in (401, 403, 404), mine.text
+    assert served.client.get(f"/v1/sessions/{fork_id}/transcript",
+                             headers=OP).status_code == 200

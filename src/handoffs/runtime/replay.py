@@ -18,6 +18,7 @@ With the same scripted model, a replay reproduces the original's records and ans
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -167,8 +168,9 @@ class Replay:
 
 
 async def replay(runner: Runner, session_id: str, from_turn: int, team: Team | None = None,
-                 model: Model | str | None = None) -> Replay:
-    """Fork `session_id` before `from_turn` and play its user messages again (module)."""
+                 model: Model | str | None = None, drop: Collection[str] = ()) -> Replay:
+    """Fork `session_id` before `from_turn` and play its user messages again (module);
+    `drop`: metadata keys the replay's fork does not keep (`timetravel.fork`)."""
     from ..eval.recording import recording
 
     original = await runner.store.load(session_id)
@@ -177,7 +179,7 @@ async def replay(runner: Runner, session_id: str, from_turn: int, team: Team | N
     turns = _original_turns(original, await marked(runner.store).turn_marks(session_id),
                             from_turn)
     target = f"{session_id[:MAX_ID_LENGTH - 16]}-replay-{uuid.uuid4().hex[:8]}"
-    await fork(runner.store, session_id, from_turn, target)
+    await fork(runner.store, session_id, from_turn, target, drop)
     again = _replayer(runner, team, model)
     out = Replay(session_id, target, from_turn)
     with recording() as calls:

@@ -27,7 +27,7 @@ import re
 import time
 import uuid
 from bisect import bisect_left
-from collections.abc import Callable, Container
+from collections.abc import Callable, Collection, Container
 from typing import TYPE_CHECKING, Any
 
 from ..core.session import SessionState
@@ -59,15 +59,18 @@ def marked(store: SessionStore) -> MarkedStore:
     return store
 
 
-async def fork(store: SessionStore, session_id: str, turn: int, new_id: str | None = None
-               ) -> SessionState:
-    """A new session holding `session_id` as it was loaded before `turn` (see module)."""
+async def fork(store: SessionStore, session_id: str, turn: int, new_id: str | None = None,
+               drop: Collection[str] = ()) -> SessionState:
+    """A new session holding `session_id` as it was loaded before `turn` (see module);
+    `drop`: metadata keys the fork does not keep (the server drops the customer's token,
+    so an operator's fork is the operator's)."""
     data, mark = await _prefix(store, session_id, turn, allow_end=True)
     target = new_id if new_id is not None else _fork_id(session_id)
     at = time.time()
     marks = [m for m in await marked(store).turn_marks(session_id) if m.turn < turn]
     copy = await _copy(store, data, mark, marks, target,
-                       {"forked_from": {"session": session_id, "turn": turn, "at": at}})
+                       {"forked_from": {"session": session_id, "turn": turn, "at": at}},
+                       drop=drop)
     await _link(store, session_id, "forks", {"session": target, "turn": turn, "at": at})
     log.info("session %s forked before turn %d as %s", session_id, turn, target,
              extra=fields(session_id, turn, None))
@@ -187,7 +190,7 @@ async def _prefix(store: SessionStore, session_id: str, turn: int, allow_end: bo
 
 async def _copy(store: SessionStore, data: dict[str, Any], mark: TurnMark,
                 marks: list[TurnMark], target: str, links: dict[str, Any],
-                replace: bool = False) -> SessionState:
+                replace: bool = False, drop: Collection[str] = ()) -> SessionState:
     """Import the prefix of `data` up to `mark` as session `target`, with new record ids,
     the marks of its earlier turns, and `links` in its metadata."""
     if not isinstance(target, str) or not 0 < len(target) <= MAX_ID_LENGTH:
@@ -206,7 +209,7 @@ async def _copy(store: SessionStore, data: dict[str, Any], mark: TurnMark,
     out = renamed(header)
     out["id"] = target
     out["metadata"] = {k: v for k, v in out.get("metadata", {}).items()
-                       if k not in LINKS} | links
+                       if k not in LINKS and k not in drop} | links
     out["messages"] = data.get("messages", ())[:mark.messages]
     out["handoffs"] = renamed(records)
     out["events"] = renamed(events)

@@ -10,6 +10,8 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.session import SessionState
+from ..runtime.replay import replay as replay_session
+from ..runtime.timetravel import fork as fork_session
 from .errors import ApiError, responses
 from .routes_operator import OPERATOR
 from .routes_sessions import check_path_id, service
@@ -68,11 +70,15 @@ def _summary(state: SessionState) -> dict[str, Any]:
 async def fork(request: Request, session_id: str, ask: ForkRequest) -> dict[str, Any]:
     """A new session holding this one as it was before `turn` (its id, turn, messages,
     active agent, status and metadata, `forked_from` included); the original gains a
-    link in `metadata.forks`."""
+    link in `metadata.forks`. The fork is the operator's: the customer's token does not
+    open it."""
     svc = await _existing(request, session_id)
     if ask.new_id is not None:
         check_path_id(ask.new_id)
-    return _summary(await svc.runner.fork(session_id, ask.turn, ask.new_id))
+    # The customer's token does not open the operator's fork (HIDDEN: its hash, and the
+    # A2A tokens a remote agent was given).
+    return _summary(await fork_session(svc.runner.store, session_id, ask.turn, ask.new_id,
+                                       drop=HIDDEN))
 
 
 @router.post("/sessions/{session_id}/rewind", responses=responses(
@@ -100,5 +106,5 @@ async def replay(request: Request, session_id: str, ask: ReplayRequest) -> dict[
     and answer, the routing (`same`, `different agent`, `different path`), and the
     replay's model calls, prompt bytes and tokens (`Replay.to_dict()`)."""
     svc = await _existing(request, session_id)
-    found = await svc.runner.replay(session_id, ask.from_turn)
+    found = await replay_session(svc.runner, session_id, ask.from_turn, drop=HIDDEN)
     return found.to_dict()
