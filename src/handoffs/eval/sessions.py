@@ -37,10 +37,8 @@ def case_from_session(state: SessionState, case_id: str | None = None) -> Case:
         end = starts[number] if number < len(starts) else len(messages)
         user = messages[start]
         assert isinstance(user, UserMessage)
-        moves = [r for r in state.handoffs
-                 if r.turn == number and r.accepted and not r.returns
-                 and "line" not in r.extra]
-        agent = _answered(messages[start + 1:end], moves) or user.agent
+        moves = moves_of([r for r in state.handoffs if r.turn == number])
+        agent = answered_by(messages[start + 1:end], moves) or user.agent
         turns.append(CaseTurn(user=user.text, agents=(agent,)))
         paths.append(" → ".join([user.agent, *(r.target for r in moves)]))
     notes = (f"From session {state.id}: the labels are what happened; correct them. "
@@ -49,8 +47,17 @@ def case_from_session(state: SessionState, case_id: str | None = None) -> Case:
     return Case(case_id or state.id, tuple(turns), tags, notes)
 
 
-def _answered(span: Sequence[Message], moves: Sequence[HandoffRecord]) -> str | None:
-    """Who answered in this stretch of the transcript: text and transfers in order."""
+def moves_of(records: Sequence[HandoffRecord]) -> list[HandoffRecord]:
+    """The records that moved the conversation: accepted transfers (not delegations, not
+    a person's line)."""
+    return [r for r in records if r.accepted and not r.returns and "line" not in r.extra]
+
+
+def answered_by(span: Sequence[Message], moves: Sequence[HandoffRecord]) -> str | None:
+    """Who answered in this stretch of the transcript, as the turn's `RunResult.agent`
+    said: the last agent to write text or to be handed the conversation (a person too),
+    in transcript order (`moves`: `moves_of` the turn's records). Also `runtime.replay`'s
+    rule for a stored turn's answering agent."""
     by_call = {r.call_id: r for r in moves if r.call_id is not None}
     label: str | None = None
     for m in span:

@@ -233,6 +233,8 @@ def _replayer(runner: Runner, team: Team | None, model: Model | str | None) -> R
 def _original_turns(state: SessionState, marks: list[TurnMark], from_turn: int
                     ) -> list[tuple[int, str, ReplaySide]]:
     """Turns `from_turn`.. of the stored session: the user's text and what happened."""
+    from ..eval.sessions import answered_by, moves_of  # the same rule as eval's cases
+
     if (not isinstance(from_turn, int) or isinstance(from_turn, bool)
             or not 1 <= from_turn <= state.turn):
         raise HandoffsError(f"Session {state.id!r} has turns 1 to {state.turn}; replay from "
@@ -252,28 +254,10 @@ def _original_turns(state: SessionState, marks: list[TurnMark], from_turn: int
             continue
         records = [r for r in state.handoffs if r.turn == n]
         answers = [m for m in part if isinstance(m, AssistantMessage) and m.text.strip()]
-        side = ReplaySide(_answered(part, records) or users[-1].agent,
+        side = ReplaySide(answered_by(part, moves_of(records)) or users[-1].agent,
                           answers[-1].text if answers else "",
                           tuple(ReplayHandoff.of(r) for r in records))
         out.append((n, users[-1].text, side))
     return out
 
 
-def _answered(part: list[Any], records: list[HandoffRecord]) -> str | None:
-    """Who answered a stored turn, as its `RunResult.agent` said: the last agent to write
-    text or to be handed the conversation (a person too), in transcript order."""
-    moves = [r for r in records if r.accepted and not r.returns and "line" not in r.extra]
-    by_call = {r.call_id: r for r in moves if r.call_id is not None}
-    label: str | None = None
-    for m in part:
-        if not isinstance(m, AssistantMessage):
-            continue
-        if m.text.strip():
-            label = m.agent
-        for c in m.tool_calls:
-            record = by_call.get(c.id)
-            if record is not None:
-                label = record.target
-    if label is None and moves:  # moves no call asked for (error recovery, a user's pick)
-        label = moves[-1].target
-    return label
