@@ -157,13 +157,19 @@ def test_the_operator_sees_a_pick_live(context: Any, new_context: Any, server: s
 # -- 4. a pick while a call waits for approval ---------------------------------------------
 
 
-def test_a_pick_while_a_call_waits_for_approval_is_refused_and_changes_nothing(
-        context: Any, new_context: Any, server: str, errors: list[str]) -> None:
+def voucher_waiting(context: Any, server: str, errors: list[str]) -> Any:
+    """The user's page once the cashier's voucher call waits for a person's approval."""
     user = chat(context, server, errors)
     pick(user, "cashier")
     user.wait_for_selector("#active-agent [data-agent=cashier]")
     say(user, "A voucher for the late delivery, please.")
     turn_done(user, 1)
+    return user
+
+
+def test_a_pick_while_a_call_waits_for_approval_is_refused_and_changes_nothing(
+        context: Any, new_context: Any, server: str, errors: list[str]) -> None:
+    user = voucher_waiting(context, server, errors)
     pick(user, "billing")
     error = user.locator("#picker .error")
     error.wait_for()
@@ -257,11 +263,7 @@ def test_a_message_while_a_call_waits_for_approval_is_kept_with_a_sentence_for_p
 
 def decided(context: Any, new_context: Any, server: str, errors: list[str],
             approve: bool) -> Any:
-    user = chat(context, server, errors)
-    pick(user, "cashier")
-    user.wait_for_selector("#active-agent [data-agent=cashier]")
-    say(user, "A voucher for the late delivery, please.")
-    turn_done(user, 1)
+    user = voucher_waiting(context, server, errors)
     console = operator_console(new_context(), server, errors, session_of(user)[0])
     if approve:
         console.locator("#approvals button.approve").click()
@@ -290,11 +292,7 @@ def test_a_reason_being_typed_survives_the_approvals_being_shown_again(
         context: Any, new_context: Any, server: str, errors: list[str]) -> None:
     # The session opened again (as an approval event also does) used to rebuild the list
     # and wipe what the operator had typed: the rejection then went out without it.
-    user = chat(context, server, errors)
-    pick(user, "cashier")
-    user.wait_for_selector("#active-agent [data-agent=cashier]")
-    say(user, "A voucher for the late delivery, please.")
-    turn_done(user, 1)
+    user = voucher_waiting(context, server, errors)
     sid = session_of(user)[0]
     console = operator_console(new_context(), server, errors, sid)
     console.fill("#approvals .reason", "Vouchers are for orders over 50 EUR.")
