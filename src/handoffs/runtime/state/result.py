@@ -20,9 +20,9 @@ class RunStatus(StrEnum):
     HANDED_OFF = "handed_off"
     """A next-turn handoff ended the turn; the target answers the next message."""
     WAITING_FOR_HUMAN = "waiting_for_human"
+    """A human agent holds the conversation; `runner.reply_as_human` answers."""
     WAITING_FOR_APPROVAL = "waiting_for_approval"
     """A tool call waits for a person's decision (`runner.approve` / `runner.reject`)."""
-    """A human agent holds the conversation; `runner.reply_as_human` answers."""
     FAILED = "failed"
     """The turn could not finish; `error` says why. The user's message is kept."""
 
