@@ -383,6 +383,22 @@ async def test_every_event_is_stored_once_under_its_own_number_across_commits(
     assert await store.event_count("s1") == len(stored)  # type: ignore[attr-defined]
 
 
+async def test_a_turns_events_keep_its_turn_number_when_read_after_later_turns(
+        backend: Backend) -> None:
+    """Events are built from their parts when first read: read after the session moved
+    on, a turn's events still say their own turn (the memory store said the latest)."""
+    runner = Runner(Team([Agent("a")]), model=ScriptedModel([reply("one"), reply("two")]),
+                    store=backend.open())
+    first = await runner.run("s1", "hi")
+    await runner.run("s1", "again")
+
+    stored = await runner.store.events_after("s1")
+
+    assert {e.turn for e in first.events} == {1}
+    assert [e["turn"] for e in stored] == [1] * len(first.events) + [2] * (
+        len(stored) - len(first.events))
+
+
 async def test_the_turn_after_one_that_died_numbers_past_it_and_says_so(
         backend: Backend) -> None:
     from handoffs.runtime.state import TURN_EVENTS

@@ -137,5 +137,5 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
             state.status = "idle"
         await store.commit(state, since, t.lazy_events)
         res = RunResult(session_id, text, agent, status, state.turn, t.records)
-        res.bind_events(t)
+        res.bind_events(t.log)
         return res

@@ -31,10 +31,40 @@ TURN_EVENTS = 1 << 20
 far past the last stored number, beyond any the dead turn may have shown."""
 
 
+class EventLog:
+    """A turn's events as it emitted them: what its `RunResult` and the memory store keep
+    once the turn is over, without the turn itself. An event is kept as its parts until
+    someone reads it as an `Event` (built once, then kept)."""
+
+    __slots__ = ("built", "raw", "seq0", "sid", "turn")
+
+    def __init__(self, sid: str, turn: int, seq0: int) -> None:
+        self.sid = sid
+        self.turn = turn
+        """The turn's number, as it was when the turn ran (the session's moves on)."""
+        self.seq0 = seq0
+        """The number of the turn's first event; event `i` is `seq0 + i`."""
+        self.raw: list[Event | tuple[str, float, dict[str, Any], Any]] = []
+        self.built = 0
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event so far, as `Event` objects (built once, on first use)."""
+        raw = self.raw
+        if self.built < len(raw):
+            sid, turn, seq0 = self.sid, self.turn, self.seq0
+            for i in range(self.built, len(raw)):
+                item = raw[i]
+                if not isinstance(item, Event):
+                    raw[i] = Event(item[0], sid, turn, item[1], item[2], item[3], seq0 + i)
+            self.built = len(raw)
+        return raw  # type: ignore[return-value]
+
+
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "built", "context", "deadline", "feed", "forced", "fx", "grace",
+    __slots__ = ("accepted", "context", "deadline", "feed", "forced", "fx", "grace", "log",
                  "max_steps", "models", "now", "obs", "owner", "raw", "records", "recovered",
                  "refusals", "repeats", "runner", "seq0", "sink", "state", "steps", "stopping",
                  "stored", "streaming", "team", "usage", "usage_by_agent", "user_index")
@@ -59,12 +89,13 @@ class Turn:
             sink = feed.events.append
         self.sink = sink
         self.streaming = sink is not None
-        self.raw: list[Event | tuple[str, float, dict[str, Any], Any]] = []
-        self.seq0 = state.event_seq
+        self.log = EventLog(state.id, state.turn, state.event_seq)
+        """The turn's events (what outlives the turn: `RunResult.events`, a store's log)."""
+        self.raw = self.log.raw
+        self.seq0 = self.log.seq0
         """The number of the turn's first event; event `i` is `seq0 + i`."""
         self.stored = 0
         """How many of the turn's events a commit has stored already."""
-        self.built = 0
         self.records: list[HandoffRecord] = []
         self.accepted = 0
         self.steps = 0
@@ -111,21 +142,13 @@ class Turn:
     @property
     def events(self) -> list[Event]:
         """Every event so far, as `Event` objects (built once, on first use)."""
-        raw = self.raw
-        if self.built < len(raw):
-            sid, turn, seq0 = self.state.id, self.state.turn, self.seq0
-            for i in range(self.built, len(raw)):
-                item = raw[i]
-                if not isinstance(item, Event):
-                    raw[i] = Event(item[0], sid, turn, item[1], item[2], item[3], seq0 + i)
-            self.built = len(raw)
-        return raw  # type: ignore[return-value]
+        return self.log.events
 
     @property
     def lazy_events(self) -> Sequence[Event]:
         """The events no commit stored yet, as a sequence that builds `Event` objects only
         if read (the memory store never reads them; durable stores do)."""
-        return _LazyEvents(self, self.stored)
+        return _LazyEvents(self.log, self.stored)
 
     def attach(self, sink: Callable[[Event], None] | None, feed: Any) -> None:
         """Give a turn made without a reader (`recovery.restart`) its reader, once its
@@ -182,7 +205,7 @@ class Turn:
         if user is None:
             return None
         res = failed(self, fail)
-        res.bind_events(self)
+        res.bind_events(self.log)
         raw = self.raw
         if raw and isinstance(raw[-1], Event) and raw[-1].is_terminal:
             raw.pop()  # held, never sent: its number goes to the failure
@@ -243,7 +266,7 @@ def failed(t: Turn, fail: Fail) -> RunResult:
 def finish(t: Turn, res: RunResult) -> None:
     """Bind the events to the result and make the terminal event, held back from the
     reader until the turn is stored (`Turn.deliver`)."""
-    res.bind_events(t)
+    res.bind_events(t.log)
     if res.status is RunStatus.FAILED:
         err = res.error
         t.hold("run_failed", {
@@ -256,43 +279,43 @@ def finish(t: Turn, res: RunResult) -> None:
 
 
 class _LazyEvents(Sequence[Event]):
-    __slots__ = ("_start", "_turn")
+    __slots__ = ("_log", "_start")
 
-    def __init__(self, turn: Turn, start: int = 0) -> None:
-        self._turn = turn
+    def __init__(self, log: EventLog, start: int = 0) -> None:
+        self._log = log
         self._start = start
         """The first of the turn's events this holds (earlier ones are stored)."""
 
     def __len__(self) -> int:
-        return len(self._turn.raw) - self._start
+        return len(self._log.raw) - self._start
 
     @overload
     def __getitem__(self, index: int) -> Event: ...
     @overload
     def __getitem__(self, index: slice) -> Sequence[Event]: ...
     def __getitem__(self, index: int | slice) -> Event | Sequence[Event]:
-        events = self._turn.events
+        events = self._log.events
         return events[index] if not self._start else events[self._start:][index]
 
     def __iter__(self) -> Iterator[Event]:
-        events = self._turn.events
+        events = self._log.events
         return iter(events if not self._start else events[self._start:])
 
     def last(self) -> tuple[str, float, int, dict[str, Any]] | None:
         """`parts()` of the last event only (None: no event)."""
-        raw = self._turn.raw
+        raw = self._log.raw
         if len(raw) <= self._start:
             return None
         item = raw[-1]
         if isinstance(item, Event):
             return item.type, item.at, item.turn, item.data
-        return item[0], item[1], self._turn.state.turn, item[2]
+        return item[0], item[1], self._log.turn, item[2]
 
     def parts(self) -> Iterator[tuple[str, float, int, dict[str, Any]]]:
         """(type, at, turn, data) of each event, without building `Event` objects (for a
         store that reads a few fields of a turn's events, as the memory store's stats)."""
-        turn = self._turn.state.turn
-        raw = self._turn.raw
+        turn = self._log.turn
+        raw = self._log.raw
         for item in raw if not self._start else raw[self._start:]:
             if isinstance(item, Event):
                 yield item.type, item.at, item.turn, item.data
