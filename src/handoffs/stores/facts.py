@@ -75,6 +75,30 @@ def turn_facts(events: Sequence[Any], delegations: bool) -> Facts:
     return {part[2]: _end(part[0], part[1], part[3])}, {}
 
 
+Kept = Facts | tuple[int, str, float]
+"""`Facts` as the memory store keeps them per commit: a turn that ended and delegated
+nothing is (turn, status, at), a third of the two dicts' size."""
+
+
+def kept_turn(events: Sequence[Any], delegations: bool) -> Kept:
+    """`turn_facts`, in the memory store's compact form (`Kept`)."""
+    if not delegations:
+        last = getattr(events, "last", None)
+        part = last() if last is not None else (_part(events[-1]) if len(events) else None)
+        if part is not None and part[0] in ("run_completed", "run_failed"):
+            end = _end(part[0], part[1], part[3])
+            return part[2], end[0], end[1]
+    return turn_facts(events, delegations)
+
+
+def expand(known: Kept) -> Facts:
+    """The `Facts` of what `kept_turn` returned."""
+    if len(known) == 3:
+        turn, status, at = known
+        return {turn: (status, at)}, {}
+    return known
+
+
 def final_outcome(records: Sequence[HandoffRecord], first: int, turn: int,
                   events: Sequence[Any]) -> tuple[int, str] | None:
     """A commit that ends turn `turn` after an earlier commit stored some of its records

@@ -15,7 +15,6 @@ from ..errors import HandoffsError
 from . import checks, facts, memory_marks, rows
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
-from .marks import TurnMark
 from .memory_marks import TurnMarksInMemory
 from .text import column, encodable, json_encodable, objects_encodable
 
@@ -142,10 +141,10 @@ class MemoryStore(TurnMarksInMemory):
         self._locks = KeyedLocks()
         self._finals: dict[str, dict[int, str]] = {}
         """Per session, the outcome of turns that waited for approval, once they ended."""
-        self._stats: dict[str, list[tuple[int, int, facts.Facts]]] = {}
+        self._stats: dict[str, list[tuple[int, int, facts.Kept]]] = {}
         """Per session, per commit with records: which records (from, to) and the facts
         of their turn; the stats rows are made from them when asked for."""
-        self._marks: dict[str, dict[int, TurnMark]] = {}
+        self._marks: dict[str, memory_marks.Marks] = {}
         """Per session, where each of its turns began (`stores.marks`)."""
 
     def lock(self, session_id: str) -> _Turn:
@@ -208,8 +207,7 @@ class MemoryStore(TurnMarksInMemory):
         if state.version != (0 if kept is None else kept.version):
             raise rows.conflict(sid, state.version)
         if state.turn > (0 if kept is None else kept.turn):  # a turn starts: mark it
-            self._marks.setdefault(sid, {})[state.turn] = memory_marks.before(
-                sid, state.turn, kept)
+            memory_marks.add(self._marks, sid, memory_marks.before(sid, state.turn, kept))
         first_message = 0 if kept is None else kept.messages
         first_record = 0 if kept is None else kept.records
         saved = state.version, state.updated_at
@@ -224,7 +222,7 @@ class MemoryStore(TurnMarksInMemory):
         if len(recs) > first_record:  # only the turn's last event is read, as a rule
             delegated = any(recs[i].returns for i in range(first_record, len(recs)))
             self._stats.setdefault(sid, []).append(
-                (first_record, len(recs), facts.turn_facts(events, delegated)))
+                (first_record, len(recs), facts.kept_turn(events, delegated)))
         if first_record:
             final = facts.final_outcome(recs, first_record, state.turn, events)
             if final is not None:
@@ -315,7 +313,7 @@ class MemoryStore(TurnMarksInMemory):
             records = self._sessions[sid].handoffs
             finals = self._finals.get(sid)
             for first, end, known in commits:
-                rows_ = facts.rows_of(records[first:end], known)
+                rows_ = facts.rows_of(records[first:end], facts.expand(known))
                 if finals:  # turns that waited for approval and have ended since
                     rows_ = [r if r[7] != facts.WAITING_FOR_APPROVAL or r[6] not in finals
                              else (*r[:7], finals[r[6]], r[8]) for r in rows_]

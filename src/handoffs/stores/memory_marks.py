@@ -10,12 +10,38 @@ from ..core.session import SCHEMA, SessionState
 from . import checks, rows
 from .marks import TurnMark, cut_header
 
+FIRST = TurnMark(1, 0, 0, 0, None)
+"""The mark of a session's first turn when nothing was stored before it: kept as this one
+object instead of a dict of marks until a second turn starts (most sessions of a
+long-running process are short; `Marks` is what is kept per session)."""
+
+Marks = dict[int, TurnMark] | TurnMark
+"""A session's marks in memory: by turn, or `FIRST` alone."""
+
+
+def marks_of(found: Marks | None) -> dict[int, TurnMark]:
+    """A session's kept marks as a dict by turn."""
+    if found is None:
+        return {}
+    return {1: found} if isinstance(found, TurnMark) else found
+
+
+def add(by_sid: dict[str, Marks], sid: str, mark: TurnMark) -> None:
+    """Keep `mark` among the session's marks."""
+    found = by_sid.get(sid)
+    if found is None and mark is FIRST:
+        by_sid[sid] = FIRST
+        return
+    if not isinstance(found, dict):
+        found = by_sid[sid] = marks_of(found)
+    found[mark.turn] = mark
+
 
 def before(sid: str, turn: int, kept: Any) -> TurnMark:
     """The mark of a turn that starts now, from what the session's last commit kept
     (`memory._Committed`, None when nothing was)."""
     if kept is None:
-        return TurnMark(turn, 0, 0, 0, None)
+        return FIRST if turn == 1 else TurnMark(turn, 0, 0, 0, None)
     mode, start, pivot, record_id = kept.view
     header = {  # `SessionState.header()` of what was kept, encoded now: a true snapshot
         "schema": SCHEMA, "id": sid, "active_agent": kept.active_agent,
@@ -46,7 +72,7 @@ def cut_stats(commits: list[tuple[int, int, Any]], records: int) -> list[tuple[i
 
 def cut_turns(by_turn: dict[int, Any] | None, turn: int) -> None:
     """Forget, in place, what is kept for `turn` and later turns."""
-    if by_turn:
+    if by_turn:  # (a session's marks: a dict once cut, see `truncate`)
         for t in [t for t in by_turn if t >= turn]:
             del by_turn[t]
 
@@ -54,7 +80,7 @@ def cut_turns(by_turn: dict[int, Any] | None, turn: int) -> None:
 class TurnMarksInMemory:
     """`MemoryStore`'s turn marks (`stores.marks.MarkedStore`)."""
 
-    _marks: dict[str, dict[int, TurnMark]]
+    _marks: dict[str, Marks]
     _sessions: dict[str, SessionState]
     _committed: dict[str, Any]
     _events: dict[str, list[tuple[int, Any, int]]]
@@ -66,7 +92,7 @@ class TurnMarksInMemory:
 
     async def turn_marks(self, session_id: str) -> list[TurnMark]:
         """Where each recorded turn of the session began, by turn."""
-        found = self._marks.get(checks.session_id(session_id), {})
+        found = marks_of(self._marks.get(checks.session_id(session_id)))
         return [found[t] for t in sorted(found)]
 
     async def read_prefix(self, session_id: str, messages: int, records: int
@@ -81,8 +107,9 @@ class TurnMarksInMemory:
 
     async def put_turn_marks(self, session_id: str, marks: Sequence[TurnMark]) -> None:
         """Keep these marks for the session (a fork's, copied from its original)."""
-        found = self._marks.setdefault(checks.session_id(session_id), {})
-        found.update((m.turn, m) for m in marks)
+        sid = checks.session_id(session_id)
+        for m in marks:
+            add(self._marks, sid, m)
 
     async def truncate(self, state: SessionState, mark: TurnMark) -> None:
         """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
@@ -98,5 +125,8 @@ class TurnMarksInMemory:
         self._events[sid] = cut_events(self._events.get(sid, []), mark.events)
         self._stats[sid] = cut_stats(self._stats.get(sid, []), mark.records)
         cut_turns(self._finals.get(sid), mark.turn)
-        cut_turns(self._marks.get(sid), mark.turn)
+        found = self._marks.get(sid)
+        if found is not None:
+            found = self._marks[sid] = marks_of(found)
+            cut_turns(found, mark.turn)
 
