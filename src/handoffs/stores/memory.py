@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("handoffs.stores.memory")
 
 _FREE: Any = object()
+_NO_METADATA: dict[str, Any] = {}
+"""What `_Committed` keeps for a session without metadata (read, never written)."""
 
 
 class _Committed:
@@ -51,7 +53,7 @@ class _Committed:
         v = state.view
         self.view = (v.mode, v.start, v.pivot, v.record_id)
         self.shared = dict(state.shared)
-        self.metadata = dict(state.metadata)
+        self.metadata = dict(state.metadata) if state.metadata else _NO_METADATA
         self.pending = state.pending
         self.event_seq = state.event_seq
 
