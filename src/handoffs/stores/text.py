@@ -110,14 +110,25 @@ def encodable(value: Any) -> bool:
     return True
 
 
-_SCALARS = frozenset({"bool", "int", "float"})
+_SCALARS = frozenset({"bool", "int", "float",
+                      # constants the runtime sets (a str enum, a Literal of marks)
+                      "HandoffReason", "HandoffMark | None", "HandoffMark"})
 _TEXTS = frozenset({"str", "str | None", "Optional[str]"})
-_plans: dict[type, tuple[Callable[[Any], Any] | None, tuple[str, ...]]] = {}
+_Getter = Callable[[Any], tuple[Any, ...]]
+_plans: dict[type, tuple[_Getter | None, _Getter | None]] = {}
 
 
-def _plan(cls: type) -> tuple[Callable[[Any], Any] | None, tuple[str, ...]]:
-    """For a slotted class: a getter of its text fields (as a tuple) and the names of
-    the fields that may hold anything else with text inside (tuples, dicts, Any)."""
+def _tuple_getter(names: list[str]) -> _Getter | None:
+    """A getter of these fields as a tuple (None: no fields)."""
+    if not names:
+        return None
+    one = attrgetter(*names)
+    return one if len(names) > 1 else (lambda o: (one(o),))
+
+
+def _plan(cls: type) -> tuple[_Getter | None, _Getter | None]:
+    """For a slotted class: a getter of its text fields and a getter of the fields that
+    may hold anything else with text inside (tuples, dicts, Any), each as a tuple."""
     notes: dict[str, Any] = {}
     for base in reversed(cls.__mro__):
         notes.update(getattr(base, "__annotations__", {}))
@@ -129,11 +140,7 @@ def _plan(cls: type) -> tuple[Callable[[Any], Any] | None, tuple[str, ...]]:
         if note in _SCALARS:
             continue
         (texts if note in _TEXTS else nested).append(name)
-    getter = None
-    if texts:
-        one = attrgetter(*texts)
-        getter = one if len(texts) > 1 else (lambda o: (one(o),))
-    plan = _plans[cls] = (getter, tuple(nested))
+    plan = _plans[cls] = (_tuple_getter(texts), _tuple_getter(nested))
     return plan
 
 
@@ -149,11 +156,12 @@ def objects_encodable(objects: Iterable[Any]) -> bool:
     inner: list[Any] = []
     for o in objects:
         cls = type(o)
-        getter, names = plans.get(cls) or _plan(cls)
+        getter, nested_of = plans.get(cls) or _plan(cls)
         if getter is not None:
             texts += getter(o)
-        for name in names:
-            v = getattr(o, name)
+        if nested_of is None:
+            continue
+        for v in nested_of(o):
             if not v or isinstance(v, Enum):  # None, empty, a constant of this library
                 continue
             tv = type(v)
