@@ -24,8 +24,8 @@ from ..decisions.views import ctx_of
 from ..state import Answer, Fail, Leg, Outcome, Pause, Transfer, Turn, result, turn_text
 from ..state.result import RunResult, RunStatus
 from . import delegation, guardrails, limits
-from .requests import request_for
-from .settle import settle_transfer
+from .requests import request_for, request_now
+from .settle import LATER, settle_now, settle_transfer
 from .tools import needing, run_tools
 
 
@@ -124,7 +124,9 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         if cannot is not None:
             return cannot
         assert model is not None
-        request = await request_for(t, leg)
+        request = request_now(t, leg)
+        if request is None:
+            request = await request_for(t, leg)
         t.steps += 1
         try:
             call = t.fx.model(t, model, request)
@@ -180,7 +182,10 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
                        else (ask.index, decision.transfer.record))
             return suspend(t, leg, response, calls.results, calls.marks, paused[0].index,
                            paused[1], planned, calls.escalate)
-    return await after_delegations(t, leg, response, calls, decision)
+    settled = settle_now(t, leg, decision, calls.results, calls.marks)
+    if settled is LATER:  # a hook or a summary to await
+        return await after_delegations(t, leg, response, calls, decision)
+    return _settled(t, leg, response, calls, settled)
 
 
 async def after_delegations(t: Turn, leg: Leg, response: ModelResponse,
@@ -188,9 +193,14 @@ async def after_delegations(t: Turn, leg: Leg, response: ModelResponse,
                             ) -> Outcome | None:
     """The rest of a response once its delegations answered: its transfer, then the
     response and its results into the line."""
-    transfer: Transfer | None = None
     settled = await settle_transfer(t, leg, decision, calls.results, calls.marks,
                                     response.text)
+    return _settled(t, leg, response, calls, settled)
+
+
+def _settled(t: Turn, leg: Leg, response: ModelResponse, calls: decide.Calls,
+             settled: Transfer | Fail | None) -> Outcome | None:
+    transfer: Transfer | None = None
     if isinstance(settled, Fail):
         calls.escalate = calls.escalate or settled
     else:

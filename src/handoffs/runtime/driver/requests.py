@@ -11,6 +11,21 @@ from ..decisions.views import compose, ctx_of, request
 from ..state import Leg, Turn
 
 
+def request_now(t: Turn, leg: Leg) -> ModelRequest | None:
+    """`request_for` when nothing needs awaiting (instructions as text, no MCP servers
+    to ask): the common case, made without a coroutine. None: await `request_for`."""
+    agent = leg.agent
+    if agent.mcp and leg.force is None:
+        return None
+    system = leg.system
+    if system is None:
+        instructions = agent.instructions
+        if callable(instructions):
+            return None
+        system = leg.system = compose(t, leg, instructions)
+    return request(t, leg, system)
+
+
 async def request_for(t: Turn, leg: Leg) -> ModelRequest:
     """The model request for the leg's current agent, as of now."""
     system = leg.system

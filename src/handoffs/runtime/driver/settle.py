@@ -16,6 +16,26 @@ from ..decisions.handoffs import Decision, complete_transfer, failed_after
 from ..decisions.views import ctx_of, window
 from ..state import Fail, Leg, Transfer, Turn, history_of
 
+LATER: Any = object()
+"""What `settle_now` returns when the transfer has a hook or a summary to await."""
+
+
+def settle_now(t: Turn, leg: Leg, decision: Decision, results: list[ToolResult | None],
+               marks: list[HandoffMark | None]) -> Transfer | Fail | None:
+    """`settle_transfer` when nothing needs awaiting (no `on_handoff` hook, no summary):
+    the common case, without a coroutine. `LATER`: await `settle_transfer`."""
+    transfer = decision.transfer
+    if transfer is None or decision.transfer_ask is None:
+        decision.flush(t)
+        return None
+    route = transfer.route
+    if route is not None:
+        h = route.handoff
+        if h.on_handoff is not None or (h.history if h.history is not None
+                                         else t.runner.history) == "summary":
+            return LATER  # type: ignore[no-any-return]
+    return complete_transfer(t, leg, decision, results, marks)
+
 
 async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
                           results: list[ToolResult | None], marks: list[HandoffMark | None],
