@@ -271,8 +271,10 @@ class HandoffPolicy:
         for r in reversed(session.handoffs):
             if r.turn != turn:
                 break
-            if r.accepted and not r.returns and r.extra.get("line") == line:
-                count += r.target == target
+            if r.accepted and not r.returns and (
+                    (r.extra.get("line") if r.extra else None) == line):
+                if r.target == target:
+                    count += 1
                 seen += 1
                 if seen == window:
                     break

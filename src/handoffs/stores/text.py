@@ -169,7 +169,15 @@ def objects_encodable(objects: Iterable[Any]) -> bool:
                 texts.append(v)
             elif tv is tuple:
                 for x in v:
-                    (inner if getattr(type(x), "__slots__", None) else nested).append(x)
+                    cx = type(x)
+                    if not getattr(cx, "__slots__", None):
+                        nested.append(x)
+                        continue
+                    texts_of, deeper = plans.get(cx) or _plan(cx)
+                    if deeper is not None:
+                        inner.append(x)
+                    elif texts_of is not None:  # a tool call: its text, here
+                        texts += texts_of(x)
             else:
                 nested.append(v)
     joined = "".join(filter(None, texts))
