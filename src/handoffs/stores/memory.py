@@ -52,7 +52,8 @@ class _Committed:
         self.channel = state.channel
         v = state.view
         self.view = (v.mode, v.start, v.pivot, v.record_id)
-        self.shared = dict(state.shared)
+        self.shared = tuple(state.shared.items())
+        """`state.shared`'s items (a tuple costs a third of a dict's memory per session)."""
         self.metadata = dict(state.metadata) if state.metadata else _NO_METADATA
         self.pending = state.pending
         self.event_seq = state.event_seq
@@ -66,13 +67,13 @@ class _Committed:
                 or state.status != self.status or state.turn != self.turn
                 or state.channel != self.channel or state.updated_at != self.updated_at
                 or (v.mode, v.start, v.pivot, v.record_id) != self.view
-                or state.shared != self.shared or state.metadata != self.metadata
+                or not _same(state.shared, self.shared) or state.metadata != self.metadata
                 or state.pending is not self.pending or state.event_seq != self.event_seq)
 
     def restore(self, state: SessionState) -> None:
         """Set the header fields of `state` back to what was committed."""
         state.active_agent = self.active_agent
-        state.shared = dict(self.shared)
+        state.shared = dict(self.shared)  # a copy: the turn may change it
         state.channel = self.channel
         state.version = self.version
         state.turn = self.turn
@@ -373,13 +374,18 @@ def _make_valid(state: SessionState, kept: _Committed | None, first_message: int
         rows.mirror(state, w.header, first_message, w.messages, first_record, w.records)
 
 
+def _same(shared: dict[str, Any], kept: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether `shared` equals the dict whose items `kept` holds."""
+    return len(shared) == len(kept) and all(shared.get(k, _FREE) == v for k, v in kept)
+
+
 def _header_encodable(state: SessionState, kept: _Committed | None) -> bool:
     if kept is None:
         return json_encodable([state.shared, state.metadata, state.pending, state.active_agent,
                                state.channel, state.status])
     shared = state.shared
-    if shared != kept.shared:  # the runtime replaces values; only new ones need a look
-        old = kept.shared
+    if not _same(shared, kept.shared):  # the runtime replaces values; only new ones need
+        old = dict(kept.shared)         # a look
         if not json_encodable([(k, v) for k, v in shared.items()
                                 if k not in old or old[k] != v]):
             return False

@@ -45,7 +45,7 @@ def before(sid: str, turn: int, kept: Any) -> TurnMark:
     mode, start, pivot, record_id = kept.view
     header = {  # `SessionState.header()` of what was kept, encoded now: a true snapshot
         "schema": SCHEMA, "id": sid, "active_agent": kept.active_agent,
-        "shared": kept.shared, "channel": kept.channel, "version": kept.version,
+        "shared": dict(kept.shared), "channel": kept.channel, "version": kept.version,
         "turn": kept.turn, "view": {"mode": mode, "start": start, "pivot": pivot,
                                     "record_id": record_id},
         "status": kept.status, "created_at": kept.created_at,
