@@ -135,9 +135,10 @@ class MemoryStore(TurnMarksInMemory):
 
     def __init__(self, event_log: int = 1000) -> None:
         self.event_log = event_log
-        self._events: dict[str, list[tuple[int, Sequence[Any], int]]] = {}
+        self._events: dict[str, memory_marks.Chunks] = {}
         """Per session: (sequence number of the first, events, how many events the
-        session's commits made up to this one) per commit, oldest first."""
+        session's commits made up to this one) per commit, oldest first; a session
+        whose events one commit made keeps that one tuple, not a list of it."""
         self._sessions: dict[str, SessionState] = {}
         self._committed: dict[str, _Committed] = {}
         self._holders: dict[str, asyncio.Task[Any] | None] = {}
@@ -243,11 +244,16 @@ class MemoryStore(TurnMarksInMemory):
         `event_log`."""
         if self.event_log <= 0:
             return
-        chunks = self._events.setdefault(sid, [])
-        end = (chunks[-1][2] if chunks else 0) + n  # counted: numbers may skip
+        kept = self._events.get(sid)
+        if kept is None:
+            self._events[sid] = (first, events, n)
+            return
+        chunks = memory_marks.chunks_of(kept)
+        end = chunks[-1][2] + n  # counted: numbers may skip
         chunks.append((first, events, end))
         while len(chunks) > 1 and end - chunks[0][2] >= self.event_log:
             del chunks[0]
+        self._events[sid] = chunks
 
     async def event_count(self, session_id: str) -> int:
         """The sequence number the session's next stored event gets (0 if it does not
@@ -260,7 +266,8 @@ class MemoryStore(TurnMarksInMemory):
         """The kept events whose sequence number is above `after`, oldest first, at most
         `limit`; each is its `Event.to_dict()` plus `seq`."""
         out: list[dict[str, Any]] = []
-        for first, events, _ in self._events.get(checks.session_id(session_id), ()):
+        found = self._events.get(checks.session_id(session_id))
+        for first, events, _ in memory_marks.chunks_of(found):
             if first + len(events) <= after + 1:
                 continue
             for i in range(max(0, after + 1 - first), len(events)):

@@ -55,6 +55,18 @@ def before(sid: str, turn: int, kept: Any) -> TurnMark:
     return TurnMark(turn, kept.messages, kept.records, kept.event_seq, rows.dumps(header))
 
 
+Chunk = tuple[int, Any, int]
+Chunks = list[Chunk] | Chunk
+"""A session's kept events (`MemoryStore._events`): a list of chunks, or one chunk."""
+
+
+def chunks_of(kept: Chunks | None) -> list[Chunk]:
+    """A session's kept event chunks as a list (a new one when kept as one chunk)."""
+    if kept is None:
+        return []
+    return [kept] if type(kept) is tuple else kept  # type: ignore[return-value]
+
+
 def cut_events(chunks: list[tuple[int, Any, int]], events: int) -> list[tuple[int, Any, int]]:
     """The kept event chunks without the events numbered `events` and later."""
     out: list[tuple[int, Any, int]] = []
@@ -83,7 +95,7 @@ class TurnMarksInMemory:
     _marks: dict[str, Marks]
     _sessions: dict[str, SessionState]
     _committed: dict[str, Any]
-    _events: dict[str, list[tuple[int, Any, int]]]
+    _events: dict[str, Chunks]
     _stats: dict[str, list[tuple[int, int, Any]]]
     _finals: dict[str, dict[int, str]]
 
@@ -122,7 +134,7 @@ class TurnMarksInMemory:
         del state.handoffs[mark.records:]
         state.cache = None
         self._keep(state)
-        self._events[sid] = cut_events(self._events.get(sid, []), mark.events)
+        self._events[sid] = cut_events(chunks_of(self._events.get(sid)), mark.events)
         self._stats[sid] = cut_stats(self._stats.get(sid, []), mark.records)
         cut_turns(self._finals.get(sid), mark.turn)
         found = self._marks.get(sid)
