@@ -24,10 +24,13 @@ if TYPE_CHECKING:
     from .agent import Agent
 
 HistoryFilter = Callable[[Sequence[Message]], Sequence[Message]]
-HistoryMode = Literal["full", "conversation", "last_user", "none", "summary"] | HistoryFilter
+HistoryMode = (Literal["own_tools", "full", "conversation", "last_user", "none", "summary"]
+               | HistoryFilter)
 EnabledFlag = bool | Callable[[RunContext], bool]
 
-HISTORY_MODES = ("full", "conversation", "last_user", "none", "summary")
+HISTORY_MODES = ("own_tools", "full", "conversation", "last_user", "none", "summary")
+"""The history views by name (`Handoff(history=...)`, `Runner(history=...)`); the first
+is the default."""
 
 
 class HandoffReason(StrEnum):
@@ -63,12 +66,15 @@ class Handoff:
     already be valid for every provider (`^[a-zA-Z0-9_-]{1,64}$`); `Team` refuses it
     otherwise."""
     history: HistoryMode | None = None
-    """What the target's model sees of the conversation so far: `full` (every message,
-    tool traffic included), `conversation` (user and assistant text only), `last_user`
-    (only the latest user message), `none` (only the handoff note), `summary` (a summary
-    made once at handoff time), or a callable over the transcript. Messages produced after
-    the handoff are always shown in full. None (default): the runner's default
-    (`Runner(history=...)`), which is `full` unless the runner sets one."""
+    """What the target's model sees of the conversation so far: `own_tools` (user and
+    assistant text, plus the target's own earlier tool calls and results, not other
+    agents'), `full` (every message, every agent's tool traffic included), `conversation`
+    (user and assistant text only), `last_user` (only the latest user message), `none`
+    (only the handoff note), `summary` (a summary made once at handoff time), or a
+    callable over the transcript. Messages produced after the handoff are always shown in
+    full. None (default): the runner's default (`Runner(history=...)`), which is
+    `own_tools` unless the runner sets one (`history="full"` for a target that needs the
+    tool results other agents got)."""
     transfer_system_message: bool = False
     """True: the source's instructions are added to the target's system text."""
     payload: type[pydantic.BaseModel] | None = None

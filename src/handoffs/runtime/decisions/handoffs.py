@@ -250,8 +250,8 @@ def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
     elif mode == "last_user":
         start = t.user_index if t.user_index >= 0 else last_user_index(state.messages)
         spec = ViewSpec("last_user", start, pivot, record.id)
-    elif mode == "conversation":
-        spec = ViewSpec("conversation", 0, pivot, record.id)
+    elif mode in ("own_tools", "conversation"):
+        spec = ViewSpec(mode, 0, pivot, record.id)
     else:  # none, summary
         spec = ViewSpec(mode, pivot, pivot, record.id)
     state.view = spec

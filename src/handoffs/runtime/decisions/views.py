@@ -74,7 +74,7 @@ def window(t: Turn, leg: Leg) -> Window:
     custom = None
     if spec.mode == "custom" and callable(history) and route is not None:
         custom = checked_filter(history, f"{route.source} -> {route.target.name}")
-    return views_of(state).window(state.messages, spec, custom)
+    return views_of(state).window(state.messages, spec, custom, leg.agent.name)
 
 
 def checked_filter(fn: CustomFilter, route: str) -> CustomFilter:
