@@ -266,23 +266,33 @@ _HOW = {
 records and events, not for a model)."""
 
 
-def handoff_note(record: HandoffRecord, payload: Any = None) -> str:
-    """The short note a target's system text carries: who handed over, why, with what."""
+def handoff_note(record: HandoffRecord, payload: Any = None, *, taking_over: bool = True
+                 ) -> str:
+    """The short note a target's system text carries: who handed over, why, with what.
+
+    `taking_over`: the target has yet to answer the user since the handoff, so the note
+    also says how. Once it has, the conversation is plainly its own: the note is then
+    empty unless it carries what the transcript does not show (a payload, the error to
+    recover from, earlier steps' results)."""
     why = f": {record.explanation}" if record.explanation else "."
     if record.returns:
-        note = (f"# Delegation\n{record.source} asks you for a task{why}"
-                f"\nYour answer goes back to {record.source}, not to the user: do the task "
-                "given last, then answer with the result.")
+        note = (f"# Delegation\n{record.source} asks you for a task{why}\nDo the task "
+                f"given last and answer with the result; it goes to {record.source}, not "
+                "to the user.")
     else:
         how = _HOW.get(record.reason, "{source} handed the conversation to you").format(
             source=record.source)
-        note = (f"# Handoff\n{how}{why}\nYou answer the user now: reply to their latest "
-                "message yourself; do not say that the conversation was transferred.")
+        note = f"# Handoff\n{how}{why}"
+        if taking_over:
+            note += "\nAnswer the user now; do not mention the transfer."
     if payload is None:
         payload = record.payload
+    extra = record.extra
+    if not taking_over and payload is None and not (
+            extra and (extra.get("error") or extra.get("results"))):
+        return ""
     if payload is not None:
         note += f"\nPayload: {payload_preview(payload)}"
-    extra = record.extra
     if extra:
         error = extra.get("error")
         if error:

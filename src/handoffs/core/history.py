@@ -233,9 +233,18 @@ class TranscriptViews:
             made = self.own[agent] = (seq, at)
         return made
 
-    def _others_before(self, agent: str, i: int) -> bool:
-        """Whether another agent's tool traffic comes before transcript message `i`."""
-        return any(first < i and name != agent for name, first in self.traffic.items())
+    def _own_tools(self, spec: ViewSpec, agent: str) -> Window:
+        """`agent`'s `own_tools` view when another agent's traffic comes before the pivot:
+        the conversation list if the agent made no call of its own before it, else its
+        own list."""
+        first = self.traffic.get(agent)
+        if first is None or first >= spec.pivot:
+            seq, at = self._ensure_conversation()
+        else:
+            seq, at = self._ensure_own(agent)
+        full = self.full
+        return Window(((seq, self._pos(at, seq, spec.start), self._pos(at, seq, spec.pivot)),
+                       (full, self._pos(self.full_at, full, spec.pivot), len(full))))
 
     @staticmethod
     def _pos(at: array[int], lst: Sequence[Message], i: int) -> int:
@@ -254,18 +263,15 @@ class TranscriptViews:
         full = self.full
         end = len(full)
         mode = spec.mode
-        if mode == "full" or (mode == "own_tools"
-                              and not self._others_before(agent, spec.pivot)):
+        if mode == "own_tools":
+            pivot = spec.pivot
+            for name, first in self.traffic.items():  # no call: the common case is empty
+                if first < pivot and name != agent:
+                    return self._own_tools(spec, agent)
+            mode = "full"  # nothing before the pivot is another agent's tool traffic
+        if mode == "full":
             return Window.of(full, self._pos(self.full_at, full, spec.start), end)
         tail: _Part = (full, self._pos(self.full_at, full, spec.pivot), end)
-        if mode == "own_tools":
-            first = self.traffic.get(agent)
-            if first is None or first >= spec.pivot:
-                seq, at = self._ensure_conversation()
-            else:
-                seq, at = self._ensure_own(agent)
-            part: _Part = (seq, self._pos(at, seq, spec.start), self._pos(at, seq, spec.pivot))
-            return Window((part, tail))
         if mode in ("none", "summary"):
             return Window((tail,))
         if mode == "last_user":
