@@ -263,13 +263,16 @@ class TranscriptViews:
         full = self.full
         end = len(full)
         mode = spec.mode
-        if mode == "own_tools":
-            pivot = spec.pivot
-            for name, first in self.traffic.items():  # no call: the common case is empty
-                if first < pivot and name != agent:
-                    return self._own_tools(spec, agent)
-            mode = "full"  # nothing before the pivot is another agent's tool traffic
         if mode == "full":
+            return Window.of(full, self._pos(self.full_at, full, spec.start), end)
+        if mode == "own_tools":
+            traffic = self.traffic
+            if traffic:  # no loop in the common case: no agent called a tool yet
+                pivot = spec.pivot
+                for name, first in traffic.items():
+                    if first < pivot and name != agent:
+                        return self._own_tools(spec, agent)
+            # Nothing before the pivot is another agent's tool traffic: `full` shows it.
             return Window.of(full, self._pos(self.full_at, full, spec.start), end)
         tail: _Part = (full, self._pos(self.full_at, full, spec.pivot), end)
         if mode in ("none", "summary"):
