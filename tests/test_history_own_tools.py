@@ -110,6 +110,16 @@ async def test_a_target_sees_its_own_earlier_tool_traffic_when_it_comes_back() -
     ]
 
 
+async def test_a_call_made_beside_the_handoff_stays_with_the_source() -> None:
+    team = Team([Agent("triage", tools=[track_package], handoffs=["billing"]),
+                 Agent("billing")])
+    model = ScriptedModel([[call("track_package", order_id="O-7"), transfer("billing")],
+                           reply("Billing here.")])
+    await Runner(team, model=model).run("s", "charged twice")
+
+    assert seen(requests_of(model, "billing")[0]) == [("user", "triage", "charged twice")]
+
+
 async def test_what_comes_after_the_handoff_is_seen_in_full_across_turns() -> None:
     model = ScriptedModel({
         "triage": [transfer("billing")],
