@@ -208,7 +208,13 @@ WHY_MORE = {
         "separate user message opening with a 400-byte \"For context: ...\" preamble; tool "
         "results are Python reprs inside that text (the 2 KB JSON escaped once more); and "
         "each agent's system text carries ADK's transfer guide listing the other agents."),
-    "strands": "it makes more calls (see above).",
+    "strands": (
+        "it makes 20 calls where the others make 11: a Swarm remembers nothing between "
+        "turns, so triage routes every turn again, and an agent that hands off is asked "
+        "once more before the Swarm moves on; each request carries Strands' context text "
+        "(the handoff message, the agents that worked on it, the other agents' "
+        "descriptions), and a real model would answer turn 2 in billing without knowing "
+        "which charge."),
     "autogen": (
         "each handoff stays in the thread as a user message (\"Transferred to billing, "
         "adopting the role of billing immediately.\") sent again in every later request, "
