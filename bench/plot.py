@@ -192,11 +192,12 @@ def chart_traffic(res: dict[str, Any], out: Path) -> bool:
                     "#bcbd22", "#7f7f7f"])  # no red: red is ours
     for k, s in rows:
         ours = k.startswith("handoffs")
-        style = {"full": "-", "conversation": "--", "last_user": ":", "summary": "-."}
+        style = {"own_tools": "-", "full": (0, (5, 1)), "conversation": "--",
+                 "last_user": ":", "summary": "-."}
         right.plot(turns, [b / 1000 for b in s["turn_bytes"]], marker="o", markersize=3,
                    color=OURS_COLOR if ours else next(palette),
                    linestyle=style.get(k.split(":")[-1], "-") if ours else "-",
-                   linewidth=2 if k == "handoffs:full" else 1.2, label=s["label"])
+                   linewidth=2 if k == "handoffs:own_tools" else 1.2, label=s["label"])
     right.set_xticks(turns)
     right.set_xlabel("user turn")
     right.set_ylabel("request KB in the turn")

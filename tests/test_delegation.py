@@ -160,7 +160,7 @@ async def test_a_delegation_tool_asks_for_the_task_and_the_delegate_sees_it_last
     team = Team([boss, Agent("expert", description="Knows policies.")])
     spec = next(s for s in team.plan("boss").specs if s.name == "ask_expert")
     assert spec.parameters["required"] == ["task"]
-    assert "return to you" in spec.parameters["properties"]["task"]["description"]
+    assert "comes to you, not to the user" in spec.parameters["properties"]["task"]["description"]
     assert spec.description == "Ask expert and get the answer back: Knows policies."
 
     model = ScriptedModel([
@@ -174,5 +174,5 @@ async def test_a_delegation_tool_asks_for_the_task_and_the_delegate_sees_it_last
     delegate_request = model.requests[1]
     assert isinstance(delegate_request.messages[-1], UserMessage)
     assert delegate_request.messages[-1].text == "Is order A-7 refundable after 40 days?"
-    assert "Your answer goes back to boss, not to the user" in delegate_request.system
+    assert "answer with the result; it goes to boss, not to the user" in delegate_request.system
     assert "# Handoff" not in delegate_request.system

@@ -54,8 +54,10 @@ async def test_ordinary_tools_run_before_the_handoff_in_the_same_response() -> N
     def on_handoff(ctx: object, payload: object) -> None:
         order.append("handoff")
 
+    # `full`: billing is shown triage's call and its result (own_tools would keep them
+    # with triage).
     triage = Agent("triage", tools=[note_it],
-                   handoffs=[Handoff("billing", on_handoff=on_handoff)])
+                   handoffs=[Handoff("billing", on_handoff=on_handoff, history="full")])
     billing = Agent("billing")
     # The handoff call comes first in the response, the tool second: the tool still runs first.
     model = ScriptedModel([[transfer("billing"), call("note_it", text="x")], reply("done")])

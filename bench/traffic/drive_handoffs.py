@@ -1,14 +1,15 @@
 """handoffs on the traffic scenario: `Runner` with our own `OpenAIModel` at the server's URL.
 
 Every route (triage -> billing, triage -> shipping, billing -> triage, shipping -> triage) is a
-`Handoff(..., history=<view>)`, one view per run (`--view full|conversation|last_user|summary`);
+`Handoff(..., history=<view>)`, one view per run (`--view own_tools|full|conversation|last_user|
+summary`; `own_tools` is the default view);
 `summary` makes its summary with the source agent's model (the same server), once per handoff.
 Tools are `@tool` over the scenario's functions. The session lives in the default in-memory
 store; the active agent sticks from turn to turn. Checks read `RunResult.output` and
 `RunResult.agent`.
 
     PYTHONPATH=src .venv/bin/python bench/traffic/drive_handoffs.py \
-        --base-url http://127.0.0.1:PORT/c{conv}/v1 --view full
+        --base-url http://127.0.0.1:PORT/c{conv}/v1 --view own_tools
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import handoffs
 from handoffs import Agent, Handoff, Runner, Team, tool
 from handoffs.models.openai import OpenAIModel
 
-VIEWS = ("full", "conversation", "last_user", "summary")
+VIEWS = ("own_tools", "full", "conversation", "last_user", "summary")
 
 
 def build_team(view: str) -> Team:

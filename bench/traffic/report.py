@@ -10,7 +10,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-BASELINE = "handoffs:full"
+BASELINE = "handoffs:own_tools"
+"""Our default history view: the row the others are compared with."""
 
 
 def _median(xs: list[float]) -> float:
@@ -82,7 +83,7 @@ def table(summary: dict[str, Any], tokens_note: str) -> str:
     tok_head = "prompt tokens, total | tokens / call" if tokens_note == "" else \
         "prompt tokens | tokens / call"
     lines = [f"| framework (history view) | model calls | handoff calls | request bytes, total "
-             f"(× handoffs full) | bytes / call | largest request | {tok_head} | "
+             f"(× handoffs own_tools) | bytes / call | largest request | {tok_head} | "
              "2 KB tool result sent again | wall time / turn, median (min–max) |",
              "|" + " --- |" * 10]
     for s in summary.values():
@@ -146,13 +147,13 @@ def verdict(summary: dict[str, Any]) -> str:
     ours = {k: s for k, s in summary.items() if k.startswith("handoffs") and s.get("bytes")}
     small = min(ours, key=lambda k: ours[k]["bytes"])
     less = [s["label"] for s in peers.values() if s["bytes"] < base["bytes"]]
-    text = (f"model traffic, six-turn conversation: handoffs (full) sends "
+    text = (f"model traffic, six-turn conversation: handoffs (own_tools, the default view) sends "
             f"{kb(base['bytes'])} in {base['calls']} calls; the peers send "
             f"{kb(peers[lo]['bytes'])} ({peers[lo]['label']}) to "
             f"{kb(peers[hi]['bytes'])} ({peers[hi]['label']}); "
             f"our smallest view, {ours[small]['label']}, {kb(ours[small]['bytes'])}.")
     if less:
-        text += f" Less than handoffs (full): {', '.join(less)} (see why below)."
+        text += f" Less than handoffs (own_tools): {', '.join(less)} (see why below)."
     return text
 
 
@@ -176,8 +177,8 @@ WHY_LESS = {
         "messages between agents: the user's messages, the agents' text answers and the "
         "handoff notes (\"Transferred to billing, adopting the role of billing "
         "immediately.\"), all as user messages. An agent's tool calls and tool results stay "
-        "in its own context, so shipping never receives billing's 2 KB invoice list. For "
-        "the other agents' turns that is what our `conversation` view sends."),
+        "in its own context, so shipping never receives billing's 2 KB invoice list; our "
+        "default view, `own_tools`, keeps tool traffic with its agent the same way."),
     "strands": (
         "a Swarm remembers nothing between turns: every `invoke_async` starts at the entry "
         "agent and resets every agent's messages, so each request carries only this turn's "
@@ -207,8 +208,19 @@ WHY_MORE = {
         "separate user message opening with a 400-byte \"For context: ...\" preamble; tool "
         "results are Python reprs inside that text (the 2 KB JSON escaped once more); and "
         "each agent's system text carries ADK's transfer guide listing the other agents."),
-    "strands": "it makes more calls (see above).",
-    "autogen": "its tool descriptions are the whole docstrings and it sends settings.",
+    "strands": (
+        "it makes 20 calls where the others make 11: a Swarm remembers nothing between "
+        "turns, so triage routes every turn again, and an agent that hands off is asked "
+        "once more before the Swarm moves on; each request carries Strands' context text "
+        "(the handoff message, the agents that worked on it, the other agents' "
+        "descriptions), and a real model would answer turn 2 in billing without knowing "
+        "which charge."),
+    "autogen": (
+        "each handoff stays in the thread as a user message (\"Transferred to billing, "
+        "adopting the role of billing immediately.\") sent again in every later request, "
+        "and its tool descriptions are the whole docstrings; it sends no tool definitions "
+        "when it asks the model to word a tool's result (`reflect_on_tool_use`), and its "
+        "system text is the agent's instructions alone."),
 }
 
 
@@ -227,7 +239,7 @@ def why_section(summary: dict[str, Any]) -> str:
         elif r >= 1 and key in WHY_MORE:
             more.append(f"- **{s['label']}**, ×{r:.2f} ({kb(s['bytes'])}): {WHY_MORE[key]}")
     ours = []
-    for view in ("conversation", "last_user", "summary"):
+    for view in ("full", "conversation", "last_user", "summary"):
         s = summary.get(f"handoffs:{view}", {})
         if s.get("bytes"):
             beats = [p["label"] for k, p in summary.items()
@@ -237,16 +249,19 @@ def why_section(summary: dict[str, Any]) -> str:
                         + (f"; still more than {', '.join(beats)}" if beats else "") + ")")
     out = ["### Where a peer sends less than we do, and why", ""]
     if less:
-        out += ["Against handoffs with its default view, `full` (the target sees every "
-                "earlier message, tool traffic included; accepted handoff calls are never "
-                "replayed):", "", *less, ""]
+        out += ["Against handoffs with its default view, `own_tools` (each agent sees the "
+                "conversation and its own tool calls and results, not other agents'; accepted "
+                "handoff calls are never replayed):", "", *less, ""]
     else:
-        out += ["No peer sends less than handoffs with its default view, `full`.", ""]
+        out += ["No peer sends less than handoffs with its default view, `own_tools` (each "
+                "agent sees the conversation and its own tool calls and results, not other "
+                "agents'; accepted handoff calls are never replayed).", ""]
     if ours:
-        out += ["Our other views, on the same routes: " + "; ".join(ours) + ". `full` is "
-                "the default because a specialist that takes over usually needs the tool "
-                "results gathered before it; a route that does not can say so with "
-                "`Handoff(..., history=\"conversation\")` (or `last_user`, `summary`).", ""]
+        out += ["Our other views, on the same routes: " + "; ".join(ours) + ". `own_tools` "
+                "is the default: what a target needs of the source's findings comes with the "
+                "handoff's reason and payload, and a route whose target needs every earlier "
+                "tool result says `Handoff(..., history=\"full\")` (the default until issue "
+                "32; `Runner(history=\"full\")` for every route).", ""]
     if more:
         out += ["Where a peer sends more:", "", *more, ""]
     return "\n".join(out)

@@ -4,16 +4,16 @@
     .venv/bin/python bench/traffic/run.py --only handoffs --rounds 1 --reps 2
     .venv/bin/python bench/traffic/run.py --json out.json # where the results go
 
-One row per framework, and one per history view of ours (`handoffs:full`, `:conversation`,
-`:last_user`, `:summary`). A run is one driver process (bench/traffic/drive_<name>.py, in the
-framework's venv: ours in this interpreter, a peer in .bench-venvs/<name>) playing the
-six-turn conversation ``--reps`` times against its own :class:`server.TrafficServer`
-(127.0.0.1, ephemeral port, bounded in requests and time). Round r runs every row, in an
-order rotated by r. The server's records give the traffic (model calls, request bytes, per
-turn); the driver's give the wall time of each turn (HTTP hop included) and its checks
-(answer and answering agent of every turn). Tokens: the first run of each row's first
-conversation is counted by bench/traffic/tokens.py in .bench-venvs/tokens (tiktoken
-o200k_base, offline); without that venv the figures are bytes only, and say so.
+One row per framework, and one per history view of ours (`handoffs:own_tools`, the default,
+`:full`, `:conversation`, `:last_user`, `:summary`). A run is one driver process
+(bench/traffic/drive_<name>.py, in the framework's venv: ours in this interpreter, a peer in
+.bench-venvs/<name>) playing the six-turn conversation ``--reps`` times against its own
+:class:`server.TrafficServer` (127.0.0.1, ephemeral port, bounded in requests and time).
+Round r runs every row, in an order rotated by r. The server's records give the traffic (model
+calls, request bytes, per turn); the driver's give the wall time of each turn (HTTP hop
+included) and its checks (answer and answering agent of every turn). Tokens: the first run of
+each row's first conversation is counted by bench/traffic/tokens.py in .bench-venvs/tokens
+(tiktoken o200k_base, offline); without that venv the figures are bytes only, and say so.
 
 Writes the results JSON (default bench/results/traffic-<date>.json) and the request bodies of
 one conversation per row (``<results>-requests.json.gz``), and prints the tables. Exit
@@ -59,7 +59,8 @@ class Row:
 
 ROWS = (
     *(Row(f"handoffs:{v}", f"handoffs ({v})", Path(sys.executable), "drive_handoffs.py",
-          ("--view", v)) for v in ("full", "conversation", "last_user", "summary")),
+          ("--view", v)) for v in ("own_tools", "full", "conversation", "last_user",
+                                   "summary")),
     Row("openai-agents", "OpenAI Agents SDK", VENVS / "openai-agents/bin/python",
         "drive_openai_agents.py"),
     Row("langgraph", "LangGraph + swarm", VENVS / "langgraph/bin/python", "drive_langgraph.py"),
@@ -250,8 +251,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--reps", type=int, default=4,
                    help="conversations per run (the first one's turns are not timed)")
     p.add_argument("--only", default="",
-                   help="comma-separated rows or frameworks: handoffs (all four views), "
-                        "handoffs:full, openai-agents, langgraph, autogen, strands, adk")
+                   help="comma-separated rows or frameworks: handoffs (all five views), "
+                        "handoffs:own_tools, openai-agents, langgraph, autogen, strands, adk")
     p.add_argument("--json", type=Path, default=None, help="results file (default "
                    "bench/results/traffic-<date>.json)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per driver run")

@@ -118,7 +118,7 @@ def test_one_handoff_tool_with_an_agent_name_and_the_source_asked_again() -> Non
     assert scenario.decide(body).kind == "handed_off"
 
 
-def args_for(url: str, view: str = "full", reps: int = 1) -> argparse.Namespace:
+def args_for(url: str, view: str = "own_tools", reps: int = 1) -> argparse.Namespace:
     return argparse.Namespace(base_url=url, reps=reps, view=view)
 
 

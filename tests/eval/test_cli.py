@@ -32,7 +32,7 @@ def test_a_threshold_above_the_score_fails_the_command(handoffs: Handoffs) -> No
     done = handoffs("eval", "--model", "offline", "--min-accuracy", "99%")
 
     assert done.returncode == 1
-    assert "below --min-accuracy 99.0%: offline · history full scored" in done.stderr
+    assert "below --min-accuracy 99.0%: offline · history own_tools scored" in done.stderr
 
 
 def test_json_has_the_figures_and_explains_failing_turns(handoffs: Handoffs,

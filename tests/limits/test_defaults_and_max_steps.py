@@ -55,12 +55,23 @@ async def test_a_route_that_sets_its_history_keeps_it_over_the_runner_default() 
     assert any(isinstance(m, ToolResult) for m in seen_by_refunds(model))
 
 
-async def test_without_a_runner_default_routes_see_the_full_history() -> None:
+async def test_without_a_runner_default_routes_hide_the_sources_tool_traffic() -> None:
     model = billing_then_refunds()
 
     await Runner(support(), model=model).run("s1", "refund A-1 please")
 
-    assert any(isinstance(m, ToolResult) for m in seen_by_refunds(model))
+    seen = seen_by_refunds(model)
+    assert not any(isinstance(m, ToolResult) for m in seen)  # billing's lookup stays with it
+    assert any(isinstance(m, UserMessage) and m.text == "refund A-1 please" for m in seen)
+
+
+async def test_the_earlier_default_full_is_one_word_on_the_runner() -> None:
+    model = billing_then_refunds()
+
+    await Runner(support(), model=model, history="full").run("s1", "refund A-1 please")
+
+    assert any(isinstance(m, ToolResult) and m.text == "A-1: charged twice"
+               for m in seen_by_refunds(model))
 
 
 def test_the_runner_history_default_must_be_a_known_view() -> None:

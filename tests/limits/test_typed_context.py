@@ -46,7 +46,7 @@ async def test_a_typed_context_reaches_tools_instructions_and_hooks() -> None:
     result = await runner.run("s1", "hi", context=Deps("Ada", 2))
 
     assert result.output == "done"
-    assert model.requests[0].system.startswith("Serve Ada.\n\n# Handoffs\n")
+    assert model.requests[0].system.startswith("Serve Ada.\n\nWhat another agent should answer: ")
     assert hooked == ["Ada"]
     results = [e["text"] for e in result.events if e.type == "tool_result"]
     assert results == ["Hello, Ada (tier 2)"]

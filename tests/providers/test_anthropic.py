@@ -20,8 +20,9 @@ async def test_text_reply_with_system_prompt_and_default_max_tokens(
     assert result.output == "Hi there."
     assert (result.usage.input_tokens, result.usage.output_tokens) == (40, 6)
     body = anthropic_server.bodies[0]
-    assert body["system"].startswith("Route customers to billing.\n\n# Handoffs\n")
-    assert "call its transfer tool right away" in body["system"]
+    assert body["system"].startswith(
+        "Route customers to billing.\n\nWhat another agent should answer: ")
+    assert "call its transfer tool at once, without announcing it" in body["system"]
     assert body["max_tokens"] == 4096
     assert body["messages"] == [{"role": "user", "content": [{"type": "text",
                                                                "text": "hello"}]}]

@@ -43,7 +43,8 @@ async def test_openai_to_anthropic_to_openai_in_one_turn_and_across_turns(
         # turn 2
         message("Your invoice is on its way."),
     )
-    runner = Runner(mixed_team(openai_server, anthropic_server))
+    # `full`: each provider is sent the other's tool calls and results, in its own form.
+    runner = Runner(mixed_team(openai_server, anthropic_server), history="full")
 
     first = await runner.run("s1", "I was charged twice for A-1")
     second = await runner.run("s1", "and I need an invoice")

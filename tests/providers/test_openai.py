@@ -28,7 +28,8 @@ async def test_text_reply_reaches_the_user_with_usage(openai_server: FakeServer)
     assert body["model"] == "gpt-test"
     system, user = body["messages"]
     assert system["role"] == "system"
-    assert system["content"].startswith("Route customers to billing.\n\n# Handoffs\n")
+    assert system["content"].startswith(
+        "Route customers to billing.\n\nWhat another agent should answer: ")
     assert user == {"role": "user", "content": "hi"}
     assert [t["function"]["name"] for t in body["tools"]] == ["transfer_to_billing"]
     assert "tool_choice" not in body

@@ -134,7 +134,7 @@ async def test_records_keep_the_order_of_the_responses_calls() -> None:
 def test_agents_with_routes_are_told_how_a_transfer_is_made() -> None:
     team = refunds_team()
     assert team.plan("billing").handoff_text.startswith(DEFAULT_HANDOFF_INSTRUCTIONS)
-    assert "ask_ tools" in team.plan("billing").handoff_text
+    assert "An ask_ tool brings another agent's answer back" in team.plan("billing").handoff_text
     assert team.plan("refunds").handoff_text == ""  # no routes, nothing to say
 
 
@@ -156,7 +156,7 @@ async def test_the_handoff_note_gives_the_kind_in_words() -> None:
     await Runner(team, model=model).run("s", "x")
     system = model.requests[1].system
     assert "triage handed the conversation to you: a charge" in system
-    assert "do not say that the conversation was transferred" in system
+    assert "Answer the user now; do not mention the transfer." in system
     assert "(llm)" not in system
 
 
@@ -168,3 +168,52 @@ async def test_one_way_routes_ask_the_provider_for_one_call_per_response() -> No
     await Runner(tools_only, model=model).run("2", "x")
     await Runner(opted_in, model=model).run("3", "x")
     assert [r.parallel_tool_calls for r in model.requests] == [False, None, True]
+
+
+async def test_the_note_says_answer_now_until_the_target_has_answered() -> None:
+    team = Team([Agent("triage", handoffs=["billing"]), Agent("billing")])
+    model = ScriptedModel([transfer("billing", reason="a charge"), reply("Fixed."),
+                           reply("You're welcome.")])
+    runner = Runner(team, model=model)
+    await runner.run("s", "I was charged twice")
+    await runner.run("s", "thanks")
+
+    taking_over, later = model.requests[1].system, model.requests[2].system
+    assert "triage handed the conversation to you: a charge" in taking_over
+    assert "Answer the user now" in taking_over
+    assert "# Handoff" not in later  # the conversation is plainly billing's by now
+
+
+async def test_after_a_next_turn_transfer_the_note_waits_for_the_targets_turn() -> None:
+    team = Team([Agent("triage", handoffs=[Handoff("billing", respond="next_turn")]),
+                 Agent("billing")])
+    model = ScriptedModel([transfer("billing", reason="a charge"), reply("Fixed."),
+                           reply("You're welcome.")])
+    runner = Runner(team, model=model)
+    await runner.run("s", "I was charged twice")
+    await runner.run("s", "so?")
+    await runner.run("s", "thanks")
+
+    assert [r.agent for r in model.requests] == ["triage", "billing", "billing"]
+    assert "Answer the user now" in model.requests[1].system
+    assert "# Handoff" not in model.requests[2].system
+
+
+async def test_a_payload_stays_in_the_note_in_later_turns() -> None:
+    model = ScriptedModel([transfer("refunds", order_id="A-1", amount=2.5), reply("Done."),
+                           reply("Still A-1.")])
+    runner = Runner(refunds_team(), model=model)
+    await runner.run("s", "refund A-1")
+    await runner.run("s", "which order was it?")
+
+    later = model.requests[2].system
+    assert '"order_id":"A-1"' in later.replace(" ", "")
+    assert "Answer the user now" not in later
+
+
+def test_a_route_without_payload_does_not_forbid_extra_arguments_it_ignores() -> None:
+    team = refunds_team()
+    tech = team.plan("billing").routes_by_target["tech"].spec.parameters
+    refunds = team.plan("billing").routes_by_target["refunds"].spec.parameters
+    assert "additionalProperties" not in tech
+    assert refunds["additionalProperties"] is False  # the payload's own fields

@@ -40,8 +40,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], team_he
                    "'offline' for the offline rule-based model (default: the runner's own, "
                    "HANDOFFS_MODEL, an API key's, else offline)")
     p.add_argument("--history", action="append", default=[], metavar="VIEW",
-                   help="the default history view (full, conversation, last_user, none, "
-                   "summary); repeat to compare side by side")
+                   help="the default history view (own_tools, full, conversation, "
+                   "last_user, none, summary; default: the runner's, else own_tools); "
+                   "repeat to compare side by side")
     p.add_argument("--repeat", type=int, default=1, help="play every case N times")
     p.add_argument("--concurrency", type=int, default=4,
                    help="cases played at once (1 for a local server; default 4)")

@@ -24,10 +24,13 @@ if TYPE_CHECKING:
     from .agent import Agent
 
 HistoryFilter = Callable[[Sequence[Message]], Sequence[Message]]
-HistoryMode = Literal["full", "conversation", "last_user", "none", "summary"] | HistoryFilter
+HistoryMode = (Literal["own_tools", "full", "conversation", "last_user", "none", "summary"]
+               | HistoryFilter)
 EnabledFlag = bool | Callable[[RunContext], bool]
 
-HISTORY_MODES = ("full", "conversation", "last_user", "none", "summary")
+HISTORY_MODES = ("own_tools", "full", "conversation", "last_user", "none", "summary")
+"""The history views by name (`Handoff(history=...)`, `Runner(history=...)`); the first
+is the default."""
 
 
 class HandoffReason(StrEnum):
@@ -63,12 +66,15 @@ class Handoff:
     already be valid for every provider (`^[a-zA-Z0-9_-]{1,64}$`); `Team` refuses it
     otherwise."""
     history: HistoryMode | None = None
-    """What the target's model sees of the conversation so far: `full` (every message,
-    tool traffic included), `conversation` (user and assistant text only), `last_user`
-    (only the latest user message), `none` (only the handoff note), `summary` (a summary
-    made once at handoff time), or a callable over the transcript. Messages produced after
-    the handoff are always shown in full. None (default): the runner's default
-    (`Runner(history=...)`), which is `full` unless the runner sets one."""
+    """What the target's model sees of the conversation so far: `own_tools` (user and
+    assistant text, plus the target's own earlier tool calls and results, not other
+    agents'), `full` (every message, every agent's tool traffic included), `conversation`
+    (user and assistant text only), `last_user` (only the latest user message), `none`
+    (only the handoff note), `summary` (a summary made once at handoff time), or a
+    callable over the transcript. Messages produced after the handoff are always shown in
+    full. None (default): the runner's default (`Runner(history=...)`), which is
+    `own_tools` unless the runner sets one (`history="full"` for a target that needs the
+    tool results other agents got)."""
     transfer_system_message: bool = False
     """True: the source's instructions are added to the target's system text."""
     payload: type[pydantic.BaseModel] | None = None
@@ -260,23 +266,33 @@ _HOW = {
 records and events, not for a model)."""
 
 
-def handoff_note(record: HandoffRecord, payload: Any = None) -> str:
-    """The short note a target's system text carries: who handed over, why, with what."""
+def handoff_note(record: HandoffRecord, payload: Any = None, *, taking_over: bool = True
+                 ) -> str:
+    """The short note a target's system text carries: who handed over, why, with what.
+
+    `taking_over`: the target has yet to answer the user since the handoff, so the note
+    also says how. Once it has, the conversation is plainly its own: the note is then
+    empty unless it carries what the transcript does not show (a payload, the error to
+    recover from, earlier steps' results)."""
     why = f": {record.explanation}" if record.explanation else "."
     if record.returns:
-        note = (f"# Delegation\n{record.source} asks you for a task{why}"
-                f"\nYour answer goes back to {record.source}, not to the user: do the task "
-                "given last, then answer with the result.")
+        note = (f"# Delegation\n{record.source} asks you for a task{why}\nDo the task "
+                f"given last and answer with the result; it goes to {record.source}, not "
+                "to the user.")
     else:
         how = _HOW.get(record.reason, "{source} handed the conversation to you").format(
             source=record.source)
-        note = (f"# Handoff\n{how}{why}\nYou answer the user now: reply to their latest "
-                "message yourself; do not say that the conversation was transferred.")
+        note = f"# Handoff\n{how}{why}"
+        if taking_over:
+            note += "\nAnswer the user now; do not mention the transfer."
     if payload is None:
         payload = record.payload
+    extra = record.extra
+    if not taking_over and payload is None and not (
+            extra and (extra.get("error") or extra.get("results"))):
+        return ""
     if payload is not None:
         note += f"\nPayload: {payload_preview(payload)}"
-    extra = record.extra
     if extra:
         error = extra.get("error")
         if error:

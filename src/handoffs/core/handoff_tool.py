@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from .agent import Agent
     from .handoff import Handoff
 
-REASON_DESCRIPTION = "Why you are handing off, in one sentence."
+REASON_DESCRIPTION = "Why, in one sentence."
 """The description of a one-way handoff tool's `reason` argument."""
-DELEGATION_REASON_DESCRIPTION = "Why you are asking, in one sentence."
+DELEGATION_REASON_DESCRIPTION = "Why you ask, in one sentence."
 """The description of a delegation tool's `reason` argument (with these two, a handoff
 tool is told apart from an ordinary one by what a model is shown)."""
 
@@ -62,8 +62,8 @@ def handoff_tool(h: Handoff, target: Agent, name: str) -> HandoffTool:
     required: list[str] = []
     if h.returns:  # a delegation: the target works on a task and answers the caller
         props["task"] = {"type": "string", "description": (
-            f"What {target.label} must do and return to you: the question or the work, "
-            "with every detail it needs. Its answer comes back to you, not to the user.")}
+            f"The question or work for {target.label}, with every detail it needs; the "
+            "answer comes to you, not to the user.")}
         required.append("task")
         props["reason"] = {"type": "string", "description": DELEGATION_REASON_DESCRIPTION}
     else:
@@ -86,8 +86,9 @@ def handoff_tool(h: Handoff, target: Agent, name: str) -> HandoffTool:
             shape = "flat"
             props.update(fields)
             required.extend(schema.get("required", ()))
-    params: dict[str, Any] = {"type": "object", "properties": props,
-                              "additionalProperties": False}
+    params: dict[str, Any] = {"type": "object", "properties": props}
+    if shape != "none":  # without a payload an extra key is ignored (`split_arguments`)
+        params["additionalProperties"] = False
     if defs:
         params["$defs"] = defs
     if required:
@@ -155,18 +156,14 @@ def split_arguments(args: dict[str, Any], shape: PayloadShape, payload_fields: f
 
 
 DEFAULT_HANDOFF_INSTRUCTIONS = (
-    "# Handoffs\n"
-    "When another agent of your team should handle the request, call its transfer tool "
-    "right away: the call is the handoff, and that agent answers the user. Do not say "
-    "that you will transfer or connect the user; call the tool instead. Do not answer "
-    "for another agent. What you can handle, answer yourself."
+    "What another agent should answer: call its transfer tool at once, without announcing "
+    "it. Answer the rest yourself."
 )
 """What an agent with one-way routes is told about handing off (the source side of a
 handoff: without it, models announce a transfer in words and never call the tool)."""
 
 DEFAULT_ASK_INSTRUCTIONS = (
-    "The ask_ tools put a question to another agent and give you its answer; then you "
-    "answer the user."
+    "An ask_ tool brings another agent's answer back to you; then you answer the user."
 )
 """Added for an agent with delegation routes (`returns=True`)."""
 
@@ -182,4 +179,4 @@ def routing_text(kinds: Collection[bool], setting: bool | str) -> str:
     if False in kinds:
         return (DEFAULT_HANDOFF_INSTRUCTIONS if True not in kinds
                 else f"{DEFAULT_HANDOFF_INSTRUCTIONS} {DEFAULT_ASK_INSTRUCTIONS}")
-    return f"# Handoffs\n{DEFAULT_ASK_INSTRUCTIONS}"
+    return DEFAULT_ASK_INSTRUCTIONS

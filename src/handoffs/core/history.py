@@ -9,10 +9,19 @@ Rules of the renderings:
 - `full`: every message, except accepted one-way handoff calls and their results (the
   target gets a note instead), and runtime notes not meant for models.
 - `conversation`: user messages and assistant text, no tool traffic.
+- `own_tools` (the default): `conversation`, plus the viewing agent's own tool calls,
+  results and notes as `full` shows them. Another agent's tool traffic reaches the
+  viewer only through a route that asks for it (`full`, a function) or through what that
+  agent wrote: its answers, the handoff's reason and payload.
 - `last_user`: only the latest user message before the handoff.
 - `none` and `summary`: nothing from before the handoff (a summary goes in the system text).
 - `custom`: the route's callable applied once to the `full` rendering before the handoff.
 Everything after the handoff is seen in `full`.
+
+The `conversation` and `own_tools` renderings are built on first use and kept in step
+from then on; `own_tools` needs no list of its own while nothing before the handoff is
+another agent's tool traffic (the view is then a slice of `full`), nor, for an agent
+that made no call before the handoff, more than the `conversation` list.
 """
 
 from __future__ import annotations
@@ -113,14 +122,27 @@ def render_conversation(m: Message) -> Message | None:
     return None
 
 
+def render_own_tools(m: Message, agent: str) -> Message | None:
+    """`m` as `agent` sees it in the `own_tools` view (`m` as `full` shows it, or None)."""
+    return m if m.agent == agent else render_conversation(m)
+
+
+def own_tools_filter(agent: str) -> Callable[[Sequence[Message]], list[Message]]:
+    """The `own_tools` view of `agent` as a filter over messages as `full` shows them (a
+    delegate's view of its caller's: it runs once per delegation, not per request)."""
+    def keep(messages: Sequence[Message]) -> list[Message]:
+        return [c for c in (render_own_tools(m, agent) for m in messages) if c is not None]
+    return keep
+
+
 CustomFilter = Callable[[Sequence[Message]], Sequence[Message]]
 
 
 class TranscriptViews:
     """The renderings of one session's transcript, kept in step with it."""
 
-    __slots__ = ("conv", "conv_at", "custom", "full", "full_at", "records_synced", "synced",
-                 "targets")
+    __slots__ = ("conv", "conv_at", "custom", "full", "full_at", "own", "records_synced",
+                 "synced", "targets", "traffic")
 
     def __init__(self) -> None:
         self.full: list[Message] = []
@@ -129,6 +151,12 @@ class TranscriptViews:
         self.conv: list[Message] | None = None
         self.conv_at: array[int] | None = None
         self.custom: dict[str, list[Message]] = {}
+        self.own: dict[str, tuple[list[Message], array[int]]] = {}
+        """Per agent, its `own_tools` rendering and positions (like `conv` and `conv_at`),
+        made only for an agent whose own traffic comes before a handoff to it."""
+        self.traffic: dict[str, int] = {}
+        """Per agent, the transcript index of its first message that `full` shows and
+        `conversation` does not (a tool call, a result, a note, an empty answer)."""
         self.synced = 0
         self.targets: list[str] = []
         """Targets of the session's accepted one-way handoffs, in order (for the loop rule)."""
@@ -140,25 +168,37 @@ class TranscriptViews:
         i = self.synced
         if i == n:
             return
-        full, full_at = self.full, self.full_at
+        full, full_at, traffic = self.full, self.full_at, self.traffic
         conv, conv_at = self.conv, self.conv_at
+        own = self.own
         while i < n:
             m = messages[i]
             full_at.append(len(full))
             r = render_full(m)
             if r is not None:
                 full.append(r)
+                if r.__class__ is not UserMessage and (
+                        r.__class__ is not AssistantMessage or r.tool_calls or not r.text
+                        ) and r.agent not in traffic:
+                    traffic[r.agent] = i
             if conv is not None and conv_at is not None:
                 conv_at.append(len(conv))
-                c = render_conversation(m)
+                c = render_conversation(r) if r is not None else None
                 if c is not None:
                     conv.append(c)
+            if own:
+                for agent, (seq, at) in own.items():
+                    at.append(len(seq))
+                    o = render_own_tools(r, agent) if r is not None else None
+                    if o is not None:
+                        seq.append(o)
             i += 1
         self.synced = n
 
     def _ensure_conversation(self) -> tuple[list[Message], array[int]]:
         if self.conv is None or self.conv_at is None:
-            # Built on first use only: most teams never ask for this view.
+            # Built on first use only: a view needs it once another agent's tool
+            # traffic comes before a handoff (or a route asks for `conversation`).
             conv: list[Message] = []
             conv_at = array("l")
             # The full rendering keeps every message the conversation view keeps.
@@ -174,6 +214,38 @@ class TranscriptViews:
             self.conv, self.conv_at = conv, conv_at
         return self.conv, self.conv_at
 
+    def _ensure_own(self, agent: str) -> tuple[list[Message], array[int]]:
+        made = self.own.get(agent)
+        if made is None:
+            # Up to the agent's first own traffic, its rendering is the conversation's.
+            conv, conv_at = self._ensure_conversation()
+            first = self.traffic.get(agent, self.synced)
+            seq = conv[:self._pos(conv_at, conv, first)]
+            at = conv_at[:first]
+            full_at, full = self.full_at, self.full
+            for i in range(first, self.synced):
+                at.append(len(seq))
+                stop = full_at[i + 1] if i + 1 < self.synced else len(full)
+                for k in range(full_at[i], stop):
+                    o = render_own_tools(full[k], agent)
+                    if o is not None:
+                        seq.append(o)
+            made = self.own[agent] = (seq, at)
+        return made
+
+    def _own_tools(self, spec: ViewSpec, agent: str) -> Window:
+        """`agent`'s `own_tools` view when another agent's traffic comes before the pivot:
+        the conversation list if the agent made no call of its own before it, else its
+        own list."""
+        first = self.traffic.get(agent)
+        if first is None or first >= spec.pivot:
+            seq, at = self._ensure_conversation()
+        else:
+            seq, at = self._ensure_own(agent)
+        full = self.full
+        return Window(((seq, self._pos(at, seq, spec.start), self._pos(at, seq, spec.pivot)),
+                       (full, self._pos(self.full_at, full, spec.pivot), len(full))))
+
     @staticmethod
     def _pos(at: array[int], lst: Sequence[Message], i: int) -> int:
         return at[i] if i < len(at) else len(lst)
@@ -183,13 +255,24 @@ class TranscriptViews:
         messages: Sequence[Message],
         spec: ViewSpec,
         custom: CustomFilter | None = None,
+        agent: str = "",
     ) -> Window:
-        """The view `spec` over `messages` as they are now."""
+        """The view `spec` over `messages` as they are now, for `agent` (the agent whose
+        view it is: the `own_tools` view shows that agent's own tool traffic)."""
         self.sync(messages)
         full = self.full
         end = len(full)
         mode = spec.mode
         if mode == "full":
+            return Window.of(full, self._pos(self.full_at, full, spec.start), end)
+        if mode == "own_tools":
+            traffic = self.traffic
+            if traffic:  # no loop in the common case: no agent called a tool yet
+                pivot = spec.pivot
+                for name, first in traffic.items():
+                    if first < pivot and name != agent:
+                        return self._own_tools(spec, agent)
+            # Nothing before the pivot is another agent's tool traffic: `full` shows it.
             return Window.of(full, self._pos(self.full_at, full, spec.start), end)
         tail: _Part = (full, self._pos(self.full_at, full, spec.pivot), end)
         if mode in ("none", "summary"):
@@ -200,9 +283,8 @@ class TranscriptViews:
             return Window(((prefix, 0, len(prefix)), tail))
         if mode == "conversation":
             conv, conv_at = self._ensure_conversation()
-            part: _Part = (conv, self._pos(conv_at, conv, spec.start),
-                           self._pos(conv_at, conv, spec.pivot))
-            return Window((part, tail))
+            return Window(((conv, self._pos(conv_at, conv, spec.start),
+                            self._pos(conv_at, conv, spec.pivot)), tail))
         if mode == "custom":
             key = spec.record_id or ""
             filtered = self.custom.get(key)

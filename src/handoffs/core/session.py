@@ -30,7 +30,8 @@ class ViewSpec:
     """
 
     mode: str = "full"
-    """`full`, `conversation`, `last_user`, `none`, `summary` or `custom`."""
+    """`own_tools`, `full`, `conversation`, `last_user`, `none`, `summary` or `custom`
+    (`full` here, from `pivot` 0, is the entry agent's view before any handoff)."""
     start: int = 0
     pivot: int = 0
     record_id: str | None = None

@@ -68,7 +68,9 @@ class Runner:
     line, so the turn stops within it; it then fails with code `timeout` and, like any
     failed agent, goes once to the team's `fallback`, which gets what is left of the
     limit but at least a grace of a quarter of it (a turn ends within 1.25 x the limit).
-    `history`: the history view of routes that do not set `Handoff.history` (None: `full`).
+    `history`: the history view of routes that do not set `Handoff.history` (None:
+    `own_tools`, each agent sees the conversation and only its own tool traffic; `"full"`
+    gives every route's target every earlier tool call and result, the earlier default).
     `on_max_steps`: called (sync or async) with the `RunContext` when a turn reaches
     `max_steps`; its text is the turn's output and the turn is COMPLETED (the
     `max_steps_reached` event says so). A handler that raises fails the turn with
@@ -103,7 +105,7 @@ class Runner:
         self.model = model
         self.turn_timeout = turn_timeout
         """Seconds a whole turn may take by default (None: no limit)."""
-        self.history: HistoryMode = history if history is not None else "full"
+        self.history: HistoryMode = history if history is not None else "own_tools"
         """The history view of routes that set none (`Handoff(history=None)`)."""
         self.on_max_steps = on_max_steps
         """Makes the output of a turn that reached `max_steps` (None: the turn fails)."""

@@ -243,15 +243,15 @@ def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
     previous = state.active_agent
     pivot = len(state.messages)
     mode = history_of(route, t) if route is not None else "full"
-    if callable(mode):
+    if mode == "own_tools" or mode == "conversation":
+        spec = ViewSpec(mode, 0, pivot, record.id)
+    elif callable(mode):
         spec = ViewSpec("custom", 0, pivot, record.id)
     elif mode == "full":
         spec = ViewSpec("full", 0, 0, record.id)
     elif mode == "last_user":
         start = t.user_index if t.user_index >= 0 else last_user_index(state.messages)
         spec = ViewSpec("last_user", start, pivot, record.id)
-    elif mode == "conversation":
-        spec = ViewSpec("conversation", 0, pivot, record.id)
     else:  # none, summary
         spec = ViewSpec(mode, pivot, pivot, record.id)
     state.view = spec

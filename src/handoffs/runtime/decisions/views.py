@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...core.context import RunContext
-from ...core.handoff import Handoff, handoff_note
+from ...core.handoff import Handoff, HandoffRecord, handoff_note
 from ...core.history import CustomFilter, Window, views_of
-from ...core.messages import Message
+from ...core.messages import AssistantMessage, Message, UserMessage
 from ...core.team import AgentPlan
 from ...core.tools import ToolSpec
 from ...errors import HandoffsError
@@ -74,7 +74,7 @@ def window(t: Turn, leg: Leg) -> Window:
     custom = None
     if spec.mode == "custom" and callable(history) and route is not None:
         custom = checked_filter(history, f"{route.source} -> {route.target.name}")
-    return views_of(state).window(state.messages, spec, custom)
+    return views_of(state).window(state.messages, spec, custom, leg.agent.name)
 
 
 def checked_filter(fn: CustomFilter, route: str) -> CustomFilter:
@@ -110,6 +110,28 @@ def specs(plan: AgentPlan, ctx: RunContext) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def taking_over(t: Turn, record: HandoffRecord) -> bool:
+    """Whether the target of `record` has yet to answer the user since the handoff: in the
+    handoff's own turn, or in the next one after a transfer that ended its turn (a
+    `next_turn` route, the user's pick). Reads back two turns at most."""
+    state = t.state
+    if record.turn == state.turn or record.returns:
+        return True
+    if record.turn != state.turn - 1:
+        return False
+    messages = state.messages
+    users = 0
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, UserMessage):
+            users += 1
+            if users == 2:
+                break
+        elif isinstance(m, AssistantMessage) and m.text and m.agent == record.target:
+            return False
+    return True
+
+
 def compose(t: Turn, leg: Leg, text: str) -> str:
     """The agent's instructions plus how to hand off (`Team(handoff_instructions=...)`)
     and what its handoff brings: note, source, summary."""
@@ -127,7 +149,10 @@ def compose(t: Turn, leg: Leg, text: str) -> str:
         src = t.team.get(record.source)
         if src is not None and isinstance(src.instructions, str) and src.instructions:
             parts.append(f"# Instructions of {src.label} (transferred)\n{src.instructions}")
-    parts.append(handoff_note(record, leg.payload))
+    note = handoff_note(record, leg.payload, taking_over=(
+        record.turn == t.state.turn or taking_over(t, record)))
+    if note:
+        parts.append(note)
     summary = leg.summary or record.summary
     if summary:
         parts.append(f"# Summary of the conversation so far\n{summary}")
