@@ -137,6 +137,9 @@ def own_tools_filter(agent: str) -> Callable[[Sequence[Message]], list[Message]]
 
 CustomFilter = Callable[[Sequence[Message]], Sequence[Message]]
 
+_NONE: dict[str, int] = {}
+"""An empty mapping to read from (never written)."""
+
 
 class TranscriptViews:
     """The renderings of one session's transcript, kept in step with it."""
@@ -150,15 +153,17 @@ class TranscriptViews:
         """`full_at[i]`: the length of `full` before transcript message i."""
         self.conv: list[Message] | None = None
         self.conv_at: array[int] | None = None
-        self.custom: dict[str, list[Message]] = {}
-        self.own: dict[str, tuple[list[Message], array[int]]] = {}
+        # The others are made on first use: most sessions need none of them, and every
+        # live session keeps its views.
+        self.custom: dict[str, list[Message]] | None = None
+        self.own: dict[str, tuple[list[Message], array[int]]] | None = None
         """Per agent, its `own_tools` rendering and positions (like `conv` and `conv_at`),
         made only for an agent whose own traffic comes before a handoff to it."""
-        self.traffic: dict[str, int] = {}
+        self.traffic: dict[str, int] | None = None
         """Per agent, the transcript index of its first message that `full` shows and
         `conversation` does not (a tool call, a result, a note, an empty answer)."""
         self.synced = 0
-        self.targets: list[str] = []
+        self.targets: list[str] | None = None
         """Targets of the session's accepted one-way handoffs, in order (for the loop rule)."""
         self.records_synced = 0
 
@@ -178,15 +183,17 @@ class TranscriptViews:
             if r is not None:
                 full.append(r)
                 if r.__class__ is not UserMessage and (
-                        r.__class__ is not AssistantMessage or r.tool_calls or not r.text
-                        ) and r.agent not in traffic:
-                    traffic[r.agent] = i
+                        r.__class__ is not AssistantMessage or r.tool_calls or not r.text):
+                    if traffic is None:
+                        traffic = self.traffic = {}
+                    if r.agent not in traffic:
+                        traffic[r.agent] = i
             if conv is not None and conv_at is not None:
                 conv_at.append(len(conv))
                 c = render_conversation(r) if r is not None else None
                 if c is not None:
                     conv.append(c)
-            if own:
+            if own is not None:
                 for agent, (seq, at) in own.items():
                     at.append(len(seq))
                     o = render_own_tools(r, agent) if r is not None else None
@@ -215,11 +222,14 @@ class TranscriptViews:
         return self.conv, self.conv_at
 
     def _ensure_own(self, agent: str) -> tuple[list[Message], array[int]]:
-        made = self.own.get(agent)
+        own = self.own
+        if own is None:
+            own = self.own = {}
+        made = own.get(agent)
         if made is None:
             # Up to the agent's first own traffic, its rendering is the conversation's.
             conv, conv_at = self._ensure_conversation()
-            first = self.traffic.get(agent, self.synced)
+            first = (self.traffic or _NONE).get(agent, self.synced)
             seq = conv[:self._pos(conv_at, conv, first)]
             at = conv_at[:first]
             full_at, full = self.full_at, self.full
@@ -230,14 +240,14 @@ class TranscriptViews:
                     o = render_own_tools(full[k], agent)
                     if o is not None:
                         seq.append(o)
-            made = self.own[agent] = (seq, at)
+            made = own[agent] = (seq, at)
         return made
 
     def _own_tools(self, spec: ViewSpec, agent: str) -> Window:
         """`agent`'s `own_tools` view when another agent's traffic comes before the pivot:
         the conversation list if the agent made no call of its own before it, else its
         own list."""
-        first = self.traffic.get(agent)
+        first = (self.traffic or _NONE).get(agent)
         if first is None or first >= spec.pivot:
             seq, at = self._ensure_conversation()
         else:
@@ -287,11 +297,14 @@ class TranscriptViews:
                             self._pos(conv_at, conv, spec.pivot)), tail))
         if mode == "custom":
             key = spec.record_id or ""
-            filtered = self.custom.get(key)
+            made = self.custom
+            if made is None:
+                made = self.custom = {}
+            filtered = made.get(key)
             if filtered is None:
                 before = full[self._pos(self.full_at, full, spec.start):tail[1]]
                 filtered = list(custom(before)) if custom is not None else before
-                self.custom[key] = filtered
+                made[key] = filtered
             return Window(((filtered, 0, len(filtered)), tail))
         raise ValueError(f"unknown history mode {mode!r}")
 
@@ -312,15 +325,17 @@ def accepted_targets(session: SessionState) -> list[str]:
     records = session.handoffs
     i = views.records_synced
     n = len(records)
+    targets = views.targets
+    if targets is None:
+        targets = views.targets = []
     if i < n:
-        targets = views.targets
         while i < n:
             r = records[i]
             if r.accepted and not r.returns and "line" not in r.extra:
                 targets.append(r.target)
             i += 1
         views.records_synced = n
-    return views.targets
+    return targets
 
 
 def last_user_index(messages: Sequence[Message]) -> int:

@@ -50,8 +50,8 @@ class _Committed:
         self.created_at = state.created_at
         self.updated_at = state.updated_at
         self.channel = state.channel
-        v = state.view
-        self.view = (v.mode, v.start, v.pivot, v.record_id)
+        self.view = state.view
+        """Kept by reference: the runtime replaces a session's view, never changes it."""
         self.shared = tuple(state.shared.items())
         """`state.shared`'s items (a tuple costs a third of a dict's memory per session)."""
         self.metadata = dict(state.metadata) if state.metadata else _NO_METADATA
@@ -61,12 +61,11 @@ class _Committed:
     def changed(self, state: SessionState) -> bool:
         """Whether `state` differs from what was committed (beyond in-place changes
         inside shared values)."""
-        v = state.view
         return (len(state.messages) != self.messages or len(state.handoffs) != self.records
                 or state.version != self.version or state.active_agent != self.active_agent
                 or state.status != self.status or state.turn != self.turn
                 or state.channel != self.channel or state.updated_at != self.updated_at
-                or (v.mode, v.start, v.pivot, v.record_id) != self.view
+                or state.view is not self.view
                 or not _same(state.shared, self.shared) or state.metadata != self.metadata
                 or state.pending is not self.pending or state.event_seq != self.event_seq)
 
@@ -77,7 +76,7 @@ class _Committed:
         state.channel = self.channel
         state.version = self.version
         state.turn = self.turn
-        state.view = ViewSpec(*self.view)
+        state.view = self.view
         state.status = self.status
         state.created_at = self.created_at
         state.updated_at = self.updated_at
@@ -357,6 +356,8 @@ def _copy(state: SessionState, kept: _Committed, status: str | None) -> SessionS
     copy = SessionState(state.id, messages=state.messages[:kept.messages],
                         handoffs=state.handoffs[:kept.records])
     kept.restore(copy)
+    v = copy.view  # the reader's own, as every other field is
+    copy.view = ViewSpec(v.mode, v.start, v.pivot, v.record_id)
     if status is not None:
         copy.status = status
     return copy

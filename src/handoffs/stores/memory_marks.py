@@ -42,7 +42,8 @@ def before(sid: str, turn: int, kept: Any) -> TurnMark:
     (`memory._Committed`, None when nothing was)."""
     if kept is None:
         return FIRST if turn == 1 else TurnMark(turn, 0, 0, 0, None)
-    mode, start, pivot, record_id = kept.view
+    v = kept.view
+    mode, start, pivot, record_id = v.mode, v.start, v.pivot, v.record_id
     header = {  # `SessionState.header()` of what was kept, encoded now: a true snapshot
         "schema": SCHEMA, "id": sid, "active_agent": kept.active_agent,
         "shared": dict(kept.shared), "channel": kept.channel, "version": kept.version,
