@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...core.handoff import HandoffRecord
-from ...core.history import Window, render_conversation
+from ...core.history import Window, own_tools_filter, render_conversation
 from ...core.messages import HandoffMark, Message, ToolResult, UserMessage
 from ...core.policy import Rejection
 from ...core.team import Route
@@ -163,6 +163,8 @@ def _base(t: Turn, leg: Leg, route: Route) -> Window:
         seq = list(checked_filter(mode, f"{route.source} -> {route.target.name}")(msgs))
     elif mode == "conversation":
         seq = [c for c in map(render_conversation, msgs) if c is not None]
+    elif mode == "own_tools":  # the delegate's own traffic kept, nobody else's
+        seq = own_tools_filter(route.target.name)(msgs)
     elif mode == "last_user":
         seq = []
         for m in reversed(msgs):

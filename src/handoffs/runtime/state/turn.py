@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from ...core.events import Event
 from ...core.handoff import HandoffRecord
-from ...core.history import last_user_index, own_tools_filter, render_full
+from ...core.history import last_user_index, render_full
 from ...core.messages import Message, UserMessage
 from ...core.session import SessionState
 from ...core.team import Route, Team
@@ -238,17 +238,9 @@ def append(t: Turn, leg: Leg, message: Message) -> None:
 
 
 def history_of(route: Route, t: Turn) -> Any:
-    """The history view of `route`: its own, else the runner's default (`own_tools`).
-
-    A delegate's view is its caller's view filtered once, when the delegation starts, so
-    for a delegation `own_tools` is given as that filter (the delegate's own traffic
-    kept, nothing else of anyone's tool traffic)."""
+    """The history view of `route`: its own, else the runner's default (`own_tools`)."""
     h = route.handoff.history
-    if h is None:
-        h = t.runner.history
-    if h == "own_tools" and route.handoff.returns:
-        return own_tools_filter(route.target.name)
-    return h
+    return h if h is not None else t.runner.history
 
 
 def turn_text(t: Turn) -> str:
