@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import HandoffsError
 from .context import RunContext
@@ -114,15 +114,11 @@ class Agent:
         """The name to show people: `display_name`, else `name`."""
         return self.display_name or self.name
 
-    @property
-    def is_human(self) -> bool:
-        """True for a `HumanAgent` (a person, no model)."""
-        return False
-
-    @property
-    def is_remote(self) -> bool:
-        """True for a `RemoteAgent` (reached over A2A, no model here)."""
-        return False
+    # Class attributes, not properties: the runtime reads them at every step.
+    is_human: ClassVar[bool] = False
+    """True for a `HumanAgent` (a person, no model)."""
+    is_remote: ClassVar[bool] = False
+    """True for a `RemoteAgent` (reached over A2A, no model here)."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -138,7 +134,5 @@ class HumanAgent(Agent):
     not unless the team says so with `HumanAgent(..., user_selectable=True)`; users
     reach a person through an agent's escalation route."""
 
-    @property
-    def is_human(self) -> bool:
-        """Always True: a person answers (`runner.reply_as_human`), not a model."""
-        return True
+    is_human: ClassVar[bool] = True
+    """Always True: a person answers (`runner.reply_as_human`), not a model."""

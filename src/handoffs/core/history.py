@@ -274,7 +274,8 @@ class TranscriptViews:
         end = len(full)
         mode = spec.mode
         if mode == "full":
-            return Window.of(full, self._pos(self.full_at, full, spec.start), end)
+            at, i = self.full_at, spec.start  # `_pos`, inlined: once per model request
+            return Window.of(full, at[i] if i < len(at) else end, end)
         if mode == "own_tools":
             traffic = self.traffic
             if traffic:  # no loop in the common case: no agent called a tool yet
@@ -283,7 +284,8 @@ class TranscriptViews:
                     if first < pivot and name != agent:
                         return self._own_tools(spec, agent)
             # Nothing before the pivot is another agent's tool traffic: `full` shows it.
-            return Window.of(full, self._pos(self.full_at, full, spec.start), end)
+            at, i = self.full_at, spec.start
+            return Window.of(full, at[i] if i < len(at) else end, end)
         tail: _Part = (full, self._pos(self.full_at, full, spec.pivot), end)
         if mode in ("none", "summary"):
             return Window((tail,))

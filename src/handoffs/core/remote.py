@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .agent import Agent
 
@@ -78,10 +78,8 @@ class RemoteAgent(Agent):
                             ("streaming", streaming)):
             object.__setattr__(self, attr, value)
 
-    @property
-    def is_remote(self) -> bool:
-        """Always True: its answers come from the remote agent, over A2A."""
-        return True
+    is_remote: ClassVar[bool] = True
+    """Always True: its answers come from the remote agent, over A2A."""
 
 
 def skill_names(card: Mapping[str, Any]) -> list[str]:

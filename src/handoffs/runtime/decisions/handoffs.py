@@ -24,7 +24,7 @@ from ...core.session import ViewSpec
 from ...core.team import Route
 from ...log import fields
 from ...telemetry.config import captures
-from ..state import Fail, Leg, Transfer, Turn, history_of, turn_text
+from ..state import Fail, Leg, Transfer, Turn, turn_text
 from . import converge
 from .asks import HandoffAsk, payload_json
 from .views import ctx_of, enabled
@@ -115,8 +115,9 @@ def complete_transfer(t: Turn, leg: Leg, decision: Decision,
     assert transfer is not None and ask is not None
     t.add_record(transfer.record)
     decision.flush(t)
-    result_for(t, leg, ask, results, marks, f"Transferred to {transfer.target.label}.", False,
-               "transferred")
+    target = transfer.target
+    result_for(t, leg, ask, results, marks,
+               f"Transferred to {target.display_name or target.name}.", False, "transferred")
     if leg.main:
         return transfer
     name = leg.agent.name
@@ -242,7 +243,12 @@ def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
     state = t.state
     previous = state.active_agent
     pivot = len(state.messages)
-    mode = history_of(route, t) if route is not None else "full"
+    if route is not None:  # `history_of`, inlined: this runs for every handoff
+        mode = route.handoff.history
+        if mode is None:
+            mode = t.runner.history
+    else:
+        mode = "full"
     if mode == "own_tools" or mode == "conversation":
         spec = ViewSpec(mode, 0, pivot, record.id)
     elif callable(mode):
@@ -265,7 +271,8 @@ def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
     })
     log_accepted(t, record)
     t.emit("agent_changed", {
-        "agent": target.name, "previous": previous, "display_name": target.label,
+        "agent": target.name, "previous": previous,
+        "display_name": target.display_name or target.name,
         "icon": target.icon, "color": target.color,
     })
 

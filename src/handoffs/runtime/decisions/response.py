@@ -219,13 +219,21 @@ def settled(t: Turn, leg: Leg, response: ModelResponse, calls: Calls,
     without progress counted, `converge`)."""
     name = leg.agent.name
     marks = calls.marks
-    append(t, leg, AssistantMessage(response.text, name, tuple(
+    said = AssistantMessage(response.text, name, tuple(
         c if marks[i] is None else ToolCall(c.id, c.name, c.arguments, marks[i])
         for i, c in enumerate(response.tool_calls)
-    )))
-    for r in calls.results:
-        if r is not None:
-            append(t, leg, r)
+    ))
+    if leg.main:  # `append`, inlined: this runs for every response with calls
+        messages = t.state.messages
+        messages.append(said)
+        for r in calls.results:
+            if r is not None:
+                messages.append(r)
+    else:
+        append(t, leg, said)
+        for r in calls.results:
+            if r is not None:
+                append(t, leg, r)
     if calls.escalate is not None:
         return calls.escalate
     if transfer is None and leg.plan.agent.name == name:
@@ -321,5 +329,6 @@ def moved(t: Turn, leg: Leg, transfer: Transfer) -> RunResult | None:
             messages.append(AssistantMessage(output, transfer.record.source))
         return result(t, output, target.name, RunStatus.HANDED_OFF)
     leg.switch(t.team.plan(target.name))
-    t.emit("agent_started", {"agent": target.name, "display_name": target.label})
+    t.emit("agent_started", {"agent": target.name,
+                             "display_name": target.display_name or target.name})
     return None

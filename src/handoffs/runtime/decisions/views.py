@@ -15,7 +15,7 @@ from typing import Any
 
 from ...core.context import RunContext
 from ...core.handoff import Handoff, HandoffRecord, handoff_note
-from ...core.history import CustomFilter, Window, views_of
+from ...core.history import CustomFilter, TranscriptViews, Window, views_of
 from ...core.messages import AssistantMessage, Message, UserMessage
 from ...core.team import AgentPlan
 from ...core.tools import ToolSpec
@@ -69,12 +69,16 @@ def window(t: Turn, leg: Leg) -> Window:
         return leg.base.extended(leg.rendered)
     state = t.state
     spec = state.view
-    route = leg.route  # the route that opened the view, if it still exists
-    history = history_of(route, t) if route is not None else None
     custom = None
-    if spec.mode == "custom" and callable(history) and route is not None:
-        custom = checked_filter(history, f"{route.source} -> {route.target.name}")
-    return views_of(state).window(state.messages, spec, custom, leg.agent.name)
+    if spec.mode == "custom":
+        route = leg.route  # the route that opened the view, if it still exists
+        history = history_of(route, t) if route is not None else None
+        if callable(history) and route is not None:
+            custom = checked_filter(history, f"{route.source} -> {route.target.name}")
+    views: TranscriptViews | None = state.cache
+    if views is None:
+        views = views_of(state)
+    return views.window(state.messages, spec, custom, leg.agent.name)
 
 
 def checked_filter(fn: CustomFilter, route: str) -> CustomFilter:
