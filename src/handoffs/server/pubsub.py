@@ -46,6 +46,19 @@ subscribers then get those events when the turn is stored)."""
 TERMINAL = ("run_completed", "run_failed")
 
 
+class Heard(dict[str, Any]):
+    """An event heard from another process, with the JSON text it came as (`text`: the
+    text the stores write for it, `seq` included), so it is sent on as it came, not
+    encoded again (`sse.frame`). Read it, never change it: the text would no longer
+    say the same."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, event: dict[str, Any], text: str) -> None:
+        super().__init__(event)
+        self.text = text
+
+
 def _decoded(seq: int, text: str) -> dict[str, Any] | None:
     """A heard event's JSON text as the event it is (None if it is not one)."""
     try:
@@ -55,7 +68,9 @@ def _decoded(seq: int, text: str) -> dict[str, Any] | None:
         return None
     if not isinstance(event, dict):
         return None
-    event["seq"] = seq
+    if event.get("seq") == seq:
+        return Heard(event, text)
+    event["seq"] = seq  # a text without its number (or another): encoded again when sent
     return event
 
 
