@@ -16,7 +16,7 @@ socket, as `bench/live_events.py` uses), so `raw_overhead_p50_ms` is the server'
 The memory store lives in one process, so its row has no other-process figure.
 `--base SRC` also serves the turn from another source tree (a worktree of an earlier
 commit) beside this one and measures both in alternating rounds: a before/after in one
-run (written to `compare.json` beside this script, not to `results.json`).
+run (printed, not written to `results.json`).
 """
 
 from __future__ import annotations
@@ -242,7 +242,6 @@ async def main() -> None:
     if args.base is not None:
         res = await compare(args.base, args.rounds)
         print(json.dumps(res, indent=1))
-        Path(__file__).with_name("compare.json").write_text(json.dumps(res, indent=1))
         return
     kinds = ["memory", "sqlite", "postgres"] if args.store == "all" else [args.store]
     turns = {1: 200, 10: 30, 100: 4} if not args.quick else {1: 50, 10: 10, 100: 2}
