@@ -175,3 +175,59 @@ async def test_an_idle_stream_sends_keep_alives_and_then_the_next_event() -> Non
     assert (await anext(frames)).startswith("id: 5\nevent: text_delta\n")
     queue.put_nowait(None)
     assert [f async for f in frames] == []
+
+
+class CountingStore(MemoryStore):
+    """A memory store that counts the reads of its event log."""
+
+    reads = 0
+
+    async def events_after(self, *args: Any, **kwargs: Any) -> Any:
+        self.reads += 1
+        return await super().events_after(*args, **kwargs)
+
+
+async def stored_turn(store: MemoryStore, n: int) -> None:
+    """A turn of `n` events (the last `run_completed`) stored as another process would."""
+    from handoffs.core.session import Checkpoint, SessionState
+
+    events = [Event("text_delta", "s1", 1, 1.5, {"agent": "desk", "text": "hi"}, seq=i)
+              for i in range(n - 1)]
+    events.append(Event("run_completed", "s1", 1, 1.5, {"agent": "desk"}, seq=n - 1))
+    await store.commit(SessionState("s1", active_agent="desk"), Checkpoint(0, 0, 0), events)
+
+
+async def test_a_commit_heard_before_the_turns_last_event_reads_nothing_when_it_comes(
+) -> None:
+    import asyncio
+
+    from handoffs.server.pubsub import RELAY_GRACE
+
+    store = CountingStore()
+    hub = Hub(store)
+    sub = await hub.subscribe("s1", -1)
+    reads = store.reads
+    for seq in (0, 1):
+        hub.heard("s1", seq, "text_delta", dumps(event(seq)))
+    await stored_turn(store, 3)
+    hub.wake("s1", 3)  # the commit, heard before the turn's last event
+    hub.heard("s1", 2, "run_completed", dumps(event(2, kind="run_completed")))
+    await asyncio.sleep(RELAY_GRACE * 3)
+    assert [sub.queue.get_nowait()["seq"] for _ in range(3)] == [0, 1, 2]
+    assert sub.queue.empty()
+    assert store.reads == reads  # every event came live: the log was not read
+    await hub.close()
+
+
+async def test_a_live_event_lost_after_the_commit_comes_from_the_log() -> None:
+    store = CountingStore()
+    hub = Hub(store)
+    sub = await hub.subscribe("s1", -1)
+    for seq in (0, 1):
+        hub.heard("s1", seq, "text_delta", dumps(event(seq)))
+    await stored_turn(store, 3)
+    hub.wake("s1", 3)  # the turn's last event never comes live
+    got = [sub.queue.get_nowait()["seq"] for _ in range(2)]
+    last = await sub.queue.get()
+    assert [*got, last["seq"]] == [0, 1, 2] and last["type"] == "run_completed"
+    await hub.close()
