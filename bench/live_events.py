@@ -5,6 +5,7 @@ turn to the moment an SSE subscriber on server B receives it, with many sessions
     .venv/bin/python bench/live_events.py --docs           # also bench/results/live-events.json
                                                            # and its section of docs/benchmarks.md
     .venv/bin/python bench/live_events.py --sessions 10 --turns 2 --rounds 1  # quicker
+    .venv/bin/python bench/live_events.py --base /tmp/base/src  # before/after, one run
 
 Two real `handoffs serve` processes (A, B) on one PostgreSQL database (127.0.0.1:5432,
 database `test`, or HANDOFFS_BENCH_PG_DSN; a scratch schema dropped afterwards) serve
@@ -16,7 +17,10 @@ before the turn's end (`run_started`, `agent_started`, `text_delta`, `message`: 
 mid-turn, before anything of the turn is stored) the latency is the subscriber's clock
 at arrival minus the event's `at` (A's clock when it emitted it; one machine, one clock).
 The same run with the subscribers on A gives the in-process figure beside it. Every
-subscriber also checks it saw each number once and in order.
+subscriber also checks it saw each number once and in order. `--base SRC` also runs
+the cross-process rounds on a second pair of servers from another source tree (a
+worktree of an earlier commit), interleaved with these, on a schema of their own in the
+same database: a before/after in one run, on the same machine load.
 """
 
 from __future__ import annotations
@@ -67,9 +71,9 @@ def free_port() -> int:
         return port
 
 
-def serve(store: str, cwd: str) -> tuple[str, subprocess.Popen[bytes]]:
+def serve(store: str, cwd: str, src: Path = SRC) -> tuple[str, subprocess.Popen[bytes]]:
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(SRC), "HANDOFFS_OPERATOR_KEY": "bench"}
+    env = {**os.environ, "PYTHONPATH": str(src), "HANDOFFS_OPERATOR_KEY": "bench"}
     proc = subprocess.Popen([sys.executable, "-m", "handoffs.cli", "serve", f"{TEAM}:runner",
                              "--store", store, "--port", str(port), "--log-level", "warning"],
                             cwd=cwd, env=env, stdout=subprocess.DEVNULL)
@@ -273,6 +277,9 @@ async def main() -> None:
     ap.add_argument("--turns", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3,
                     help="runs of each configuration, interleaved, pooled")
+    ap.add_argument("--base", type=Path, default=None, metavar="SRC",
+                    help="also run the cross-process rounds on servers from this source "
+                    "tree, interleaved (not written to the docs)")
     ap.add_argument("--docs", action="store_true",
                     help="write bench/results/live-events.json and docs/benchmarks.md")
     args = ap.parse_args()
@@ -291,21 +298,41 @@ async def main() -> None:
             b, pb = serve(store, tmp)
             procs.append(pb)
             pids = {"A": pa.pid, "B": pb.pid}
-            runs: dict[str, list[dict[str, Any]]] = {"other": [], "same": []}
+            runs: dict[str, list[dict[str, Any]]] = {"other": [], "same": [], "base": []}
+            kinds = ["other", "same"]
+            if args.base is not None:
+                # A schema of their own: they hear only each other, as A and B do.
+                base_store = f"{PG_DSN}?schema={schema}_base"
+                a0, pa0 = serve(base_store, tmp, args.base.resolve())
+                procs.append(pa0)
+                b0, pb0 = serve(base_store, tmp, args.base.resolve())
+                procs.append(pb0)
+                kinds.append("base")
             for i in range(args.rounds):
-                for kind in (("other", "same") if i % 2 == 0 else ("same", "other")):
-                    watch = b if kind == "other" else a
-                    runs[kind].append(await run(watch, a, args.sessions, args.turns, pids))
+                for kind in (kinds if i % 2 == 0 else kinds[::-1]):
+                    if kind == "base":
+                        runs[kind].append(await run(b0, a0, args.sessions, args.turns,
+                                                    {"A": pa0.pid, "B": pb0.pid}))
+                    else:
+                        watch = b if kind == "other" else a
+                        runs[kind].append(await run(watch, a, args.sessions, args.turns,
+                                                    pids))
             other, same = summary(runs["other"]), summary(runs["same"])
+            base = summary(runs["base"]) if runs["base"] else None
     finally:
         for p in procs:
             p.terminate()
             p.wait(10)
         await drop(schema)
-    res = {"date": time.strftime("%Y-%m-%d"), "args": vars(args) | {"docs": None},
+        if args.base is not None:
+            await drop(f"{schema}_base")
+    res = {"date": time.strftime("%Y-%m-%d"),
+           "args": vars(args) | {"docs": None, "base": None},
            "other_process": other, "same_process": same, "postgres": version,
            "python": platform.python_version(), "cpus": os.cpu_count(),
            "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)]}
+    if base is not None:
+        res["base_other_process"] = base | {"src": str(args.base)}
     print(json.dumps({k: v for k, v in res.items() if k != "args"}, indent=1))
     if args.docs:
         RESULTS.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")

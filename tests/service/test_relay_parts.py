@@ -116,3 +116,118 @@ async def test_what_is_kept_of_turns_running_elsewhere_is_bounded(monkeypatch: A
     assert "old" not in hub.remote
     assert sum(len(t) for kept in hub.remote.values() for _, t in kept) <= 10_000
     await hub.close()
+
+
+def test_a_schema_name_that_spells_an_origin_does_not_hide_other_processes() -> None:
+    # A process drops its own events by the text `"origin":"<it>"` in the header;
+    # inside a JSON string those quotes are escaped, so only a real origin matches.
+    schema = 'app"origin":"b"'
+    (payload,) = encode(schema, "a", "s1", event(0))
+    heard = Assembler(schema, "b").feed(payload)
+    assert heard is not None and heard[:3] == ("s1", 0, "text_delta")
+    assert Assembler(schema, "a").feed(payload) is None
+
+
+async def test_a_heard_event_is_framed_as_the_text_it_came_as() -> None:
+    from handoffs.server.sse import frame
+
+    hub = Hub(MemoryStore())
+    sub = await hub.subscribe("s1", -1)
+    e = event(0, "é \u2028 line")
+    (payload,) = encode("app", "a", "s1", e)
+    heard = Assembler("app", "b").feed(payload)
+    assert heard is not None
+    hub.heard(*heard)
+    got = sub.queue.get_nowait()
+    assert got == e
+    # The frame's data is the stores' text of the event, byte for byte, whether it was
+    # heard or emitted here (U+2028 escaped: some clients end a line at it).
+    stored = dumps(e).replace("\u2028", "\\u2028")
+    assert frame(got) == f"id: 0\nevent: text_delta\ndata: {stored}\n\n"
+    assert frame(dict(e)) == frame(got)
+    await hub.close()
+
+
+async def test_a_heard_text_without_its_number_is_framed_with_the_number_it_came_under(
+) -> None:
+    from handoffs.server.sse import frame
+
+    hub = Hub(MemoryStore())
+    sub = await hub.subscribe("s1", -1)
+    bare = {k: v for k, v in event(0).items() if k != "seq"}
+    hub.heard("s1", 0, "text_delta", dumps(bare))
+    got = sub.queue.get_nowait()
+    assert got["seq"] == 0
+    assert json.loads(frame(got).split("data: ", 1)[1]) == {**bare, "seq": 0}
+    await hub.close()
+
+
+async def test_an_idle_stream_sends_keep_alives_and_then_the_next_event() -> None:
+    import asyncio
+
+    from handoffs.server.sse import with_heartbeat
+
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    frames = with_heartbeat(queue, 0.01)
+    assert await anext(frames) == "retry: 1000\n\n"
+    assert await anext(frames) == ": keep-alive\n\n"
+    queue.put_nowait(event(5))
+    assert (await anext(frames)).startswith("id: 5\nevent: text_delta\n")
+    queue.put_nowait(None)
+    assert [f async for f in frames] == []
+
+
+class CountingStore(MemoryStore):
+    """A memory store that counts the reads of its event log."""
+
+    reads = 0
+
+    async def events_after(self, *args: Any, **kwargs: Any) -> Any:
+        self.reads += 1
+        return await super().events_after(*args, **kwargs)
+
+
+async def stored_turn(store: MemoryStore, n: int) -> None:
+    """A turn of `n` events (the last `run_completed`) stored as another process would."""
+    from handoffs.core.session import Checkpoint, SessionState
+
+    events = [Event("text_delta", "s1", 1, 1.5, {"agent": "desk", "text": "hi"}, seq=i)
+              for i in range(n - 1)]
+    events.append(Event("run_completed", "s1", 1, 1.5, {"agent": "desk"}, seq=n - 1))
+    await store.commit(SessionState("s1", active_agent="desk"), Checkpoint(0, 0, 0), events)
+
+
+async def test_a_commit_heard_before_the_turns_last_event_reads_nothing_when_it_comes(
+) -> None:
+    import asyncio
+
+    from handoffs.server.pubsub import RELAY_GRACE
+
+    store = CountingStore()
+    hub = Hub(store)
+    sub = await hub.subscribe("s1", -1)
+    reads = store.reads
+    for seq in (0, 1):
+        hub.heard("s1", seq, "text_delta", dumps(event(seq)))
+    await stored_turn(store, 3)
+    hub.wake("s1", 3)  # the commit, heard before the turn's last event
+    hub.heard("s1", 2, "run_completed", dumps(event(2, kind="run_completed")))
+    await asyncio.sleep(RELAY_GRACE * 3)
+    assert [sub.queue.get_nowait()["seq"] for _ in range(3)] == [0, 1, 2]
+    assert sub.queue.empty()
+    assert store.reads == reads  # every event came live: the log was not read
+    await hub.close()
+
+
+async def test_a_live_event_lost_after_the_commit_comes_from_the_log() -> None:
+    store = CountingStore()
+    hub = Hub(store)
+    sub = await hub.subscribe("s1", -1)
+    for seq in (0, 1):
+        hub.heard("s1", seq, "text_delta", dumps(event(seq)))
+    await stored_turn(store, 3)
+    hub.wake("s1", 3)  # the turn's last event never comes live
+    got = [sub.queue.get_nowait()["seq"] for _ in range(2)]
+    last = await sub.queue.get()
+    assert [*got, last["seq"]] == [0, 1, 2] and last["type"] == "run_completed"
+    await hub.close()

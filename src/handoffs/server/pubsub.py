@@ -43,7 +43,26 @@ HEARD_LIMIT = 32 * 1024 * 1024
 mid-turn; beyond it the least recently active sessions' are forgotten (their
 subscribers then get those events when the turn is stored)."""
 
+RELAY_GRACE = 0.05
+"""Seconds a commit heard from another process, of a turn whose events were heard live,
+waits before what its subscribers miss is read from the store: the read (a query per
+turn and subscribed session) is skipped when the live copies came meanwhile, as they do
+unless one was lost; one that was lost comes from the store this much later."""
+
 TERMINAL = ("run_completed", "run_failed")
+
+
+class Heard(dict[str, Any]):
+    """An event heard from another process, with the JSON text it came as (`text`: the
+    text the stores write for it, `seq` included), so it is sent on as it came, not
+    encoded again (`sse.frame`). Read it, never change it: the text would no longer
+    say the same."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, event: dict[str, Any], text: str) -> None:
+        super().__init__(event)
+        self.text = text
 
 
 def _decoded(seq: int, text: str) -> dict[str, Any] | None:
@@ -55,7 +74,9 @@ def _decoded(seq: int, text: str) -> dict[str, Any] | None:
         return None
     if not isinstance(event, dict):
         return None
-    event["seq"] = seq
+    if event.get("seq") == seq:
+        return Heard(event, text)
+    event["seq"] = seq  # a text without its number (or another): encoded again when sent
     return event
 
 
@@ -209,15 +230,23 @@ class Hub:
         self.inflight.pop(session_id, None)
         self.wake(session_id)
 
-    def wake(self, session_id: str, count: int | None = None) -> None:
+    def wake(self, session_id: str, count: int | None = None, grace: bool = True) -> None:
         """New events may be stored for the session (`count`: how many it has, if
-        known): catch its subscribers up from the store, in the background."""
-        if count is not None and self.remote:
+        known): catch its subscribers up from the store, in the background. A commit
+        of a turn whose events were heard live (`count` given) first waits
+        `RELAY_GRACE` for the events still on their way (the turn's last is sent just
+        after its commit), and reads the store only if they did not come."""
+        relayed = session_id in self.remote
+        if count is not None and relayed:
             self._forget(session_id, count)
         subs = self.subscribers.get(session_id)
         if not subs:
             return
         if count is not None and all(s.last >= count - 1 for s in subs):
+            return
+        if count is not None and grace and relayed:
+            asyncio.get_running_loop().call_later(RELAY_GRACE, self.wake, session_id,
+                                                  count, False)
             return
         pending = self._filling.get(session_id)
         if pending is not None:

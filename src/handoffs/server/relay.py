@@ -111,6 +111,10 @@ class Assembler:
     def __init__(self, schema: str, origin: str) -> None:
         self.schema = schema
         self.origin = origin
+        self._own = json.dumps({"origin": origin}, separators=(",", ":"))[1:-1]
+        """`"origin":"<this process>"` as a header says it: a header holds it only if it
+        is this process's (JSON escapes the quotes of a string holding it), so this
+        process's own events, which it hears back, are dropped unparsed."""
         self._parts: dict[tuple[str, str, int], list[str | None]] = {}
 
     def feed(self, payload: str) -> tuple[str, int, str | None, str] | None:
@@ -118,7 +122,7 @@ class Assembler:
         schema; None for a part, for this process's own events, another schema's, or a
         payload that is not one of ours."""
         head_text, newline, data = payload.partition("\n")
-        if not newline:
+        if not newline or self._own in head_text:
             return None
         try:
             head = json.loads(head_text)

@@ -12,10 +12,11 @@ from typing import Any
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from starlette.responses import StreamingResponse
 
+from ..stores.rows import dumps
 from ..stores.text import valid
 from . import sse
 from .errors import ApiError, body, from_exception, responses
-from .pubsub import Subscriber
+from .pubsub import Heard, Subscriber
 from .routes_sessions import OPENS, service
 from .service import Service
 
@@ -96,9 +97,10 @@ async def websocket(ws: WebSocket, session_id: str) -> None:
 
 
 def text_frame(event: dict[str, Any]) -> str:
-    """An event (or answer) as a WebSocket text frame: its JSON, with text that is not
-    valid Unicode repaired as the stores repair it, so the frame is what is stored."""
-    return valid(json.dumps(event, ensure_ascii=False))
+    """An event (or answer) as a WebSocket text frame: its JSON as the stores write it
+    (text that is not valid Unicode repaired), so the frame is what is stored; an event
+    heard from another process is sent as the text it came as (the same text)."""
+    return event.text if isinstance(event, Heard) else valid(dumps(event))
 
 
 async def _send(ws: WebSocket, sub: Subscriber, every: float,
@@ -108,9 +110,8 @@ async def _send(ws: WebSocket, sub: Subscriber, every: float,
     open and silent."""
     try:
         while True:
-            try:
-                event = await asyncio.wait_for(sub.queue.get(), every)
-            except TimeoutError:
+            event = await sse.next_event(sub.queue, every)
+            if event is sse.IDLE:
                 await ws.send_text('{"type":"ping"}')
                 continue
             if event is None:
