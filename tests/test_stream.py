@@ -95,3 +95,44 @@ async def test_a_turn_that_never_waits_streams_every_event_and_keeps_no_task() -
     state = await runner.get_session("s")
     assert state is not None and [m.text for m in state.messages] == [
         "hi 0", "Hi", "hi 1", "Hi"]
+
+
+async def test_run_with_on_event_is_told_each_event_as_it_happens() -> None:
+    """`runner.run(on_event=)`: the events `stream` yields, in order, while the turn runs,
+    without a stream."""
+    model = Gated()
+    runner = Runner(Team([Agent("solo")]), model=model)
+    seen: list[Any] = []
+
+    def on_event(e: Any) -> None:
+        seen.append(e)
+        if e.type == "text_delta" and e["text"] == "Hel":
+            assert not model.release.is_set()  # told before the turn could finish
+            model.release.set()
+
+    result = await runner.run("s", "hi", on_event=on_event)
+
+    assert [e.type if e.type != "text_delta" else f"delta:{e['text']}" for e in seen] == [
+        "run_started", "agent_started", "delta:Hel", "delta:lo", "message", "run_completed"]
+    assert [e.seq for e in seen] == list(range(len(seen)))
+    assert seen[-1].result is result and result.output == "Hello"
+    assert [e.type for e in result.events] == [e.type for e in seen]
+
+
+async def test_run_with_on_event_is_told_completed_only_once_the_turn_is_stored() -> None:
+    from handoffs.stores.memory import MemoryStore
+
+    said: list[str] = []
+
+    class Recorded(MemoryStore):
+        async def commit(self, state: Any, since: Any, events: Any = ()) -> None:
+            await super().commit(state, since, events)
+            said.append(f"stored {len(state.messages)} messages")
+
+    model = Gated()
+    model.release.set()
+    runner = Runner(Team([Agent("solo")]), model=model, store=Recorded())
+
+    await runner.run("s", "hi", on_event=lambda e: said.append(e.type))
+
+    assert said[-2:] == ["stored 2 messages", "run_completed"]

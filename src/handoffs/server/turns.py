@@ -19,6 +19,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ..core.events import Event
+from ..log import fields
 from ..runtime.runner import Runner
 from ..runtime.state import TURN_EVENTS
 from ..runtime.state.result import RunResult
@@ -160,19 +162,30 @@ class Turns:
     async def _stream(self, run: TurnRun, sid: str, text: str, channel: str | None,
                       context: Any) -> None:
         first = -1
-        async for event in self.runner.stream(sid, text, channel, context):
+        hub, events, changed = self.hub, run.events, run.changed
+
+        def on_event(event: Event) -> None:  # inside the turn: it must not raise
+            nonlocal first
             d = event.to_dict()
             if first < 0:
                 first = event.seq
             if event.seq - first < TURN_EVENTS:
                 d["seq"] = event.seq
-                self.hub.publish(sid, d)
+                try:
+                    hub.publish(sid, d)
+                except Exception:  # the turn goes on; subscribers catch up from the store
+                    log.exception("session %s: event %d could not be published live",
+                                  sid, event.seq, extra=fields(sid, event.turn, None))
             # else: past the numbers a turn may show live (a runaway turn): sent here
             # without one; subscribers read it from the store once the turn is stored.
-            run.events.append(d)
+            events.append(d)
             if event.is_terminal:
                 run.result = event.result
-            run.changed.set()
+            changed.set()
+
+        # `run` with a callback, not `stream`: the turn runs in this task, without a
+        # task and a generator of its own (this task already outlives the request).
+        await self.runner.run(sid, text, channel, context, on_event=on_event)
 
     async def close(self) -> None:
         """Let running turns finish (they are persisted either way)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from ...core.events import TERMINAL_EVENTS, Event
@@ -97,3 +97,16 @@ async def _fed_turn(runner: Host, feed: Feed, session_id: str, text: str,
         if task is not None:
             runner._detached.discard(task)
         feed.wake()
+
+
+async def fed(events: AsyncIterator[Event], on_event: Callable[[Event], None]) -> RunResult:
+    """`runner.run(..., on_event=)` over a stream of events (an executor that runs turns
+    elsewhere streams them): each event to `on_event`, the terminal one's result."""
+    result: RunResult | None = None
+    async for event in events:
+        on_event(event)
+        if event.type in TERMINAL_EVENTS:
+            result = event.result
+    if result is None:
+        raise RuntimeError("The turn's events ended without run_completed or run_failed.")
+    return result
