@@ -87,3 +87,20 @@ def test_serve_inspect_flag_turns_inspection_on(monkeypatch: Any) -> None:
     app = build_app()
     assert app.state.service.runner.inspector is not None
     assert os.environ[ENV]
+
+
+def test_serve_moves_what_it_built_out_of_the_collectors_reach(monkeypatch: Any) -> None:
+    import gc
+
+    from handoffs.cli.serve import ENV, build_app
+
+    monkeypatch.setenv(ENV, '{"team": null, "offline": true, "store": "memory://", '
+                       '"gc_freeze": true}')
+    monkeypatch.delenv("HANDOFFS_MODEL", raising=False)
+    before = gc.get_freeze_count()
+    try:
+        app = build_app()
+        assert gc.get_freeze_count() > before
+        assert gc.is_tracked(app) and app.state.service.runner is not None
+    finally:
+        gc.unfreeze()

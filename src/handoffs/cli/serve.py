@@ -59,7 +59,7 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     settings = {"team": team, "store": store, "model": model, "offline": offline,
                 "cors": cors, "metrics": metrics, "rate_limit": rate_limit, "otlp": otlp,
                 "inspect": inspect, "trace_url": trace_url, "a2a": a2a, "agui": agui,
-                "temporal": temporal, "task_queue": task_queue}
+                "temporal": temporal, "task_queue": task_queue, "gc_freeze": True}
     os.environ[ENV] = json.dumps(settings)
     traced = setup_tracing(otlp)  # here first: a missing extra fails before any worker
     if key:
@@ -93,8 +93,17 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
 
 
 def build_app() -> Any:
-    """The ASGI app of one worker, from `HANDOFFS_SERVE` (uvicorn's factory)."""
+    """The ASGI app of one worker, from `HANDOFFS_SERVE` (uvicorn's factory).
+
+    Under `handoffs serve`, what is built by then (modules, the app, the team) is moved
+    out of the garbage collector's reach (`gc.freeze`): it lives as long as the process,
+    and a full collection would walk all of it again and again while turns run."""
     app, _ = _build()
+    if json.loads(os.environ.get(ENV) or "{}").get("gc_freeze"):
+        import gc
+
+        gc.collect()
+        gc.freeze()
     return app
 
 
