@@ -46,7 +46,7 @@ def test_the_report_shows_a_heat_map_and_opens_a_misrouted_case(browser: Any,
         wrong.evaluate("e => getComputedStyle(e).backgroundColor")
     assert wrong.get_attribute("title") == "1 turn for sales answered by repairs"
     assert page.locator("table.summary th").all_inner_texts()[1:] == [
-        "DeskModel · history full"] * 2
+        "DeskModel · history own_tools"] * 2
 
     case = page.locator('#run-0 details.case[data-case="price-dock"]')
     assert page.locator("#run-0 details.case").count() == 1
