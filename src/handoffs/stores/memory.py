@@ -159,8 +159,11 @@ class MemoryStore(TurnMarksInMemory):
     async def load(self, session_id: str) -> SessionState | None:
         """The session, or None: the live object for the task holding its lock, else
         what was committed (status `interrupted` if its turn died)."""
-        state = self._sessions.get(checks.session_id(session_id))
+        # A stored session's id was checked when it was first stored: only an id that
+        # finds nothing needs the check (which refuses what is not a valid id).
+        state = self._sessions.get(session_id) if type(session_id) is str else None
         if state is None:
+            checks.session_id(session_id)
             return None
         holder = self._holders.get(session_id, _FREE)
         if holder is not _FREE and holder is asyncio.current_task():

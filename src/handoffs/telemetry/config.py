@@ -149,6 +149,11 @@ def observe(t: Turn) -> None:
     telemetry = t.runner.telemetry
     if telemetry is None:
         return
+    modules = sys.modules  # no provider of ours, and OpenTelemetry never imported: nothing
+    if (telemetry.tracer_provider is None and telemetry.meter_provider is None  # to ask
+            and "opentelemetry.trace" not in modules
+            and "opentelemetry.metrics._internal" not in modules):
+        return
     tracer = telemetry.tracer()
     instruments = telemetry.instruments()
     if (tracer is None and instruments is None) or t.obs is not None:
