@@ -152,7 +152,9 @@ class MemoryStore(TurnMarksInMemory):
 
     def lock(self, session_id: str) -> _Turn:
         """Held for a whole turn; turns on one session queue up in arrival order."""
-        return _Turn(self, checks.session_id(session_id))
+        if type(session_id) is not str or session_id not in self._sessions:
+            checks.session_id(session_id)  # a stored session's id was checked already
+        return _Turn(self, session_id)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -208,8 +210,10 @@ class MemoryStore(TurnMarksInMemory):
     ) -> None:
         """Keep `state` as the session; refused (`session_conflict`) unless it continues
         the stored version, as on the durable stores."""
-        sid = checks.session_id(state.id)
-        kept = self._committed.get(sid)
+        sid = state.id
+        kept = self._committed.get(sid) if type(sid) is str else None
+        if kept is None:  # a stored session's id was checked when it was first stored
+            sid = checks.session_id(sid)
         if state.version != (0 if kept is None else kept.version):
             raise rows.conflict(sid, state.version)
         if state.turn > (0 if kept is None else kept.turn):  # a turn starts: mark it
