@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.events import Event
-from ..core.session import Checkpoint, SessionState, ViewSpec
+from ..core.session import Checkpoint, SessionState
 from ..errors import HandoffsError
 from . import checks, facts, memory_marks, rows
 from .base import SessionSummary
 from .locks import KeyedLocks, _Held
+from .memory_kept import Committed, copy_of, make_valid
 from .memory_marks import TurnMarksInMemory
-from .text import column, encodable, json_encodable, objects_encodable
 
 if TYPE_CHECKING:
     from .stats import HandoffStats
@@ -24,72 +24,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("handoffs.stores.memory")
 
 _FREE: Any = object()
-_NO_METADATA: dict[str, Any] = {}
-"""What `_Committed` keeps for a session without metadata (read, never written)."""
-
-
-class _Committed:
-    """What the last commit of a session stored: enough to undo any later change, and
-    to list the session. The header's fields are kept as values, not as JSON text: a
-    turn commits twice, and encoding the header each time cost more than the rest of
-    the store. `shared` and `metadata` are copied one level deep, which is what the
-    runtime changes (it assigns keys); a value a tool changes in place inside them
-    (`ctx.shared["cart"].append(...)`) is not undone if its turn then fails."""
-
-    __slots__ = ("active_agent", "channel", "created_at", "event_seq", "messages", "metadata",
-                 "pending", "records", "shared", "status", "turn", "updated_at", "version",
-                 "view")
-
-    def __init__(self, state: SessionState) -> None:
-        self.messages = len(state.messages)
-        self.records = len(state.handoffs)
-        self.version = state.version
-        self.active_agent = state.active_agent
-        self.status = state.status
-        self.turn = state.turn
-        self.created_at = state.created_at
-        self.updated_at = state.updated_at
-        self.channel = state.channel
-        self.view = state.view
-        """Kept by reference: the runtime replaces a session's view, never changes it."""
-        self.shared = tuple(state.shared.items())
-        """`state.shared`'s items (a tuple costs a third of a dict's memory per session)."""
-        self.metadata = dict(state.metadata) if state.metadata else _NO_METADATA
-        self.pending = state.pending
-        self.event_seq = state.event_seq
-
-    def changed(self, state: SessionState) -> bool:
-        """Whether `state` differs from what was committed (beyond in-place changes
-        inside shared values)."""
-        return (len(state.messages) != self.messages or len(state.handoffs) != self.records
-                or state.version != self.version or state.active_agent != self.active_agent
-                or state.status != self.status or state.turn != self.turn
-                or state.channel != self.channel or state.updated_at != self.updated_at
-                or state.view is not self.view
-                or not _same(state.shared, self.shared) or state.metadata != self.metadata
-                or state.pending is not self.pending or state.event_seq != self.event_seq)
-
-    def restore(self, state: SessionState) -> None:
-        """Set the header fields of `state` back to what was committed."""
-        state.active_agent = self.active_agent
-        state.shared = dict(self.shared)  # a copy: the turn may change it
-        state.channel = self.channel
-        state.version = self.version
-        state.turn = self.turn
-        state.view = self.view
-        state.status = self.status
-        state.created_at = self.created_at
-        state.updated_at = self.updated_at
-        state.metadata = dict(self.metadata)
-        state.pending = self.pending
-        state.event_seq = self.event_seq
-
-    def summary(self, sid: str, free: bool) -> SessionSummary:
-        status = column(self.status) or ""
-        if free and status == "running":
-            status = "interrupted"
-        return SessionSummary(sid, column(self.active_agent), self.turn, status,
-                              self.created_at, self.updated_at, self.messages)
 
 
 class _Turn(_Held):
@@ -139,7 +73,7 @@ class MemoryStore(TurnMarksInMemory):
         session's commits made up to this one) per commit, oldest first; a session
         whose events one commit made keeps that one tuple, not a list of it."""
         self._sessions: dict[str, SessionState] = {}
-        self._committed: dict[str, _Committed] = {}
+        self._committed: dict[str, Committed] = {}
         self._holders: dict[str, asyncio.Task[Any] | None] = {}
         self._locks = KeyedLocks()
         self._finals: dict[str, dict[int, str]] = {}
@@ -177,10 +111,10 @@ class MemoryStore(TurnMarksInMemory):
         kept = self._committed[sid]
         if kept.changed(state):
             if not free:  # a live turn is changing it: a copy of what it committed
-                return _copy(state, kept, None)
+                return copy_of(state, kept, None)
             self._restore(sid)
         if free and state.status == "running":
-            return _copy(state, kept, "interrupted")
+            return copy_of(state, kept, "interrupted")
         return state
 
     async def list_sessions(self, limit: int = 50, offset: int = 0, *,
@@ -224,7 +158,7 @@ class MemoryStore(TurnMarksInMemory):
         state.version += 1
         state.updated_at = time.time()
         try:
-            _make_valid(state, kept, first_message, first_record)
+            make_valid(state, kept, first_message, first_record)
         except BaseException:
             state.version, state.updated_at = saved
             raise
@@ -287,7 +221,7 @@ class MemoryStore(TurnMarksInMemory):
 
     def _keep(self, state: SessionState) -> None:
         self._sessions[state.id] = state
-        self._committed[state.id] = _Committed(state)
+        self._committed[state.id] = Committed(state)
 
     async def delete(self, session_id: str) -> bool:
         """Forget the session and its events; True if it existed."""
@@ -356,55 +290,3 @@ class MemoryStore(TurnMarksInMemory):
 
     def __len__(self) -> int:
         return len(self._sessions)
-
-
-def _copy(state: SessionState, kept: _Committed, status: str | None) -> SessionState:
-    """A new state holding what was committed (the live one may be mid-turn)."""
-    copy = SessionState(state.id, messages=state.messages[:kept.messages],
-                        handoffs=state.handoffs[:kept.records])
-    kept.restore(copy)
-    v = copy.view  # the reader's own, as every other field is
-    copy.view = ViewSpec(v.mode, v.start, v.pivot, v.record_id)
-    if status is not None:
-        copy.status = status
-    return copy
-
-
-def _make_valid(state: SessionState, kept: _Committed | None, first_message: int,
-                first_record: int) -> None:
-    """Make the text a commit keeps valid, as a durable store would write it. Checks
-    only what is new: the messages and records, and the header's values that differ
-    from the last commit; O(1) in the session's length, and no encoding unless some
-    text is not ASCII."""
-    new_msgs = state.messages[first_message:]
-    new_recs = state.handoffs[first_record:]
-    if _header_encodable(state, kept) and objects_encodable(new_msgs + new_recs):
-        return
-    header = rows.header_text(state)
-    w = rows.Write(state.id, 0, 0, None, "", 0, None, 0.0, 0.0, header, 0, 0,
-                   first_message, [rows.dumps(m.to_dict()) for m in new_msgs],
-                   first_record, [rows.dumps(r.to_dict()) for r in new_recs], [])
-    rows.make_valid(w)
-    if w.repaired:
-        rows.mirror(state, w.header, first_message, w.messages, first_record, w.records)
-
-
-def _same(shared: dict[str, Any], kept: tuple[tuple[str, Any], ...]) -> bool:
-    """Whether `shared` equals the dict whose items `kept` holds."""
-    return len(shared) == len(kept) and all(shared.get(k, _FREE) == v for k, v in kept)
-
-
-def _header_encodable(state: SessionState, kept: _Committed | None) -> bool:
-    if kept is None:
-        return json_encodable([state.shared, state.metadata, state.pending, state.active_agent,
-                               state.channel, state.status])
-    shared = state.shared
-    if not _same(shared, kept.shared):  # the runtime replaces values; only new ones need
-        old = dict(kept.shared)         # a look
-        if not json_encodable([(k, v) for k, v in shared.items()
-                                if k not in old or old[k] != v]):
-            return False
-    return ((state.metadata == kept.metadata or json_encodable(state.metadata))
-            and (state.pending is kept.pending or json_encodable(state.pending))
-            and (state.active_agent == kept.active_agent or encodable(state.active_agent))
-            and (state.channel == kept.channel or encodable(state.channel)))

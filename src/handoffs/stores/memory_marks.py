@@ -39,7 +39,7 @@ def add(by_sid: dict[str, Marks], sid: str, mark: TurnMark) -> None:
 
 def before(sid: str, turn: int, kept: Any) -> TurnMark:
     """The mark of a turn that starts now, from what the session's last commit kept
-    (`memory._Committed`, None when nothing was)."""
+    (`memory_kept.Committed`, None when nothing was)."""
     if kept is None:
         return FIRST if turn == 1 else TurnMark(turn, 0, 0, 0, None)
     v = kept.view
