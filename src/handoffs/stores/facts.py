@@ -41,6 +41,15 @@ def _parts(events: Iterable[Any]) -> Iterator[tuple[str, float, int, Mapping[str
         yield _part(e)
 
 
+def _last(events: Sequence[Any]) -> tuple[str, float, int, Mapping[str, Any]] | None:
+    """`_part` of the last event (None: no event), without building the others (the
+    runtime's lazy events answer `last()` themselves)."""
+    last = getattr(events, "last", None)
+    if last is not None:
+        return last()  # type: ignore[no-any-return]
+    return _part(events[-1]) if len(events) else None
+
+
 def _part(e: Any) -> tuple[str, float, int, Mapping[str, Any]]:
     if isinstance(e, Mapping):
         return str(e.get("type", "")), float(e.get("at", 0.0)), int(e.get("turn", 0)), e
@@ -68,8 +77,7 @@ def turn_facts(events: Sequence[Any], delegations: bool) -> Facts:
     has one) unless the turn delegated: what the memory store can afford on every turn."""
     if delegations:
         return facts(events)
-    last = getattr(events, "last", None)
-    part = last() if last is not None else (_part(events[-1]) if len(events) else None)
+    part = _last(events)
     if part is None or part[0] not in ("run_completed", "run_failed"):
         return {}, {}
     return {part[2]: _end(part[0], part[1], part[3])}, {}
@@ -83,8 +91,7 @@ nothing is (turn, status, at), a third of the two dicts' size."""
 def kept_turn(events: Sequence[Any], delegations: bool) -> Kept:
     """`turn_facts`, in the memory store's compact form (`Kept`)."""
     if not delegations:
-        last = getattr(events, "last", None)
-        part = last() if last is not None else (_part(events[-1]) if len(events) else None)
+        part = _last(events)
         if part is not None and part[0] in ("run_completed", "run_failed"):
             end = _end(part[0], part[1], part[3])
             return part[2], end[0], end[1]
@@ -107,8 +114,7 @@ def final_outcome(records: Sequence[HandoffRecord], first: int, turn: int,
     looking at one record (`first`: where this commit's own records start)."""
     if not 0 < first <= len(records) or records[first - 1].turn != turn or not events:
         return None
-    last = getattr(events, "last", None)
-    part = last() if last is not None else _part(events[-1])
+    part = _last(events)
     if part is None or part[0] not in ("run_completed", "run_failed") or part[2] != turn:
         return None
     outcome = _end(part[0], part[1], part[3])[0]

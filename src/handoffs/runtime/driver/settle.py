@@ -31,8 +31,8 @@ def settle_now(t: Turn, leg: Leg, decision: Decision, results: list[ToolResult |
     route = transfer.route
     if route is not None:
         h = route.handoff
-        if h.on_handoff is not None or (h.history if h.history is not None
-                                         else t.runner.history) == "summary":
+        if h.on_handoff is not None or (h.history if h.history is not None  # history_of,
+                                         else t.runner.history) == "summary":  # inlined
             return LATER  # type: ignore[no-any-return]
     return complete_transfer(t, leg, decision, results, marks)
 
