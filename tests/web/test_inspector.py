@@ -95,8 +95,11 @@ def test_sessions_are_found_by_id_agent_or_status(
     assert waiting_sid not in [rows.nth(i).get_attribute("data-session")
                                for i in range(rows.count())]
     page.fill("#find", "")
-    page.select_option("#status-filter", "waiting_for_human")
-    page.wait_for_selector(f"#sessions li[data-session='{waiting_sid}']")
+    # The filter shows at once (no wait for the store's answer) and keeps showing after it.
+    with page.expect_response(lambda r: "status=waiting_for_human" in r.url):
+        page.select_option("#status-filter", "waiting_for_human")
+        assert page.locator(f"#sessions li[data-session='{refunds_sid}']").count() == 0
+    assert page.locator(f"#sessions li[data-session='{waiting_sid}']").is_visible()
     assert page.locator(f"#sessions li[data-session='{refunds_sid}']").count() == 0
     page.click(f"#sessions li[data-session='{waiting_sid}'] button")
     page.wait_for_selector("#calls .call[data-agent=technical]")

@@ -53,7 +53,9 @@ function matches(s, words) {
 
 function showSessions() {
   const words = $("#find").value.trim().toLowerCase();
-  const shown = ins.sessions.filter((s) => matches(s, words));
+  const status = $("#status-filter").value;
+  // The status is applied here too, so a change shows at once, before the store answers.
+  const shown = ins.sessions.filter((s) => (!status || s.status === status) && matches(s, words));
   $("#sessions-count").textContent = `(${shown.length})`;
   $("#sessions-empty").hidden = shown.length > 0;
   $("#sessions").replaceChildren(...shown.map((s) => el("li", {
@@ -261,7 +263,10 @@ async function main() {
   });
   $("#search").addEventListener("submit", (ev) => ev.preventDefault());
   $("#find").addEventListener("input", () => showSessions());
-  $("#status-filter").addEventListener("change", () => loadSessions().catch(() => {}));
+  $("#status-filter").addEventListener("change", () => {
+    showSessions();
+    loadSessions().catch(() => {});
+  });
   $("#reload-sessions").addEventListener("click", () => loadSessions().catch(() => {}));
   const own = savedSession();
   if (own) {
