@@ -141,35 +141,71 @@ async def follow(url: str, sid: str, token: str, turns: int, ready: asyncio.Even
         writer.close()
 
 
+class Plain:
+    """One kept-alive HTTP/1.1 connection, a plain socket: the load generator spends
+    tens of microseconds per request where httpx spends a millisecond or more, CPU the
+    two servers on this machine would otherwise wait for (the latency measured is theirs,
+    not the client's)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 host: str) -> None:
+        self.reader, self.writer, self.host = reader, writer, host
+
+    @classmethod
+    async def open(cls, url: str) -> Plain:
+        host, port = url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        return cls(reader, writer, f"{host}:{port}")
+
+    async def post(self, path: str, payload: dict[str, Any], token: str | None = None) \
+            -> tuple[int, Any]:
+        body = json.dumps(payload).encode()
+        auth = f"Authorization: Bearer {token}\r\n" if token else ""
+        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: "
+                          f"application/json\r\nContent-Length: {len(body)}\r\n{auth}\r\n"
+                          .encode() + body)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        size = next(int(line.split(b":")[1]) for line in lines
+                    if line.lower().startswith(b"content-length:"))
+        return int(lines[0].split()[1]), json.loads(await self.reader.readexactly(size))
+
+    def close(self) -> None:
+        self.writer.close()
+
+
 async def run(watch: str, post: str, sessions: int, turns: int,
               pids: dict[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {"ms": [], "repeated_or_out_of_order": 0, "by_type": {}}
-    # A new connection per request: a kept-alive one the server closes as it is reused
-    # fails the request (uvicorn's keep-alive timeout is 5 s).
-    limits = httpx.Limits(max_connections=sessions + 10, max_keepalive_connections=0)
-    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
-        made = [(await client.post(post + "/v1/sessions", json={})).json()
-                for _ in range(sessions)]
+    conns = [await Plain.open(post) for _ in range(sessions)]
+    try:
+        made = []
+        for conn in conns:
+            status, s = await conn.post("/v1/sessions", {})
+            assert status in (200, 201), s
+            made.append(s)
         readies = [asyncio.Event() for _ in made]
         followers = [asyncio.create_task(follow(watch, s["id"], s["token"], turns, ready,
                                                 out))
                      for s, ready in zip(made, readies, strict=True)]
         await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 30)
 
-        async def talk(s: dict[str, Any]) -> None:
+        async def talk(conn: Plain, s: dict[str, Any]) -> None:
             for i in range(turns + 1):
-                r = await client.post(f"{post}/v1/sessions/{s['id']}/messages",
-                                      json={"text": f"question {i}"},
-                                      headers={"Authorization": f"Bearer {s['token']}"})
-                assert r.status_code == 200 and r.json()["status"] == "completed", r.text
+                status, r = await conn.post(f"/v1/sessions/{s['id']}/messages",
+                                            {"text": f"question {i}"}, s["token"])
+                assert status == 200 and r["status"] == "completed", r
 
         t0, c0 = time.perf_counter(), time.process_time()
         cpu0 = {k: cpu_s(p) for k, p in pids.items()}
-        await asyncio.gather(*(talk(s) for s in made))
+        await asyncio.gather(*(talk(c, s) for c, s in zip(conns, made, strict=True)))
         await asyncio.wait_for(asyncio.gather(*followers), 60)
         wall = time.perf_counter() - t0
         cpu = {k: cpu_s(p) - cpu0[k] for k, p in pids.items()}
         cpu["client"] = time.process_time() - c0
+    finally:
+        for conn in conns:
+            conn.close()
     return {**out, "cpu_s": cpu, "wall_s": wall}
 
 
