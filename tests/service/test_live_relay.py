@@ -207,7 +207,7 @@ async def test_live_events_reach_processes_of_the_same_schema_only() -> None:
     # Two apps on one database under different ?schema=, with a session of the same id:
     # a live event of one reaches the other process of its own schema, never the other
     # app's, and a process does not hear its own.
-    from handoffs.server.pubsub import Hub
+    from handoffs.server.pubsub import Heard, Hub
     from handoffs.server.wakeup import Wakeup
     from handoffs.stores import PostgresStore
 
@@ -230,13 +230,14 @@ async def test_live_events_reach_processes_of_the_same_schema_only() -> None:
         large = {**small, "text": "é" * 20_000, "seq": 1}
         hubs[0].publish("same-id", small)
         hubs[0].publish("same-id", large)
-        assert await asyncio.wait_for(subs[1].queue.get(), 5) == small
-        assert await asyncio.wait_for(subs[1].queue.get(), 5) == large
+        for sent in (small, large):  # heard: the text it came as, decoded on demand
+            got = await asyncio.wait_for(subs[1].queue.get(), 5)
+            assert isinstance(got, Heard) and got.whole() == sent
         assert await subs[0].queue.get() == small  # published here, not heard back
         assert await subs[0].queue.get() == large
         await asyncio.sleep(0.5)
         assert subs[0].queue.empty() and subs[2].queue.empty()
-        assert [n for n, _ in hubs[1].remote["same-id"]] == [0, 1]
+        assert [n for n, *_ in hubs[1].remote["same-id"]] == [0, 1]
         assert "same-id" not in hubs[2].remote and "same-id" not in hubs[0].remote
         from handoffs.server.relay import live_channel
 

@@ -9,8 +9,8 @@ import random
 from typing import Any
 
 from handoffs.core.events import Event
-from handoffs.server.pubsub import Hub
-from handoffs.server.relay import LIVE_MAX_BYTES, PAYLOAD_BYTES, Assembler, encode
+from handoffs.server.pubsub import Heard, Hub
+from handoffs.server.relay import LIVE_MAX_BYTES, PAYLOAD_BYTES, Assembler, encode, pack
 from handoffs.stores import MemoryStore
 from handoffs.stores.rows import dumps
 
@@ -33,9 +33,8 @@ def test_a_large_event_is_cut_between_characters_and_joined_in_any_order() -> No
     random.Random(1).shuffle(parts)
     listener = Assembler("app", "proc-b")
     got = [listener.feed(p) for p in parts]
-    assert got[:-1] == [None] * (len(parts) - 1)
-    whole = got[-1]
-    assert whole is not None
+    assert got[:-1] == [[]] * (len(parts) - 1)
+    (whole,) = got[-1]
     assert whole[:3] == ("s1", 7, "text_delta")
     assert whole[3] == dumps(big) and json.loads(whole[3]) == big
 
@@ -43,18 +42,44 @@ def test_a_large_event_is_cut_between_characters_and_joined_in_any_order() -> No
 def test_a_small_event_is_one_notification_and_text_is_repaired_as_stored() -> None:
     e = event(0, "bad \ud800 text")
     (only,) = encode("app", "a", "s1", e)
-    heard = Assembler("app", "b").feed(only)
-    assert heard is not None
+    (heard,) = Assembler("app", "b").feed(only)
     assert json.loads(heard[3])["text"] == "bad \ufffd text"
+
+
+def test_a_burst_travels_packed_in_few_notifications_and_comes_out_whole_in_order() -> None:
+    # Two sessions' events, one of them too large to share a payload, one not valid
+    # Unicode, non-ASCII text throughout: packed, cut and joined, each exactly as stored.
+    items = [("s1" if n % 2 else "s2", event(n, f"é piece {n} " * (40 if n != 7 else 900)))
+             for n in range(60)]
+    items[3] = ("s1", event(3, "bad \ud800"))
+    payloads = pack("app", "a", items)
+    assert len(payloads) < 20
+    assert all(len(p.encode("utf-8")) <= PAYLOAD_BYTES for p in payloads)
+    listener = Assembler("app", "b")
+    got = [e for p in payloads for e in listener.feed(p)]
+    assert [(sid, seq, kind) for sid, seq, kind, _ in got] == \
+        [(sid, e["seq"], "text_delta") for sid, e in items]
+    assert [text for *_, text in got] == [dumps(e).replace("\ud800", "\ufffd")
+                                          for _, e in items]
+    assert Assembler("app", "a").feed(payloads[0]) == []  # its own
+
+
+def test_a_packed_notification_whose_header_does_not_match_its_texts_yields_nothing(
+) -> None:
+    (payload,) = pack("app", "a", [("s1", event(0)), ("s1", event(1))])
+    assert Assembler("app", "b").feed(payload + "x") == []
+    head, _, texts = payload.partition("\n")
+    assert Assembler("app", "b").feed(head + "\n" + texts[:-1]) == []
+    assert len(Assembler("app", "b").feed(payload)) == 2
 
 
 def test_too_large_events_are_not_sent_and_others_are_not_ours() -> None:
     assert encode("app", "a", "s1", event(0, "x" * (LIVE_MAX_BYTES + 1))) == []
     (payload,) = encode("app", "a", "s1", event(0))
-    assert Assembler("app", "a").feed(payload) is None  # its own
-    assert Assembler("other", "b").feed(payload) is None  # another schema's
-    assert Assembler("app", "b").feed("3 s1") is None  # an older wake-up format
-    assert Assembler("app", "b").feed("{not json\nx") is None
+    assert Assembler("app", "a").feed(payload) == []  # its own
+    assert Assembler("other", "b").feed(payload) == []  # another schema's
+    assert Assembler("app", "b").feed("3 s1") == []  # an older wake-up format
+    assert Assembler("app", "b").feed("{not json\nx") == []
 
 
 async def test_heard_events_reach_subscribers_once_in_order_with_the_stored_copies() -> None:
@@ -114,7 +139,7 @@ async def test_what_is_kept_of_turns_running_elsewhere_is_bounded(monkeypatch: A
     for seq in range(8):  # the newest session alone passes the limit: it goes too
         hub.heard("new", seq, "text_delta", dumps(event(seq, "y" * 2000)))
     assert "old" not in hub.remote
-    assert sum(len(t) for kept in hub.remote.values() for _, t in kept) <= 10_000
+    assert sum(len(t) for kept in hub.remote.values() for *_, t in kept) <= 10_000
     await hub.close()
 
 
@@ -123,9 +148,9 @@ def test_a_schema_name_that_spells_an_origin_does_not_hide_other_processes() -> 
     # inside a JSON string those quotes are escaped, so only a real origin matches.
     schema = 'app"origin":"b"'
     (payload,) = encode(schema, "a", "s1", event(0))
-    heard = Assembler(schema, "b").feed(payload)
-    assert heard is not None and heard[:3] == ("s1", 0, "text_delta")
-    assert Assembler(schema, "a").feed(payload) is None
+    (heard,) = Assembler(schema, "b").feed(payload)
+    assert heard[:3] == ("s1", 0, "text_delta")
+    assert Assembler(schema, "a").feed(payload) == []
 
 
 async def test_a_heard_event_is_framed_as_the_text_it_came_as() -> None:
@@ -135,11 +160,11 @@ async def test_a_heard_event_is_framed_as_the_text_it_came_as() -> None:
     sub = await hub.subscribe("s1", -1)
     e = event(0, "é \u2028 line")
     (payload,) = encode("app", "a", "s1", e)
-    heard = Assembler("app", "b").feed(payload)
-    assert heard is not None
+    (heard,) = Assembler("app", "b").feed(payload)
     hub.heard(*heard)
     got = sub.queue.get_nowait()
-    assert got == e
+    assert isinstance(got, Heard) and got.whole() == e
+    assert (got["seq"], got["type"]) == (0, "text_delta")
     # The frame's data is the stores' text of the event, byte for byte, whether it was
     # heard or emitted here (U+2028 escaped: some clients end a line at it).
     stored = dumps(e).replace("\u2028", "\\u2028")
@@ -175,6 +200,25 @@ async def test_an_idle_stream_sends_keep_alives_and_then_the_next_event() -> Non
     assert (await anext(frames)).startswith("id: 5\nevent: text_delta\n")
     queue.put_nowait(None)
     assert [f async for f in frames] == []
+
+
+async def test_events_already_waiting_go_out_as_one_chunk() -> None:
+    import asyncio
+
+    from handoffs.server.sse import frame, with_heartbeat
+
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    frames = with_heartbeat(queue, 10, hidden={"inspect_hidden"})
+    assert await anext(frames) == "retry: 1000\n\n"
+    for n in range(3):
+        queue.put_nowait(event(n, kind="inspect_hidden" if n == 1 else "text_delta"))
+    chunk = await anext(frames)
+    assert [line for line in chunk.split("\n") if line.startswith("id:")] == \
+        ["id: 0", "id: 2"]
+    assert chunk.endswith("\n\n") and chunk.count("\n\n") == 2
+    queue.put_nowait(event(3))
+    queue.put_nowait(None)  # the last events before the end are still sent
+    assert [f async for f in frames] == [frame(event(3))]
 
 
 class CountingStore(MemoryStore):

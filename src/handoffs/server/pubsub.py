@@ -53,29 +53,36 @@ TERMINAL = ("run_completed", "run_failed")
 
 
 class Heard(dict[str, Any]):
-    """An event heard from another process, with the JSON text it came as (`text`: the
-    text the stores write for it, `seq` included), so it is sent on as it came, not
-    encoded again (`sse.frame`). Read it, never change it: the text would no longer
-    say the same."""
+    """An event heard from another process, as it is delivered: its `seq` and `type`
+    (all a subscriber and a stream look at), and `text`, the JSON text it came as (the
+    text the stores write for it, `seq` included), sent on as it came, not decoded and
+    encoded again (`sse.frame`). `whole()` decodes the rest of it. Read it, never change
+    it: the text would no longer say the same."""
 
     __slots__ = ("text",)
 
-    def __init__(self, event: dict[str, Any], text: str) -> None:
-        super().__init__(event)
+    def __init__(self, seq: int, kind: str, text: str) -> None:
+        super().__init__(seq=seq, type=kind)
         self.text = text
 
+    def whole(self) -> dict[str, Any]:
+        """The event, every field of it."""
+        event: dict[str, Any] = json.loads(self.text)
+        return event
 
-def _decoded(seq: int, text: str) -> dict[str, Any] | None:
-    """A heard event's JSON text as the event it is (None if it is not one)."""
+
+def _decoded(seq: int, kind: str | None, text: str) -> dict[str, Any] | None:
+    """A heard event's JSON text as the event delivered (None if it is not one). A text
+    that ends with its number, as the stores write one, is not decoded (`Heard`)."""
+    if isinstance(kind, str) and text.endswith(f',"seq":{seq}}}'):
+        return Heard(seq, kind, text)
     try:
         event = json.loads(text)
     except ValueError:
         log.warning("a live event %d heard from another process is not JSON; skipped", seq)
         return None
-    if not isinstance(event, dict):
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
         return None
-    if event.get("seq") == seq:
-        return Heard(event, text)
     event["seq"] = seq  # a text without its number (or another): encoded again when sent
     return event
 
@@ -139,8 +146,8 @@ class Hub:
         """The events of the turn this process runs on a session, until it is stored."""
         self.relay: Callable[[str, dict[str, Any]], None] | None = None
         """Sends this process's live events to the other processes, if set."""
-        self.remote: OrderedDict[str, list[tuple[int, str]]] = OrderedDict()
-        """The heard events (number, JSON text) of turns other processes run, by session,
+        self.remote: OrderedDict[str, list[tuple[int, str | None, str]]] = OrderedDict()
+        """The heard events (number, type, JSON text) of turns other processes run, by session,
         until they are stored; the least recently active session first."""
         self._remote_chars = 0
         self._tasks: set[asyncio.Task[None]] = set()
@@ -160,8 +167,8 @@ class Hub:
             raise
         for event in list(self.inflight.get(session_id, ())):
             sub.offer(event)
-        for seq, text in list(self.remote.get(session_id, ())):
-            heard = _decoded(seq, text)
+        for seq, kind, text in list(self.remote.get(session_id, ())):
+            heard = _decoded(seq, kind, text)
             if heard is not None:
                 sub.offer(heard)
         return sub
@@ -201,13 +208,13 @@ class Hub:
                 kept = self.remote[session_id] = []
             else:
                 self.remote.move_to_end(session_id)
-            kept.append((seq, text))
+            kept.append((seq, kind, text))
             self._remote_chars += len(text)
             while self._remote_chars > HEARD_LIMIT and self.remote:
                 _, dropped = self.remote.popitem(last=False)
-                self._remote_chars -= sum(len(t) for _, t in dropped)
+                self._remote_chars -= sum(len(t) for _, _, t in dropped)
         subs = self.subscribers.get(session_id)
-        event = _decoded(seq, text) if subs else None
+        event = _decoded(seq, kind, text) if subs else None
         if subs and event is not None:
             for sub in subs:
                 sub.offer(event)
@@ -217,8 +224,8 @@ class Hub:
         kept = self.remote.get(session_id)
         if kept is None:
             return
-        left = [(n, t) for n, t in kept if n >= count]
-        self._remote_chars -= sum(len(t) for n, t in kept if n < count)
+        left = [e for e in kept if e[0] >= count]
+        self._remote_chars -= sum(len(e[2]) for e in kept if e[0] < count)
         if left:
             self.remote[session_id] = left
         else:

@@ -10,13 +10,17 @@ none. An event over `LIVE_MAX_BYTES` is not sent: the
 listeners' subscribers read it from the stored log when the turn is stored (they hold
 the later events until then, so they still see every event once and in order).
 
-One notification is `HEADER\\nTEXT`: the header is a JSON object (ASCII) with `schema`
+One notification is `HEADER\nTEXT`: the header is a JSON object (ASCII) with `schema`
 (the schema the tables are in: apps sharing one database under different `?schema=`
-listen on different channels, and a hash that collides is told apart by it), `origin`
-(the sending process, which ignores its own), `session_id`, `seq` (the event's number),
-`type`, `part` and `parts`; TEXT is that part of the event's JSON text, exactly as the
-store writes it (`stores.rows.dumps`, repaired as `stores.text.valid` repairs it), `seq`
-included.
+listen on different channels, and a hash that collides is told apart by it) and `origin`
+(the sending process, which ignores its own). Events are packed: as many whole events
+as fit in one payload travel together, the header listing each as `[session_id, seq,
+type, length]` under `events` and TEXT their JSON texts one after the other (`length`:
+each text's length in characters), so a burst of events costs the database and each
+listener one notification instead of one per event. An event too large for a payload
+of its own travels alone, cut into parts: its header names `session_id`, `seq`, `type`,
+`part` and `parts`. A text is the event's JSON text exactly as the store writes it
+(`stores.rows.dumps`, repaired as `stores.text.valid` repairs it), `seq` included.
 
 Delivery is best effort and the stored log stays the record: an event lost here (the
 sending connection dropped, a listener not yet listening) comes from the store when the
@@ -33,6 +37,7 @@ import logging
 import secrets
 import time
 from collections import deque
+from collections.abc import Iterable
 from typing import Any
 
 from ..stores.rows import dumps
@@ -52,7 +57,7 @@ LIVE_MAX_BYTES = 1 << 20
 the stored log when the turn is stored."""
 
 BATCH = 500
-"""Notifications sent per statement at most (an event's parts are never split)."""
+"""Events sent per statement at most."""
 
 PENDING_LIMIT = 10_000
 """Events waiting to be sent; beyond it new events are not sent live (the database is
@@ -68,20 +73,58 @@ def live_channel(schema: str) -> str:
     return f"{LIVE_CHANNEL}_{hashlib.sha256(schema.encode('utf-8')).hexdigest()[:16]}"
 
 
+def text_of(event: dict[str, Any]) -> str:
+    """An event's JSON text as the stores write it."""
+    return valid(dumps(event))
+
+
+def pack(schema: str, origin: str, items: Iterable[tuple[str, dict[str, Any]]]) \
+        -> list[str]:
+    """The notifications that carry `items` (session id, numbered event), in order: whole
+    events packed together while they fit in one payload, an event that does not fit
+    alone cut into parts of its own, one too large to send (`LIVE_MAX_BYTES`) left out."""
+    prefix = json.dumps({"schema": schema, "origin": origin}, separators=(",", ":"))[:-1] \
+        + ',"events":['
+    out: list[str] = []
+    heads: list[str] = []
+    texts: list[str] = []
+    size = len(prefix) + 3  # `]}` and the newline
+    for session_id, event in items:
+        text = text_of(event)
+        nbytes = len(text) if text.isascii() else len(text.encode("utf-8"))
+        head = json.dumps([session_id, event["seq"], event.get("type"), len(text)],
+                          separators=(",", ":"))
+        more = len(head) + 1 + nbytes
+        if heads and size + more > PAYLOAD_BYTES:
+            out.append(prefix + ",".join(heads) + "]}\n" + "".join(texts))
+            heads, texts, size = [], [], len(prefix) + 3
+        if size + more > PAYLOAD_BYTES:  # too large to travel with others
+            out.extend(_parts(schema, origin, session_id, event, text))
+            continue
+        heads.append(head)
+        texts.append(text)
+        size += more
+    if heads:
+        out.append(prefix + ",".join(heads) + "]}\n" + "".join(texts))
+    return out
+
+
 def encode(schema: str, origin: str, session_id: str, event: dict[str, Any]) -> list[str]:
-    """The notifications that carry `event` (numbered: `seq`); none when it is too large."""
-    text = valid(dumps(event))
+    """The notifications that carry one event (numbered: `seq`); none when it is too
+    large."""
+    return pack(schema, origin, [(session_id, event)])
+
+
+def _parts(schema: str, origin: str, session_id: str, event: dict[str, Any],
+           text: str) -> list[str]:
+    """An event too large to share a payload, cut into parts sent together."""
     data = text.encode("utf-8")
     if len(data) > LIVE_MAX_BYTES:
         return []
     head = {"schema": schema, "origin": origin, "session_id": session_id,
             "seq": event["seq"], "type": event.get("type"), "part": 0, "parts": 1}
-    first = json.dumps(head, separators=(",", ":"))
-    room = PAYLOAD_BYTES - len(first) - 1
-    if len(data) <= room:
-        return [first + "\n" + text]
-    room -= 20  # the part numbers' digits
-    pieces = _split(data, room)
+    room = PAYLOAD_BYTES - len(json.dumps(head, separators=(",", ":"))) - 1 - 20
+    pieces = _split(data, room)  # 20: the part numbers' digits
     out = []
     for i, piece in enumerate(pieces):
         head["part"], head["parts"] = i, len(pieces)
@@ -117,26 +160,32 @@ class Assembler:
         process's own events, which it hears back, are dropped unparsed."""
         self._parts: dict[tuple[str, str, int], list[str | None]] = {}
 
-    def feed(self, payload: str) -> tuple[str, int, str | None, str] | None:
-        """`(session_id, seq, type, text)` of a whole event of another process of this
-        schema; None for a part, for this process's own events, another schema's, or a
-        payload that is not one of ours."""
+    def feed(self, payload: str) -> list[tuple[str, int, str | None, str]]:
+        """`(session_id, seq, type, text)` of each whole event a notification completes,
+        of another process of this schema; none for a part that leaves its event
+        incomplete, for this process's own events, another schema's, or a payload that
+        is not one of ours."""
         head_text, newline, data = payload.partition("\n")
         if not newline or self._own in head_text:
-            return None
+            return []
         try:
             head = json.loads(head_text)
-            schema, origin, sid = head["schema"], head["origin"], head["session_id"]
+            if head["schema"] != self.schema or head["origin"] == self.origin:
+                return []
+            listed = head.get("events")
+            if listed is not None:
+                return _unpacked(listed, data)
+            origin, sid = head["origin"], head["session_id"]
             seq, part, parts = int(head["seq"]), int(head["part"]), int(head["parts"])
         except (ValueError, TypeError, KeyError):
-            return None
-        if schema != self.schema or origin == self.origin or not isinstance(sid, str):
-            return None
+            return []
+        if not isinstance(sid, str):
+            return []
         kind = head.get("type")
         if parts == 1:
-            return sid, seq, kind, data
+            return [(sid, seq, kind, data)]
         if not 0 <= part < parts:
-            return None
+            return []
         key = (origin, sid, seq)
         got = self._parts.get(key)
         if got is None or len(got) != parts:
@@ -145,9 +194,25 @@ class Assembler:
                 del self._parts[next(iter(self._parts))]
         got[part] = data
         if any(p is None for p in got):
-            return None
+            return []
         del self._parts[key]
-        return sid, seq, kind, "".join(p for p in got if p is not None)
+        return [(sid, seq, kind, "".join(p for p in got if p is not None))]
+
+
+def _unpacked(listed: Any, data: str) -> list[tuple[str, int, str | None, str]]:
+    """The events of a packed notification: its header's `[session_id, seq, type,
+    length]` entries, their texts cut from `data` in order (a header that does not
+    account for `data` exactly yields nothing)."""
+    out: list[tuple[str, int, str | None, str]] = []
+    at = 0
+    for sid, seq, kind, length in listed:
+        if not isinstance(sid, str) or not isinstance(seq, int) or length < 0:
+            raise ValueError("not a packed event")
+        out.append((sid, seq, kind, data[at:at + length]))
+        at += length
+    if at != len(data):
+        raise ValueError("a packed notification's texts do not match its header")
+    return out
 
 
 class Sender:
@@ -198,12 +263,10 @@ class Sender:
             log.warning(message, *args, **kw)
 
     def _batch(self, schema: str) -> list[str]:
-        """The notifications of the next events waiting, about `BATCH` at most."""
-        out: list[str] = []
-        while self._pending and len(out) < BATCH:
-            session_id, event = self._pending.popleft()
-            out.extend(encode(schema, self.origin, session_id, event))
-        return out
+        """The notifications of the next `BATCH` events waiting, at most."""
+        pending = self._pending
+        items = [pending.popleft() for _ in range(min(BATCH, len(pending)))]
+        return pack(schema, self.origin, items)
 
     async def _run(self) -> None:
         import asyncpg  # type: ignore[import-untyped, import-not-found, unused-ignore]

@@ -10,7 +10,7 @@ from starlette.responses import StreamingResponse
 
 from ..stores.rows import dumps
 from ..stores.text import valid
-from .pubsub import Heard
+from .pubsub import TERMINAL, Heard
 
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -57,17 +57,28 @@ async def with_heartbeat(queue: asyncio.Queue[dict[str, Any] | None], every: flo
                          hidden: Collection[str] = ()) -> AsyncIterator[str]:
     """Frames from a subscriber's queue, with a comment line whenever it is idle for
     `every` seconds (so proxies keep the stream open); ends when the queue does. Events
-    of a `hidden` type are left out (the client sees their numbers skipped)."""
+    of a `hidden` type are left out (the client sees their numbers skipped). The events
+    already waiting go out as one chunk (a turn's start or end, a burst heard from
+    another process): one write, not one per event."""
     yield "retry: 1000\n\n"
     while True:
         event = await next_event(queue, every)
         if event is IDLE:
             yield ": keep-alive\n\n"
             continue
-        if event is None:
-            return
-        if hidden and event["type"] in hidden:
-            continue
-        yield frame(event)
-        if until_terminal and event["type"] in ("run_completed", "run_failed"):
-            return
+        frames: list[str] = []
+        while True:
+            if event is None:
+                if frames:
+                    yield "".join(frames)
+                return
+            if not (hidden and event["type"] in hidden):
+                frames.append(frame(event))
+                if until_terminal and event["type"] in TERMINAL:
+                    yield "".join(frames)
+                    return
+            if queue.empty():
+                break
+            event = queue.get_nowait()
+        if frames:
+            yield "".join(frames)

@@ -111,9 +111,9 @@ class Wakeup:
     def _heard_live(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
         if self._assembler is None:
             return
-        whole = self._assembler.feed(payload)
-        if whole is not None:
-            self.hub.heard(*whole)
+        heard = self.hub.heard
+        for sid, seq, kind, text in self._assembler.feed(payload):
+            heard(sid, seq, kind, text)
 
     # -- SQLite ----------------------------------------------------------------------------
 
