@@ -16,7 +16,9 @@ same-process ones, are pooled (the machine's load moves between them). For each 
 before the turn's end (`run_started`, `agent_started`, `text_delta`, `message`: emitted
 mid-turn, before anything of the turn is stored) the latency is the subscriber's clock
 at arrival minus the event's `at` (A's clock when it emitted it; one machine, one clock).
-The same run with the subscribers on A gives the in-process figure beside it. Every
+The same run with the subscribers on A gives the in-process figure beside it. The
+client posts the turns and reads the streams on plain sockets: httpx would spend more
+CPU per event than server B, CPU the servers on the same machine would wait for. Every
 subscriber also checks it saw each number once and in order. `--base SRC` also runs
 the cross-process rounds on a second pair of servers from another source tree (a
 worktree of an earlier commit), interleaved with these, on a schema of their own in the
@@ -259,6 +261,7 @@ def section(res: dict[str, Any]) -> str:
     o = res["other_process"]
     b_us = o["cpu_s"]["B"] / o["events"] * 1e6
     a_us = o["cpu_s"]["A"] / o["events"] * 1e6
+    c_us = o["cpu_s"]["client"] / o["events"] * 1e6
 
     load = res.get("load_average") or ["?", "?"]
     rounds = a.get("rounds", 1)
@@ -273,8 +276,9 @@ Measured {res["date"]}: from the moment server A emits an event of a running tur
 arrival at an SSE subscriber on server B (PostgreSQL `NOTIFY`, see
 [serving](serving.md#events)), mid-turn, with {a["sessions"]} sessions at once, each running
 {a["turns"]} turns of a model that streams 20 pieces 25 ms apart; two `handoffs serve`
-processes and the client on one machine; {rounds} round(s) of each row, interleaved, pooled
-(p99 of each round on B: {per_round}).
+processes and the client (the turns posted and the 50 streams read on plain sockets, so
+the client takes as little of the machine's CPU as it can) on one machine; {rounds}
+round(s) of each row, interleaved, pooled (p99 of each round on B: {per_round}).
 
 | subscriber | events | p50 | p99 | max | events/s | seen twice or out of order |
 | --- | --- | --- | --- | --- | --- | --- |
@@ -288,7 +292,8 @@ waiting for a CPU (the same-process row shows how much), and an event crossing p
 waits more often: A's sending PostgreSQL backend, B's listening backend and B each have
 to be woken for it, where a subscriber on A needs none of them. CPU per event in the
 cross-process run: {b_us:.0f} µs on B (hearing it and sending it to its subscriber),
-{a_us:.0f} µs on A (running the turn, storing it, sending it on). Rerun: `{COMMAND}`
+{a_us:.0f} µs on A (running the turn, storing it, sending it on), {c_us:.0f} µs in the
+client. Rerun: `{COMMAND}`
 (writes `bench/results/live-events.json` and this section).
 {END}
 """
