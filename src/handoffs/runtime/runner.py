@@ -27,6 +27,7 @@ from .driver.feed import fed, stream_turn
 from .driver.turn import run_turn
 from .effects.executor import IN_PROCESS
 from .effects.inspector import Inspector, inspector
+from .going_back import GoingBack
 from .settings import (
     AgentModels,
     check_runner,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from .replay import Replay
 
 
-class Runner:
+class Runner(GoingBack):
     """Runs a team's conversations: `run` one user turn, `stream` its events, move agents.
 
         runner = Runner(team, model=ScriptedModel([...]))
@@ -383,33 +384,6 @@ class Runner:
 
     # -- going back ----------------------------------------------------------------------------
 
-    async def fork(self, session_id: str, turn: int, new_id: str | None = None
-                   ) -> SessionState:
-        """A new session holding the conversation as it stood before `turn` (1-based).
-
-        Messages, handoff records, shared memory, the active agent and its view, the
-        events: exactly what the original loaded before that turn, with new record ids.
-        The original is unchanged but for `metadata["forks"]`; the fork has
-        `metadata["forked_from"]`. `turn` may be one past the last turn (a copy of all
-        of it). `new_id` defaults to `<id>-fork-<random>`; `session_exists` if taken.
-        Refused with `turn_not_recorded` for turns stored before handoffs kept turn
-        marks. Returns a snapshot of the fork (`runtime.timetravel`)."""
-        from .timetravel import fork
-
-        return await fork(self.store, session_id, turn, new_id)
-
-    async def rewind(self, session_id: str, turn: int) -> SessionState:
-        """Cut the session back to how it stood before `turn`: its next message starts
-        turn `turn` again.
-
-        What is cut is kept as a copy named in `metadata["rewinds"][-1]["kept_as"]`
-        (`undo_rewind` puts it back). Refused while a turn runs (`turn_running`) or a
-        person is awaited (`waiting_for_approval`, `waiting_for_human`). Returns a
-        snapshot of the rewound session."""
-        from .timetravel import rewind
-
-        return await rewind(self.store, session_id, turn, self._running)
-
     async def replay(self, session_id: str, from_turn: int, team: Team | None = None,
                      model: Model | str | None = None) -> Replay:
         """Play the session's user messages again from `from_turn`, on `team` and `model`
@@ -423,10 +397,3 @@ class Runner:
         from .replay import replay
 
         return await replay(self, session_id, from_turn, team, model)
-
-    async def undo_rewind(self, session_id: str) -> SessionState:
-        """Put back what the session's last `rewind` cut (`no_rewind` if none)."""
-        from .timetravel import undo_rewind
-
-        return await undo_rewind(self.store, session_id, self._running)
-
