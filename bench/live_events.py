@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from plain_http import Plain
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
@@ -141,39 +142,6 @@ async def follow(url: str, sid: str, token: str, turns: int, ready: asyncio.Even
                     out["by_type"].setdefault(event["type"], []).append(ms)
     finally:
         writer.close()
-
-
-class Plain:
-    """One kept-alive HTTP/1.1 connection, a plain socket: the load generator spends
-    tens of microseconds per request where httpx spends a millisecond or more, CPU the
-    two servers on this machine would otherwise wait for (the latency measured is theirs,
-    not the client's)."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 host: str) -> None:
-        self.reader, self.writer, self.host = reader, writer, host
-
-    @classmethod
-    async def open(cls, url: str) -> Plain:
-        host, port = url.removeprefix("http://").split(":")
-        reader, writer = await asyncio.open_connection(host, int(port))
-        return cls(reader, writer, f"{host}:{port}")
-
-    async def post(self, path: str, payload: dict[str, Any], token: str | None = None) \
-            -> tuple[int, Any]:
-        body = json.dumps(payload).encode()
-        auth = f"Authorization: Bearer {token}\r\n" if token else ""
-        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: "
-                          f"application/json\r\nContent-Length: {len(body)}\r\n{auth}\r\n"
-                          .encode() + body)
-        head = await self.reader.readuntil(b"\r\n\r\n")
-        lines = head.split(b"\r\n")
-        size = next(int(line.split(b":")[1]) for line in lines
-                    if line.lower().startswith(b"content-length:"))
-        return int(lines[0].split()[1]), json.loads(await self.reader.readexactly(size))
-
-    def close(self) -> None:
-        self.writer.close()
 
 
 async def run(watch: str, post: str, sessions: int, turns: int,

@@ -9,7 +9,9 @@ Servers are real `handoffs serve` processes (uvicorn, one worker) on 127.0.0.1. 
 HTTP turn's overhead (`overhead_p50_ms`) is the p50 of a turn through the API with one
 client (the client's own HTTP work included) minus the p50 of the same turn in process.
 `client_floor` is the p50 of `GET /healthz` through the same client: what any request
-costs before the server does anything of its own (httpx spends most of it).
+costs before the server does anything of its own (httpx spends most of it). The rows
+with 10 and 100 clients at once use plain-socket clients (`bench/plain_http.py`): with
+a hundred connections httpx's own pool stalls for seconds, which measured the client.
 `http_1_client_raw` is the turn through a minimal keep-alive HTTP/1.1 client (a plain
 socket, as `bench/live_events.py` uses), so `raw_overhead_p50_ms` is the server's share
 (with `--base`, also the server process's CPU per session created and turn run).
@@ -34,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from plain_http import Plain
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 PG = os.environ.get("HANDOFFS_BENCH_PG", "postgresql://127.0.0.1:5432/test")
@@ -87,30 +92,45 @@ async def http_turns(url: str, clients: int, turns: int) -> dict[str, float]:
 async def raw_turns(port: int, n: int) -> list[float]:
     """Seconds per turn through one kept-alive connection, a plain socket: the client's
     own work is a few microseconds, so what is left is loopback and the server."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-
-    async def call(path: str, payload: dict[str, Any], token: str | None = None) -> Any:
-        body = json.dumps(payload).encode()
-        auth = f"Authorization: Bearer {token}\r\n" if token else ""
-        writer.write(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                     f"application/json\r\nContent-Length: {len(body)}\r\n{auth}\r\n"
-                     .encode() + body)
-        head = await reader.readuntil(b"\r\n\r\n")
-        size = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:"))
-        return json.loads(await reader.readexactly(size))
-
+    c = await Plain.open(f"http://127.0.0.1:{port}")
     lat = []
     try:
         for _ in range(n):
-            s = await call("/v1/sessions", {})
+            _, s = await c.post("/v1/sessions", {})
             t0 = time.perf_counter()
-            r = await call(f"/v1/sessions/{s['id']}/messages", {"text": TEXT}, s["token"])
+            _, r = await c.post(f"/v1/sessions/{s['id']}/messages", {"text": TEXT}, s["token"])
             lat.append(time.perf_counter() - t0)
             assert r["agent"] == "billing", r
     finally:
-        writer.close()
+        c.close()
     return lat
+
+
+async def plain_turns(url: str, clients: int, turns: int) -> dict[str, float]:
+    """`clients` plain-socket clients at once, each a kept-alive connection creating a
+    session and running a turn `turns` times: the server's throughput, not httpx's
+    (whose pool, at 100 connections, stalls for seconds: 52 turns/s and a 5.8 s p99
+    where these clients get 551 turns/s and 177 ms from the same server)."""
+    lat: list[float] = []
+
+    async def one() -> None:
+        c = await Plain.open(url)
+        try:
+            for _ in range(turns):
+                _, s = await c.post("/v1/sessions", {})
+                t0 = time.perf_counter()
+                _, r = await c.post(f"/v1/sessions/{s['id']}/messages", {"text": TEXT},
+                                    s["token"])
+                lat.append(time.perf_counter() - t0)
+                assert r["agent"] == "billing", r
+        finally:
+            c.close()
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(clients)))
+    wall = time.perf_counter() - t0
+    return {"p50_ms": pct(lat, 50) * 1e3, "p99_ms": pct(lat, 99) * 1e3,
+            "turns_per_s": len(lat) / wall}
 
 
 async def floor(url: str, n: int) -> list[float]:
@@ -258,8 +278,9 @@ async def main() -> None:
             ua, ub = "http://127.0.0.1:18701", "http://127.0.0.1:18702"
             await http_turns(ua, 4, 10)  # warm-up
             res: dict[str, Any] = {"in_process": await in_process(store, 200)}
-            for clients, n in turns.items():
-                res[f"http_{clients}_clients"] = await http_turns(ua, clients, n)
+            for clients, n in turns.items():  # one client: httpx (its floor is below)
+                row = http_turns if clients == 1 else plain_turns
+                res[f"http_{clients}_clients"] = await row(ua, clients, n)
             res["overhead_p50_ms"] = (res["http_1_clients"]["p50_ms"]
                                       - res["in_process"]["p50_ms"])
             res["client_floor"] = {"p50_ms": pct(await floor(ua, 200), 50) * 1e3}
