@@ -136,3 +136,32 @@ async def test_run_with_on_event_is_told_completed_only_once_the_turn_is_stored(
     await runner.run("s", "hi", on_event=lambda e: said.append(e.type))
 
     assert said[-2:] == ["stored 2 messages", "run_completed"]
+
+
+async def test_a_relay_sends_the_answer_before_the_turn_is_stored() -> None:
+    """A caller that relays events from another task (a server's subscribers) gets to run
+    between the turn's last live event and its commit: the answer goes out first, not
+    after the commit's work."""
+    from handoffs.stores.memory import MemoryStore
+
+    said: list[str] = []
+    relayed: asyncio.Queue[str] = asyncio.Queue()
+
+    class Recorded(MemoryStore):
+        async def commit(self, state: Any, since: Any, events: Any = ()) -> None:
+            said.append(f"commit {len(state.messages)}")
+            await super().commit(state, since, events)
+
+    async def relay() -> None:
+        while True:
+            said.append(f"sent {await relayed.get()}")
+
+    sender = asyncio.get_running_loop().create_task(relay())
+    await asyncio.sleep(0)
+    model = Gated()
+    model.release.set()
+    runner = Runner(Team([Agent("solo")]), model=model, store=Recorded())
+    await runner.run("s", "hi", on_event=lambda e: relayed.put_nowait(e.type))
+    sender.cancel()
+
+    assert "sent message" in said[:said.index("commit 2")], said
