@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -104,13 +103,7 @@ class PostgresStore(TurnMarksOnPostgres):
     # -- connections ---------------------------------------------------------------------
 
     def _settings(self) -> dict[str, str]:
-        found = {"search_path": self.schema} if self.schema else {}
-        if "application_name=" not in self.dsn:  # which process a connection serves
-            found["application_name"] = f"handoffs {os.getpid()}"
-        if self.statement_timeout is not None:
-            found["statement_timeout"] = found["lock_timeout"] = sql.milliseconds(
-                self.statement_timeout)
-        return found
+        return sql.settings(self.dsn, self.schema, self.statement_timeout)
 
     async def _connect(self, settings: dict[str, str] | None = None) -> Any:
         """A connection of its own, bounded by the store's timeouts."""

@@ -7,6 +7,7 @@ if its version is still the expected one) and insert the new rows.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -219,6 +220,17 @@ def limit(given: float | None, found: dict[str, float | None], name: str,
 def milliseconds(seconds: float) -> str:
     """A duration as a PostgreSQL setting's value."""
     return str(max(1, round(seconds * 1000)))
+
+
+def settings(dsn: str, schema: str | None, statement_timeout: float | None) -> dict[str, str]:
+    """The server settings of a store's connections: its schema first on the search
+    path, this process as the application (unless the URL names one), its timeouts."""
+    found = {"search_path": schema} if schema else {}
+    if "application_name=" not in dsn:  # which process a connection serves
+        found["application_name"] = f"handoffs {os.getpid()}"
+    if statement_timeout is not None:
+        found["statement_timeout"] = found["lock_timeout"] = milliseconds(statement_timeout)
+    return found
 
 
 SSLMODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")

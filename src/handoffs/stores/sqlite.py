@@ -19,7 +19,6 @@ import asyncio
 import logging
 import os
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -95,7 +94,7 @@ class SQLiteStore(TurnMarksOnSQLite):
                                    timeout=30.0, uri=uri)
             connections.append(slow)
             if not memory:
-                _wal(slow)
+                ops.wal(slow)
             slow.execute("PRAGMA synchronous = NORMAL")
             migrate(slow, where=where)
             fast = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
@@ -385,19 +384,3 @@ class SQLiteStore(TurnMarksOnSQLite):
         if self._range is not None:
             self._range.close()
 
-
-def _wal(conn: sqlite3.Connection, tries: int = 100) -> None:
-    """Put the database in WAL mode. Switching needs the file to itself, and SQLite
-    answers `database is locked` at once (no busy wait) while another process writes, as
-    when several processes open a new database together: it is retried for a few
-    seconds; a database already in WAL mode needs nothing."""
-    for i in range(tries):
-        try:
-            if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
-                return
-            conn.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or i == tries - 1:
-                raise
-            time.sleep(0.05)

@@ -8,6 +8,7 @@ into a `StoreError` with a stable code and what to do.
 from __future__ import annotations
 
 import sqlite3
+import time
 from typing import Any
 
 from ..errors import HandoffsError, StoreError
@@ -320,3 +321,20 @@ def handoff_stats(c: sqlite3.Connection, lo: float, hi: float
     finally:
         c.execute("COMMIT")
     return routes, refused, medians
+
+
+def wal(conn: sqlite3.Connection, tries: int = 100) -> None:
+    """Put the database in WAL mode. Switching needs the file to itself, and SQLite
+    answers `database is locked` at once (no busy wait) while another process writes, as
+    when several processes open a new database together: it is retried for a few
+    seconds; a database already in WAL mode needs nothing."""
+    for i in range(tries):
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                return
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or i == tries - 1:
+                raise
+            time.sleep(0.05)
