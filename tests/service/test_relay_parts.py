@@ -216,9 +216,15 @@ async def test_events_already_waiting_go_out_as_one_chunk() -> None:
     assert [line for line in chunk.split("\n") if line.startswith("id:")] == \
         ["id: 0", "id: 2"]
     assert chunk.endswith("\n\n") and chunk.count("\n\n") == 2
-    queue.put_nowait(event(3))
+    from handoffs.server.sse import CHUNK
+
+    for n in range(3, 3 + CHUNK + 5):  # a long catch-up goes out in bounded pieces
+        queue.put_nowait(event(n))
+    assert (await anext(frames)).count("\n\n") == CHUNK
+    assert (await anext(frames)).count("\n\n") == 5
+    queue.put_nowait(event(200))
     queue.put_nowait(None)  # the last events before the end are still sent
-    assert [f async for f in frames] == [frame(event(3))]
+    assert [f async for f in frames] == [frame(event(200))]
 
 
 class CountingStore(MemoryStore):

@@ -10,7 +10,7 @@ none. An event over `LIVE_MAX_BYTES` is not sent: the
 listeners' subscribers read it from the stored log when the turn is stored (they hold
 the later events until then, so they still see every event once and in order).
 
-One notification is `HEADER\nTEXT`: the header is a JSON object (ASCII) with `schema`
+One notification is `HEADER\\nTEXT`: the header is a JSON object (ASCII) with `schema`
 (the schema the tables are in: apps sharing one database under different `?schema=`
 listen on different channels, and a hash that collides is told apart by it) and `origin`
 (the sending process, which ignores its own). Events are packed: as many whole events

@@ -29,6 +29,10 @@ def frame(event: dict[str, Any]) -> str:
     return f"{head}event: {event['type']}\ndata: {data}\n\n"
 
 
+CHUNK = 100
+"""Events written together at most, when several are waiting (a catch-up of thousands
+still goes out in pieces of a bounded size)."""
+
 IDLE: Any = object()
 """What `next_event` answers when no event came in time."""
 
@@ -59,7 +63,7 @@ async def with_heartbeat(queue: asyncio.Queue[dict[str, Any] | None], every: flo
     `every` seconds (so proxies keep the stream open); ends when the queue does. Events
     of a `hidden` type are left out (the client sees their numbers skipped). The events
     already waiting go out as one chunk (a turn's start or end, a burst heard from
-    another process): one write, not one per event."""
+    another process), up to `CHUNK` of them: one write, not one per event."""
     yield "retry: 1000\n\n"
     while True:
         event = await next_event(queue, every)
@@ -77,7 +81,7 @@ async def with_heartbeat(queue: asyncio.Queue[dict[str, Any] | None], every: flo
                 if until_terminal and event["type"] in TERMINAL:
                     yield "".join(frames)
                     return
-            if queue.empty():
+            if queue.empty() or len(frames) >= CHUNK:
                 break
             event = queue.get_nowait()
         if frames:
