@@ -10,7 +10,7 @@ from typing import Any
 
 from handoffs.core.events import Event
 from handoffs.server.pubsub import Heard, Hub
-from handoffs.server.relay import LIVE_MAX_BYTES, PAYLOAD_BYTES, Assembler, encode, pack
+from handoffs.server.relay import LIVE_MAX_BYTES, PAYLOAD_BYTES, Assembler, pack
 from handoffs.stores import MemoryStore
 from handoffs.stores.rows import dumps
 
@@ -23,7 +23,7 @@ def event(seq: int, text: str = "hi", kind: str = "text_delta") -> dict[str, Any
 def test_a_large_event_is_cut_between_characters_and_joined_in_any_order() -> None:
     text = "é€😀\u2028 x\x00\"\\" * 9_000  # multi-byte, NUL, quotes, a line separator
     big = event(7, text)
-    parts = encode("app", "proc-a", "s1", big)
+    parts = pack("app", "proc-a", [("s1", big)])
     assert len(parts) > 10
     assert all(len(p.encode("utf-8")) <= PAYLOAD_BYTES for p in parts)
     assert all("\x00" not in p for p in parts)  # PostgreSQL text cannot hold NUL
@@ -41,7 +41,7 @@ def test_a_large_event_is_cut_between_characters_and_joined_in_any_order() -> No
 
 def test_a_small_event_is_one_notification_and_text_is_repaired_as_stored() -> None:
     e = event(0, "bad \ud800 text")
-    (only,) = encode("app", "a", "s1", e)
+    (only,) = pack("app", "a", [("s1", e)])
     (heard,) = Assembler("app", "b").feed(only)
     assert json.loads(heard[3])["text"] == "bad \ufffd text"
 
@@ -74,8 +74,8 @@ def test_a_packed_notification_whose_header_does_not_match_its_texts_yields_noth
 
 
 def test_too_large_events_are_not_sent_and_others_are_not_ours() -> None:
-    assert encode("app", "a", "s1", event(0, "x" * (LIVE_MAX_BYTES + 1))) == []
-    (payload,) = encode("app", "a", "s1", event(0))
+    assert pack("app", "a", [("s1", event(0, "x" * (LIVE_MAX_BYTES + 1)))]) == []
+    (payload,) = pack("app", "a", [("s1", event(0))])
     assert Assembler("app", "a").feed(payload) == []  # its own
     assert Assembler("other", "b").feed(payload) == []  # another schema's
     assert Assembler("app", "b").feed("3 s1") == []  # an older wake-up format
@@ -147,7 +147,7 @@ def test_a_schema_name_that_spells_an_origin_does_not_hide_other_processes() -> 
     # A process drops its own events by the text `"origin":"<it>"` in the header;
     # inside a JSON string those quotes are escaped, so only a real origin matches.
     schema = 'app"origin":"b"'
-    (payload,) = encode(schema, "a", "s1", event(0))
+    (payload,) = pack(schema, "a", [("s1", event(0))])
     (heard,) = Assembler(schema, "b").feed(payload)
     assert heard[:3] == ("s1", 0, "text_delta")
     assert Assembler(schema, "a").feed(payload) == []
@@ -159,7 +159,7 @@ async def test_a_heard_event_is_framed_as_the_text_it_came_as() -> None:
     hub = Hub(MemoryStore())
     sub = await hub.subscribe("s1", -1)
     e = event(0, "é \u2028 line")
-    (payload,) = encode("app", "a", "s1", e)
+    (payload,) = pack("app", "a", [("s1", e)])
     (heard,) = Assembler("app", "b").feed(payload)
     hub.heard(*heard)
     got = sub.queue.get_nowait()

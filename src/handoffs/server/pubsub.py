@@ -29,6 +29,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from ..stores.rows import dumps
+from ..stores.text import valid
+
 log = logging.getLogger("handoffs.server.pubsub")
 
 QUEUE_LIMIT = 10_000
@@ -69,6 +72,12 @@ class Heard(dict[str, Any]):
         """The event, every field of it."""
         event: dict[str, Any] = json.loads(self.text)
         return event
+
+
+def text_of(event: dict[str, Any]) -> str:
+    """An event's JSON text as the stores write it (`stores.rows.dumps`, text that is not
+    valid Unicode repaired): a `Heard` event's own text, any other encoded."""
+    return event.text if isinstance(event, Heard) else valid(dumps(event))
 
 
 def _decoded(seq: int, kind: str | None, text: str) -> dict[str, Any] | None:

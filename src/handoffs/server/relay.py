@@ -40,8 +40,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from ..stores.rows import dumps
-from ..stores.text import valid
+from .pubsub import text_of
 
 log = logging.getLogger("handoffs.server.relay")
 
@@ -73,11 +72,6 @@ def live_channel(schema: str) -> str:
     return f"{LIVE_CHANNEL}_{hashlib.sha256(schema.encode('utf-8')).hexdigest()[:16]}"
 
 
-def text_of(event: dict[str, Any]) -> str:
-    """An event's JSON text as the stores write it."""
-    return valid(dumps(event))
-
-
 def pack(schema: str, origin: str, items: Iterable[tuple[str, dict[str, Any]]]) \
         -> list[str]:
     """The notifications that carry `items` (session id, numbered event), in order: whole
@@ -88,7 +82,7 @@ def pack(schema: str, origin: str, items: Iterable[tuple[str, dict[str, Any]]]) 
     out: list[str] = []
     heads: list[str] = []
     texts: list[str] = []
-    size = len(prefix) + 3  # `]}` and the newline
+    empty = size = len(prefix) + 3  # `]}` and the newline
     for session_id, event in items:
         text = text_of(event)
         nbytes = len(text) if text.isascii() else len(text.encode("utf-8"))
@@ -97,7 +91,7 @@ def pack(schema: str, origin: str, items: Iterable[tuple[str, dict[str, Any]]]) 
         more = len(head) + 1 + nbytes
         if heads and size + more > PAYLOAD_BYTES:
             out.append(prefix + ",".join(heads) + "]}\n" + "".join(texts))
-            heads, texts, size = [], [], len(prefix) + 3
+            heads, texts, size = [], [], empty
         if size + more > PAYLOAD_BYTES:  # too large to travel with others
             out.extend(_parts(schema, origin, session_id, event, text))
             continue
@@ -107,12 +101,6 @@ def pack(schema: str, origin: str, items: Iterable[tuple[str, dict[str, Any]]]) 
     if heads:
         out.append(prefix + ",".join(heads) + "]}\n" + "".join(texts))
     return out
-
-
-def encode(schema: str, origin: str, session_id: str, event: dict[str, Any]) -> list[str]:
-    """The notifications that carry one event (numbered: `seq`); none when it is too
-    large."""
-    return pack(schema, origin, [(session_id, event)])
 
 
 def _parts(schema: str, origin: str, session_id: str, event: dict[str, Any],

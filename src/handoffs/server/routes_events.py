@@ -12,11 +12,9 @@ from typing import Any
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from starlette.responses import StreamingResponse
 
-from ..stores.rows import dumps
-from ..stores.text import valid
 from . import sse
 from .errors import ApiError, body, from_exception, responses
-from .pubsub import Heard, Subscriber
+from .pubsub import Subscriber, text_of
 from .routes_sessions import OPENS, service
 from .service import Service
 
@@ -86,7 +84,7 @@ async def websocket(ws: WebSocket, session_id: str) -> None:
             raw = await ws.receive_text()
             reply = await _command(svc, ws, session_id, raw)
             if reply is not None:
-                await ws.send_text(text_frame(reply))
+                await ws.send_text(text_of(reply))
     except WebSocketDisconnect:
         pass
     finally:
@@ -94,13 +92,6 @@ async def websocket(ws: WebSocket, session_id: str) -> None:
         sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await sender
-
-
-def text_frame(event: dict[str, Any]) -> str:
-    """An event (or answer) as a WebSocket text frame: its JSON as the stores write it
-    (text that is not valid Unicode repaired), so the frame is what is stored; an event
-    heard from another process is sent as the text it came as (the same text)."""
-    return event.text if isinstance(event, Heard) else valid(dumps(event))
 
 
 async def _send(ws: WebSocket, sub: Subscriber, every: float,
@@ -119,7 +110,7 @@ async def _send(ws: WebSocket, sub: Subscriber, every: float,
                 return
             if event["type"] in hidden:  # the inspector's events: the operator's only
                 continue
-            await ws.send_text(text_frame(event))
+            await ws.send_text(text_of(event))
     except (asyncio.CancelledError, WebSocketDisconnect):
         raise
     except Exception:

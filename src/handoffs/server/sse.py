@@ -8,9 +8,7 @@ from typing import Any
 
 from starlette.responses import StreamingResponse
 
-from ..stores.rows import dumps
-from ..stores.text import valid
-from .pubsub import TERMINAL, Heard
+from .pubsub import text_of
 
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -21,7 +19,7 @@ def frame(event: dict[str, Any]) -> str:
     that is not valid Unicode repaired), so a live event is sent exactly as it is stored;
     an event heard from another process (`pubsub.Heard`) is sent as the text it came
     as, which is that same text, without encoding it again."""
-    data = event.text if isinstance(event, Heard) else valid(dumps(event))
+    data = text_of(event)
     if "\u2028" in data or "\u2029" in data:
         data = data.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     seq = event.get("seq")
@@ -57,7 +55,6 @@ def response(frames: AsyncIterator[str], status: int = 200) -> StreamingResponse
 
 
 async def with_heartbeat(queue: asyncio.Queue[dict[str, Any] | None], every: float,
-                         until_terminal: bool = False,
                          hidden: Collection[str] = ()) -> AsyncIterator[str]:
     """Frames from a subscriber's queue, with a comment line whenever it is idle for
     `every` seconds (so proxies keep the stream open); ends when the queue does. Events
@@ -78,9 +75,6 @@ async def with_heartbeat(queue: asyncio.Queue[dict[str, Any] | None], every: flo
                 return
             if not (hidden and event["type"] in hidden):
                 frames.append(frame(event))
-                if until_terminal and event["type"] in TERMINAL:
-                    yield "".join(frames)
-                    return
             if queue.empty() or len(frames) >= CHUNK:
                 break
             event = queue.get_nowait()
