@@ -117,3 +117,14 @@ async def test_nul_characters_round_trip_in_values_and_are_replaced_in_listings(
         assert loaded is not None and loaded.active_agent == "tri\x00age"
         listed = await reader.list_sessions()
         assert (listed[0].id, listed[0].active_agent) == ("s2", "tri\ufffdage")
+
+
+def test_the_text_check_finds_a_lone_surrogate_in_any_part_of_a_json_value() -> None:
+    from handoffs.core.handoff import HandoffReason as Kind
+    from handoffs.stores.text import json_encodable
+
+    assert json_encodable({"k": "v", "kind": Kind.LLM, "none": None, "n": 0, "e": {}})
+    assert json_encodable({"k": "v", "n": 3, "f": 1.5, "l": ["x", "ü"]})
+    for bad in ({"k": BAD}, {BAD: "v"}, {"k": "v", "n": 3, "deep": {"x": [BAD]}},
+                {"k": [1, {"y": BAD}]}, [BAD], {"kind": Kind.LLM, "why": BAD}):
+        assert not json_encodable(bad), bad

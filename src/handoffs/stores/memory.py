@@ -99,7 +99,8 @@ class MemoryStore(TurnMarksInMemory):
         # finds nothing needs the check (which refuses what is not a valid id).
         state = self._sessions.get(session_id) if type(session_id) is str else None
         if state is None:
-            checks.session_id(session_id)
+            if type(session_id) is not str or session_id not in self._holders:
+                checks.session_id(session_id)  # (a held lock's id was checked by `lock`)
             return None
         holder = self._holders.get(session_id, _FREE)
         if holder is not _FREE and holder is asyncio.current_task():
@@ -146,8 +147,8 @@ class MemoryStore(TurnMarksInMemory):
         the stored version, as on the durable stores."""
         sid = state.id
         kept = self._committed.get(sid) if type(sid) is str else None
-        if kept is None:  # a stored session's id was checked when it was first stored
-            sid = checks.session_id(sid)
+        if kept is None and (type(sid) is not str or sid not in self._holders):
+            sid = checks.session_id(sid)  # (a stored session's or a held lock's id: checked)
         if state.version != (0 if kept is None else kept.version):
             raise rows.conflict(sid, state.version)
         if state.turn > (0 if kept is None else kept.turn):  # a turn starts: mark it
@@ -164,7 +165,11 @@ class MemoryStore(TurnMarksInMemory):
             raise
         recs = state.handoffs
         if len(recs) > first_record:  # only the turn's last event is read, as a rule
-            delegated = any(recs[i].returns for i in range(first_record, len(recs)))
+            delegated = False
+            for i in range(first_record, len(recs)):
+                if recs[i].returns:
+                    delegated = True
+                    break
             self._stats.setdefault(sid, []).append(
                 (first_record, len(recs), facts.kept_turn(events, delegated)))
         if first_record:

@@ -118,15 +118,24 @@ def _same(shared: dict[str, Any], kept: tuple[tuple[str, Any], ...]) -> bool:
 
 def _header_encodable(state: SessionState, kept: Committed | None) -> bool:
     if kept is None:
-        return json_encodable([state.shared, state.metadata, state.pending, state.active_agent,
-                               state.channel, state.status])
+        if state.shared or state.metadata or state.pending is not None:
+            return json_encodable([state.shared, state.metadata, state.pending,
+                                   state.active_agent, state.channel, state.status])
+        return _texts_ok(state.active_agent, state.channel, state.status)
     shared = state.shared
     if not _same(shared, kept.shared):  # the runtime replaces values; only new ones need
         old = dict(kept.shared)         # a look
-        if not json_encodable([(k, v) for k, v in shared.items()
-                                if k not in old or old[k] != v]):
-            return False
+        for k, v in shared.items():
+            if (k not in old or old[k] != v) and not (
+                    encodable(k) and (json_encodable(v) if v else True)):
+                return False
     return ((state.metadata == kept.metadata or json_encodable(state.metadata))
             and (state.pending is kept.pending or json_encodable(state.pending))
             and (state.active_agent == kept.active_agent or encodable(state.active_agent))
             and (state.channel == kept.channel or encodable(state.channel)))
+
+
+def _texts_ok(*texts: str | None) -> bool:
+    """Whether these header columns (text or None) are valid Unicode."""
+    joined = "".join(filter(None, texts))
+    return joined.isascii() or encodable(joined)

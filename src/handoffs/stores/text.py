@@ -76,6 +76,13 @@ _dump: Any = None if _make_encoder is None else _make_encoder(
 def json_encodable(value: Any) -> bool:
     """`encodable` for JSON-like values (dicts, lists of str, numbers, None), through the
     C JSON encoder; anything else it cannot take is walked by `encodable`."""
+    if type(value) is dict:  # a flat dict of text (a handoff's context): joined, in C
+        try:
+            text = "".join(value) + "".join(filter(None, value.values()))
+        except TypeError:  # a key or value that is not text: the encoder walks it
+            pass
+        else:
+            return text.isascii() or _encodes(text)
     if _dump is None:
         return encodable(value)
     try:
