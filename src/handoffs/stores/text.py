@@ -159,8 +159,8 @@ def objects_encodable(objects: Iterable[Any]) -> bool:
     are checked the same way."""
     plans = _plans
     texts: list[Any] = []
-    nested: list[Any] = []
-    inner: list[Any] = []
+    nested: list[Any] | None = None  # made when needed: most commits have none
+    inner: list[Any] | None = None
     for o in objects:
         cls = type(o)
         getter, nested_of = plans.get(cls) or _plan(cls)
@@ -178,18 +178,24 @@ def objects_encodable(objects: Iterable[Any]) -> bool:
                 for x in v:
                     cx = type(x)
                     if not getattr(cx, "__slots__", None):
+                        if nested is None:
+                            nested = []
                         nested.append(x)
                         continue
                     texts_of, deeper = plans.get(cx) or _plan(cx)
                     if deeper is not None:
+                        if inner is None:
+                            inner = []
                         inner.append(x)
                     elif texts_of is not None:  # a tool call: its text, here
                         texts += texts_of(x)
             else:
+                if nested is None:
+                    nested = []
                 nested.append(v)
     joined = "".join(filter(None, texts))
     if not joined.isascii() and not _encodes(joined):
         return False
-    if inner and not objects_encodable(inner):
+    if inner is not None and not objects_encodable(inner):
         return False
-    return all(map(json_encodable, nested))
+    return nested is None or all(map(json_encodable, nested))
