@@ -189,3 +189,54 @@ def test_echoes_and_call_shaped_text_are_recognised() -> None:
     assert looks_like_call('```json\n[{"name": "x", "arguments": {}}]\n```')
     assert not looks_like_call('{"name": "Bob", "age": 3}')
     assert not looks_like_call("Call lookup with your order number.")
+
+
+# Every verb of every promise pattern, each in a sentence the patterns match: the stems
+# that let an answer skip the patterns must leave each of them recognised.
+PROMISES = [
+    *(f"I'll {v} you to billing." for v in (
+        "transfer", "connect", "hand", "pass", "forward", "route", "redirect", "escalate",
+        "put you through", "bring in", "loop in", "send you")),
+    *(f"{v} you to billing now." for v in (
+        "Transferring", "Connecting", "Handing", "Passing", "Forwarding", "Routing",
+        "Redirecting")),
+    *(f"You are now being {v} to billing." for v in (
+        "transferred", "connected", "redirected", "routed", "forwarded")),
+    *(f"Je vais vous {v} au service." for v in (
+        "transférer", "mettre en relation", "rediriger", "passer", "connecter",
+        "orienter")),
+    "Je vous mets en relation avec le service.", "JE TRANSMETS VOTRE demande.",
+    "Je redirige votre appel.", "Laissez-moi vous mettre en contact.",
+    *(f"Ich {v} Sie weiter." for v in (
+        "leite", "verbinde", "übergebe", "uebergebe", "gebe", "stelle", "schicke")),
+    *(f"Ich werde Ihre Anfrage {v}." for v in (
+        "weiterleiten", "verbinden", "übergeben", "uebergeben", "weitergeben")),
+    "Sie werden jetzt weitergeleitet.", "Sie werden verbunden.",
+    *(f"Te {v} con facturación." for v in (
+        "transfiero", "paso", "comunico", "conecto", "redirijo", "derivo")),
+    *(f"Voy a {v} con facturación." for v in (
+        "transferir", "pasar", "comunicar", "conectar", "redirigir", "derivar")),
+    *(f"Ti {v} con la fatturazione." for v in (
+        "trasferisco", "metto in contatto", "passo", "inoltro")),
+    *(f"Vou {v} para o financeiro." for v in (
+        "transferir", "encaminhar", "passar", "conectar")),
+]
+
+
+@pytest.mark.parametrize("text", PROMISES)
+def test_every_promise_the_patterns_know_is_still_recognised(text: str) -> None:
+    from handoffs.core.narration import _patterns
+
+    routes = [destination("transfer_to_billing", "billing", "Billing")]
+    for t in (f"{text} (Billing)", f"{text} (Billing)".upper()):
+        assert _patterns()[0].search(t) is not None, t  # the sample is a promise
+        assert narrated(t, routes) == (True, "transfer_to_billing"), t
+
+
+def test_a_long_ordinary_answer_is_neither_a_narration_nor_an_echo() -> None:
+    # The promise patterns and the echo markers, searched ignoring case, took about
+    # 300 µs for a 1 KB answer; the answer is now lowered once and searched for pieces.
+    routes = [destination("transfer_to_billing", "billing", "Billing")]
+    text = "Your refund of $129 is on its way; it takes five working days. " * 16
+    assert narrated(text, routes) == (False, None) and not echoes(text)
+    assert echoes(text.upper() + " ONLY ONE HANDOFF PER RESPONSE")

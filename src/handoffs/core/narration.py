@@ -35,9 +35,9 @@ _PROMISES = (
     r"\byou(?:'re|\s+are|\s+will\s+be)\s+(?:now\s+)?(?:being\s+)?"
     r"(?:transferred|connected|redirected|routed|forwarded)",
     # French
-    r"\bje\s+(?:vais\s+)?(?:vous|te)\s+(?:transf[eè]r|mets?\s+en\s+relation|mettre\s+en\s+"
+    r"\bje\s+(?:vais\s+)?(?:vous|te)\s+(?:transf[eéè]r|mets?\s+en\s+relation|mettre\s+en\s+"
     r"relation|redirig|passe|passer|connect|orient)",
-    r"\bje\s+(?:transf[eè]re|transmets|redirige|passe)\s+(?:votre|ta|la)\s+",
+    r"\bje\s+(?:transf[eéè]re|transmets|redirige|passe)\s+(?:votre|ta|la)\s+",
     r"\b(?:laissez|laisse)-moi\s+vous\s+(?:transf|mettre|redirig|passer)",
     # German
     r"\bich\s+(?:leite|verbinde|übergebe|uebergebe|gebe|stelle|schicke)\s+"
@@ -51,7 +51,17 @@ _PROMISES = (
     r"\b(?:ti|la|vi)\s+(?:trasferisco|metto\s+in\s+contatto|passo|inoltro)",
     r"\bvou\s+(?:te\s+|lhe\s+)?(?:transferir|encaminhar|passar|conectar)",
 )
-"""A first-person promise to move the conversation, in the languages the eval covers."""
+"""A first-person promise to move the conversation, in the languages the eval covers.
+Each holds one of `_VERB_STEMS`: add a new verb's stem there."""
+
+_VERB_STEMS = (
+    "trans", "trasf", "connect", "conect", "hand", "pas", "forward", "rout", "redir",
+    "escalat", "put", "bring", "loop", "send", "relation", "orient", "mettre", "metto",
+    "leite", "verbinde", "verbund", "gebe", "stelle", "schicke", "comunic", "deriv",
+    "inoltr", "encaminh")
+"""A piece of every verb `_PROMISES` names, in lower case: an answer holding none of them
+promises nothing, and is not searched with the patterns (they cost about 150 µs per KB
+of text, where these cost about 15)."""
 
 _SOMEONE = (
     r"\b(?:team|department|specialists?|colleagues?|agents?|experts?|desk|person|human|"
@@ -90,6 +100,12 @@ def narrated(text: str, routes: Sequence[Destination]) -> tuple[bool, str | None
     when it names none or several: any transfer tool may be called)."""
     if not routes or not text:
         return False, None
+    lowered = text.lower()
+    for stem in _VERB_STEMS:
+        if stem in lowered:
+            break
+    else:
+        return False, None
     promise, someone = _patterns()
     match = promise.search(text)
     if match is None:
@@ -126,9 +142,10 @@ _ECHO_MARKERS = (
 def echoes(text: str, sentences: Iterable[str] = ()) -> bool:
     """Whether `text` repeats a sentence written for the model: one of the runtime's
     feedback phrases, or the start of a refusal it received in this turn."""
-    if _markers().search(text) is not None:
-        return True
     lowered = text.lower()
+    for marker in _ECHO_MARKERS:  # substring searches: the alternation as one pattern,
+        if marker in lowered:      # ignoring case, cost about 150 µs per KB of text
+            return True
     for s in sentences:
         head = s[:48].lower()
         if len(head) >= 24 and head in lowered:
@@ -149,11 +166,6 @@ def looks_like_call(text: str) -> bool:
     if _CALL_SHAPE.match(text) is None:
         return "<tool_call>" in text
     return '"arguments"' in text or '"parameters"' in text or '"function"' in text
-
-
-@functools.cache
-def _markers() -> re.Pattern[str]:
-    return re.compile("|".join(map(re.escape, _ECHO_MARKERS)), re.IGNORECASE)
 
 
 def _fold(text: str) -> str:
