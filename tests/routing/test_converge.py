@@ -240,3 +240,13 @@ def test_a_long_ordinary_answer_is_neither_a_narration_nor_an_echo() -> None:
     text = "Your refund of $129 is on its way; it takes five working days. " * 16
     assert narrated(text, routes) == (False, None) and not echoes(text)
     assert echoes(text.upper() + " ONLY ONE HANDOFF PER RESPONSE")
+
+
+def test_no_promise_is_shorter_than_the_length_short_answers_are_skipped_below() -> None:
+    import re._parser
+
+    from handoffs.core import narration
+
+    shortest = min(re._parser.parse(p, re.IGNORECASE).getwidth()[0]
+                   for p in narration._PROMISES)
+    assert shortest >= narration._SHORTEST_PROMISE

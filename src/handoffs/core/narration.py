@@ -62,6 +62,8 @@ _VERB_STEMS = (
 """A piece of every verb `_PROMISES` names, in lower case: an answer holding none of them
 promises nothing, and is not searched with the patterns (they cost about 150 µs per KB
 of text, where these cost about 15)."""
+_SHORTEST_PROMISE = 7
+"""No text shorter than this matches `_PROMISES` ("I'm put", as `re`'s parser counts)."""
 
 _SOMEONE = (
     r"\b(?:team|department|specialists?|colleagues?|agents?|experts?|desk|person|human|"
@@ -100,6 +102,8 @@ def narrated(text: str, routes: Sequence[Destination]) -> tuple[bool, str | None
     when it names none or several: any transfer tool may be called)."""
     if not routes or not text:
         return False, None
+    if len(text) < _SHORTEST_PROMISE:
+        return False, None
     lowered = text.lower()
     for stem in _VERB_STEMS:
         if stem in lowered:
@@ -137,14 +141,17 @@ _ECHO_MARKERS = (
     "a handoff only happens when you call",
 )
 """Pieces of the runtime's sentences to models that no answer to a user should hold."""
+_SHORTEST_MARKER = min(map(len, _ECHO_MARKERS))
 
 
 def echoes(text: str, sentences: Iterable[str] = ()) -> bool:
     """Whether `text` repeats a sentence written for the model: one of the runtime's
     feedback phrases, or the start of a refusal it received in this turn."""
+    if len(text) < _SHORTEST_MARKER:  # (a refusal's start is longer too)
+        return False
     lowered = text.lower()
-    for marker in _ECHO_MARKERS:  # substring searches: the alternation as one pattern,
-        if marker in lowered:      # ignoring case, cost about 150 µs per KB of text
+    for marker in _ECHO_MARKERS:  # substring searches: the markers as one pattern
+        if marker in lowered:      # ignoring case cost about 150 µs per KB of text
             return True
     for s in sentences:
         head = s[:48].lower()
