@@ -3,8 +3,9 @@
 A turn holds its session's lock across model calls (seconds), so a database transaction
 cannot be the lock. Two layers do the job:
 
-- `KeyedLocks`: one `asyncio.Lock` per session id while anyone uses it, so tasks of one
-  process queue without spinning and idle sessions cost nothing.
+- `KeyedLocks`: one `asyncio.Lock` per session id while anyone waits for it, so tasks of
+  one process queue without spinning, and idle sessions, or a turn nobody waits behind,
+  cost no lock.
 - `RangeLock`: one byte of a lock file per session (its offset is a 62-bit hash of the
   id), locked with Linux open-file-description locks. The kernel releases them when the
   process dies, even by SIGKILL, so a crashed turn never leaves a stale lock and no
@@ -38,7 +39,9 @@ class _Entry:
     __slots__ = ("lock", "users")
 
     def __init__(self) -> None:
-        self.lock = asyncio.Lock()
+        self.lock: asyncio.Lock | None = None
+        """Made when a second user comes, locked for the holder then: a session nobody
+        else waits for is held without one (most turns)."""
         self.users = 0
 
 
@@ -58,24 +61,32 @@ class _Held:
             entry = self.entries[self.key] = _Entry()
         entry.users += 1
         self.entry = entry
-        queued = entry.users > 1  # another task of this process holds it or waits
-        if queued:
-            t0 = time.monotonic()
-            log.debug("session %r is busy with another turn in this process; waiting",
-                      self.key, extra=fields(self.key, None, None))
+        lock = entry.lock
+        if lock is None:
+            if entry.users == 1:  # nobody holds it or waits: held, no lock needed
+                return
+            # The holder came first, without a lock: take this one on its behalf (a new
+            # lock is free, so this does not wait), then wait behind it.
+            lock = entry.lock = asyncio.Lock()
+            await lock.acquire()
+        t0 = time.monotonic()
+        log.debug("session %r is busy with another turn in this process; waiting",
+                  self.key, extra=fields(self.key, None, None))
         try:
-            await entry.lock.acquire()
+            await lock.acquire()
         except BaseException:
             self._leave()
             raise
-        if queued:
+        if log.isEnabledFor(logging.DEBUG):
             log.debug("session %r: waited %.1f ms for another turn in this process",
                       self.key, (time.monotonic() - t0) * 1000,
                       extra=fields(self.key, None, None))
 
     async def __aexit__(self, *exc: object) -> None:
-        assert self.entry is not None
-        self.entry.lock.release()
+        entry = self.entry
+        assert entry is not None
+        if entry.lock is not None:  # made while this holder held it: locked for it
+            entry.lock.release()
         self._leave()
 
     def _leave(self) -> None:
