@@ -4,7 +4,8 @@
     python bench/guard.py --update   # write today's counts as the budgets
 
 Counts the figures of bench/instructions.py (an H=1 turn through `runner.run`, one
-handoff, the streamed turn, the turn persisted on SQLite, `import handoffs.runtime.runner`)
+handoff, the streamed turn, the turn persisted on SQLite, the turn with a 1 KB answer,
+`import handoffs.runtime.runner`)
 under valgrind, which a noisy machine does not move, and fails when one exceeds its budget
 by more than the file's tolerance (3%), printing the figure, the budget and which functions
 grew (valgrind's own per-function counts, per turn, against those stored with the budgets).
@@ -78,6 +79,7 @@ def measure(python: str, src: Path, turns: tuple[int, int]) -> tuple[dict[str, f
         counted("turn_run5", 5, "run")
         counted("turn_stream", 1, "stream")
         counted("turn_sqlite", 1, "sqlite")
+        counted("turn_reply", 1, "reply")
         figures["per_handoff"] = (figures.pop("turn_run5") - figures["turn_run"]) / 4
         five = profiles.pop("turn_run5")
         profiles["per_handoff"] = {k: (five.get(k, 0.0) - profiles["turn_run"].get(k, 0.0))
@@ -103,7 +105,7 @@ def python_calls(python: str, src: Path, hops: int, mode: str, turns: int = 20) 
 def all_calls(python: str, src: Path) -> dict[str, Profile]:
     calls = {key: python_calls(python, src, 1, mode)
              for key, mode in (("turn_run", "run"), ("turn_stream", "stream"),
-                               ("turn_sqlite", "sqlite"))}
+                               ("turn_sqlite", "sqlite"), ("turn_reply", "reply"))}
     five = python_calls(python, src, 5, "run")
     one = calls["turn_run"]
     calls["per_handoff"] = {k: (five.get(k, 0.0) - one.get(k, 0.0)) / 4

@@ -22,6 +22,10 @@ Figures, per tree (each under the same interpreter, `--python`, default this one
 - turn H=1, SQLite: the `runner.run` turn on a SQLite store in a temporary folder (the
   persisted turn: the commit's encoding and SQL; the file system's own work is the
   kernel's and not counted).
+- turn H=1, a 1 KB answer: the `runner.run` turn whose answering agent has a route of
+  its own and answers about 1 KB of prose, so the checks an answer goes through before it
+  reaches the user (a narrated handoff, an echoed refusal: `core.narration`) read a real
+  answer's length, not four letters.
 - import: `import handoffs.runtime.runner` in a fresh interpreter minus `pass`, bytecode
   cached (as figure (d) times it).
 
@@ -51,10 +55,14 @@ from handoffs import Agent, HandoffPolicy, Runner, Team
 from handoffs.core.messages import ToolCall
 from handoffs.models import ModelResponse, TextDelta
 
+REPLY = ("Your refund of $129 is on its way: it reaches the card you paid with within "
+         "five working days, and you get an email once it has left us. ") * 8
+
 class ChainModel:
-    """agent_i hands off to agent_{i+1}; the last answers `done` (bench/ours.py's model)."""
-    def __init__(self, hops):
-        self.hops, self.calls = hops, 0
+    """agent_i hands off to agent_{i+1}; the last answers `done` (bench/ours.py's model),
+    or REPLY, a 1 KB answer."""
+    def __init__(self, hops, answer="done"):
+        self.hops, self.calls, self.answer = hops, 0, answer
     async def complete(self, request):
         self.calls += 1
         i = int(request.agent[6:])
@@ -62,7 +70,7 @@ class ChainModel:
             return ModelResponse("", (ToolCall(f"call_{self.calls}",
                                                f"transfer_to_agent_{i + 1}",
                                                '{"reason": "next"}'),))
-        return ModelResponse("done")
+        return ModelResponse(self.answer)
     async def stream(self, request):
         response = await self.complete(request)
         if response.text:
@@ -70,14 +78,17 @@ class ChainModel:
         yield response
 
 async def main(hops, turns, mode, warmup):
+    reply = mode == "reply"  # the answering agent has a route too: its answer is read
     agents = [Agent(f"agent_{i}", instructions=f"You are agent {i}.",
-                    handoffs=[f"agent_{i + 1}"] if i < hops else ()) for i in range(hops + 1)]
+                    handoffs=[f"agent_{i + 1}"] if i < hops else ["agent_0"] if reply else ())
+              for i in range(hops + 1)]
     team = Team(agents, policy=HandoffPolicy(max_handoffs_per_turn=max(hops, 5)))
     store = None
     if mode == "sqlite":
         import tempfile
         store = "sqlite:///" + tempfile.mkdtemp() + "/bench.db"
-    runner = Runner(team, model=ChainModel(hops), max_steps=hops + 5, store=store)
+    answer = REPLY if reply else "done"
+    runner = Runner(team, model=ChainModel(hops, answer), max_steps=hops + 5, store=store)
     for k in range(warmup):
         await runner.run(f"w{k}", "go")
     gc.disable()
@@ -95,7 +106,7 @@ async def main(hops, turns, mode, warmup):
             output = events[-1].result.output
         else:
             output = (await runner.run(f"c{k}", "go")).output
-        assert output == "done", output
+        assert output == answer, output
     if calls is not None:
         sys.setprofile(None)
         print(json.dumps({k: v / turns for k, v in calls.items()}))
@@ -131,7 +142,7 @@ def child_env(src: Path) -> dict[str, str]:
 def warm(python: str, src: Path) -> None:
     """Run the workloads once outside valgrind, so every counted run finds bytecode."""
     for args in (["-c", CHILD, "1", "1", "stream", "1"], ["-c", CHILD, "5", "1", "run", "1"],
-                 ["-c", CHILD, "1", "1", "sqlite", "1"]):
+                 ["-c", CHILD, "1", "1", "sqlite", "1"], ["-c", CHILD, "1", "1", "reply", "1"]):
         subprocess.run([python, *args], check=True, env=child_env(src))
 
 
@@ -153,16 +164,18 @@ def measure(python: str, src: Path, turns: tuple[int, int]) -> dict[str, float]:
     run5 = per_turn(python, src, 5, "run", turns)
     stream1 = per_turn(python, src, 1, "stream", turns)
     sqlite1 = per_turn(python, src, 1, "sqlite", turns)
+    reply1 = per_turn(python, src, 1, "reply", turns)
     imported = (instructions(python, src, ["-c", "import handoffs.runtime.runner"])
                 - instructions(python, src, ["-c", "pass"]))
     return {"turn_run": run1, "per_handoff": (run5 - run1) / 4, "turn_stream": stream1,
-            "stream_ratio": stream1 / run1, "turn_sqlite": sqlite1,
+            "stream_ratio": stream1 / run1, "turn_sqlite": sqlite1, "turn_reply": reply1,
             "import": float(imported)}
 
 
 ROWS = (("turn H=1, `runner.run`", "turn_run"), ("per handoff", "per_handoff"),
         ("turn H=1, `runner.stream`", "turn_stream"), ("stream / run", "stream_ratio"),
         ("turn H=1, SQLite store", "turn_sqlite"),
+        ("turn H=1, a 1 KB answer read for narration", "turn_reply"),
         ("import handoffs.runtime.runner", "import"))
 
 

@@ -39,7 +39,7 @@ def test_a_turn_costs_the_same_instructions_whatever_the_number_of_turns() -> No
 
 def test_the_table_puts_each_tree_beside_the_first() -> None:
     row = {"turn_run": 400e3, "per_handoff": 170e3, "turn_stream": 520e3,
-           "stream_ratio": 1.3, "turn_sqlite": 1.5e6, "import": 380e6}
+           "stream_ratio": 1.3, "turn_sqlite": 1.5e6, "turn_reply": 540e3, "import": 380e6}
     later = dict(row, turn_run=440e3)
     text = instructions.table({"before": row, "after": later})
     assert "| turn H=1, `runner.run` | 400.0 k | 440.0 k (+10.0%) |" in text
