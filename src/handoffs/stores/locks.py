@@ -55,16 +55,22 @@ class _Held:
         self.key = key
         self.entry: _Entry | None = None
 
-    async def __aenter__(self) -> None:
+    def held_at_once(self) -> bool:
+        """Count this user in; True when it holds the key now (nobody held or waited),
+        else it must `queue`."""
         entry = self.entries.get(self.key)
         if entry is None:
             entry = self.entries[self.key] = _Entry()
         entry.users += 1
         self.entry = entry
+        return entry.lock is None and entry.users == 1
+
+    async def queue(self) -> None:
+        """Wait behind the holder and those queued before (after `held_at_once`)."""
+        entry = self.entry
+        assert entry is not None
         lock = entry.lock
         if lock is None:
-            if entry.users == 1:  # nobody holds it or waits: held, no lock needed
-                return
             # The holder came first, without a lock: take this one on its behalf (a new
             # lock is free, so this does not wait), then wait behind it.
             lock = entry.lock = asyncio.Lock()
@@ -82,12 +88,20 @@ class _Held:
                       self.key, (time.monotonic() - t0) * 1000,
                       extra=fields(self.key, None, None))
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aenter__(self) -> None:
+        if not self.held_at_once():
+            await self.queue()
+
+    def release(self) -> None:
+        """Let the next user in (or forget the key when nobody waits)."""
         entry = self.entry
         assert entry is not None
         if entry.lock is not None:  # made while this holder held it: locked for it
             entry.lock.release()
         self._leave()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
 
     def _leave(self) -> None:
         entry = self.entry

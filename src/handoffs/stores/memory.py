@@ -32,11 +32,14 @@ class _Turn(_Held):
     __slots__ = ("store",)
 
     def __init__(self, store: MemoryStore, key: str) -> None:
-        _Held.__init__(self, store._locks._entries, key)
+        self.entries = store._locks._entries  # `_Held.__init__`, inlined: every turn
+        self.key = key
+        self.entry = None
         self.store = store
 
     async def __aenter__(self) -> None:
-        await _Held.__aenter__(self)
+        if not self.held_at_once():
+            await self.queue()
         self.store._holders[self.key] = asyncio.current_task()
 
     async def __aexit__(self, *exc: object) -> None:
@@ -45,7 +48,7 @@ class _Turn(_Held):
                 self.store._restore(self.key)
         finally:
             del self.store._holders[self.key]
-            await _Held.__aexit__(self)
+            self.release()
 
 
 class MemoryStore(TurnMarksInMemory):
