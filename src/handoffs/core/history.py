@@ -101,7 +101,8 @@ def render_full(m: Message) -> Message | None:
         if calls:
             for c in calls:
                 if c.handoff == "transferred":
-                    kept = tuple(c for c in calls if c.handoff != "transferred")
+                    kept = (tuple(c for c in calls if c.handoff != "transferred")
+                            if len(calls) > 1 else ())  # (one call: no generator)
                     if not kept and not m.text:
                         return None
                     return AssistantMessage(m.text, m.agent, kept)

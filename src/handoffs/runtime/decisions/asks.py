@@ -121,6 +121,7 @@ def _strict_payload(model: type[pydantic.BaseModel], raw: Any, ask: HandoffAsk
 
 
 _DECODER = json.JSONDecoder()
+_SCAN = _DECODER.scan_once
 
 TOO_DEEP = ("The arguments are nested too deeply to read. Send a flatter JSON object "
             "matching the tool's schema.")
@@ -130,9 +131,14 @@ def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
     """A model's argument text as a dict, or the problem to tell the model about."""
     if not text or text.isspace():
         return {}, None
+    stripped = text.lstrip()
     try:
-        # raw_decode skips json.loads' wrappers; this runs once per tool or handoff call.
-        value, end = _DECODER.raw_decode(text.lstrip())
+        # The decoder's scanner, without json.loads' wrappers (raw_decode's only turns a
+        # StopIteration into the error): this runs once per tool or handoff call.
+        value, end = _SCAN(stripped, 0)
+    except StopIteration as exc:
+        return {}, (f"The arguments are not valid JSON (Expecting value at position "
+                    f"{exc.value}). Send a JSON object matching the tool's schema.")
     except json.JSONDecodeError as exc:
         return {}, (f"The arguments are not valid JSON ({exc.msg} at position {exc.pos}). "
                     "Send a JSON object matching the tool's schema.")
@@ -142,7 +148,7 @@ def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
         return {}, TOO_DEEP
     if type(value) is not dict:
         return {}, "The arguments must be a JSON object matching the tool's schema."
-    if end < len(text) and text.lstrip()[end:].strip():
+    if end < len(stripped) and stripped[end:].strip():
         return {}, ("The arguments have extra text after the JSON object. Send exactly one "
                     "JSON object matching the tool's schema.")
     return value, None

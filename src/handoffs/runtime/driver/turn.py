@@ -69,7 +69,8 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
                     f"tool call ({waiting}); decide with runner.approve / runner.reject "
                     "first.", code="waiting_for_approval")
             name = _active(runner, state)
-            pending = pending_index(state)
+            pending = (pending_index(state) if state.status in ("running", "interrupted")
+                       else None)  # (a turn that never finished: its message is pending)
             since = state.checkpoint()
             retry = pending is not None and state.messages[pending].text == text
             died = state.status in recovery.DIED
