@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...core.handoff import HandoffReason
@@ -121,7 +122,7 @@ def _strict_payload(model: type[pydantic.BaseModel], raw: Any, ask: HandoffAsk
 
 
 _DECODER = json.JSONDecoder()
-_SCAN = _DECODER.scan_once
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 TOO_DEEP = ("The arguments are nested too deeply to read. Send a flatter JSON object "
             "matching the tool's schema.")
