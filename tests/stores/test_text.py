@@ -128,3 +128,23 @@ def test_the_text_check_finds_a_lone_surrogate_in_any_part_of_a_json_value() -> 
     for bad in ({"k": BAD}, {BAD: "v"}, {"k": "v", "n": 3, "deep": {"x": [BAD]}},
                 {"k": [1, {"y": BAD}]}, [BAD], {"kind": Kind.LLM, "why": BAD}):
         assert not json_encodable(bad), bad
+
+
+def test_the_commit_check_finds_a_lone_surrogate_in_any_field_of_any_object() -> None:
+    from handoffs.core.handoff import HandoffReason, HandoffRecord
+    from handoffs.core.messages import AssistantMessage, ToolCall, ToolResult
+    from handoffs.stores.text import objects_encodable
+
+    def record(**kw: object) -> HandoffRecord:
+        return HandoffRecord("r1", "a", "b", HandoffReason.LLM, **kw)  # type: ignore[arg-type]
+
+    fine = [UserMessage("hé", "a"), ToolResult("c1", "lookup", "ok", "a"),
+            AssistantMessage("", "a", (ToolCall("c1", "lookup", '{"q": "ü"}'),)),
+            record(payload={"k": ["v", 1, None]}, extra={"line": "x"})]
+    assert objects_encodable(fine)
+    for bad in (UserMessage(BAD, "a"), ToolResult("c1", "lookup", BAD, "a"),
+                AssistantMessage("", "a", (ToolCall("c1", "lookup", "{}"),
+                                           ToolCall("c2", BAD, "{}"))),
+                record(explanation=BAD), record(payload={"k": [1, {"deep": BAD}]}),
+                record(extra={"ignored_arguments": ["x", BAD]}), record(summary=BAD)):
+        assert not objects_encodable([*fine, bad]), bad

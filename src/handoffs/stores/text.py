@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable
 from enum import Enum
 from json.encoder import c_make_encoder as _make_encoder  # type: ignore[attr-defined]
 from json.encoder import encode_basestring as _basestring
-from operator import attrgetter
 from typing import Any
 
 log = logging.getLogger("handoffs.stores.text")
@@ -121,21 +120,13 @@ _SCALARS = frozenset({"bool", "int", "float",
                       # constants the runtime sets (a str enum, a Literal of marks)
                       "HandoffReason", "HandoffMark | None", "HandoffMark"})
 _TEXTS = frozenset({"str", "str | None", "Optional[str]"})
-_Getter = Callable[[Any], tuple[Any, ...]]
-_plans: dict[type, tuple[_Getter | None, _Getter | None]] = {}
+_Gather = Callable[[Any, list[Any], list[Any]], None]
+_gatherers: dict[type, _Gather] = {}
 
 
-def _tuple_getter(names: list[str]) -> _Getter | None:
-    """A getter of these fields as a tuple (None: no fields)."""
-    if not names:
-        return None
-    one = attrgetter(*names)
-    return one if len(names) > 1 else (lambda o: (one(o),))
-
-
-def _plan(cls: type) -> tuple[_Getter | None, _Getter | None]:
-    """For a slotted class: a getter of its text fields and a getter of the fields that
-    may hold anything else with text inside (tuples, dicts, Any), each as a tuple."""
+def _fields(cls: type) -> tuple[list[str], list[str]]:
+    """A slotted class's text fields, and the fields that may hold anything else with
+    text inside (tuples, dicts, Any), from its annotations."""
     notes: dict[str, Any] = {}
     for base in reversed(cls.__mro__):
         notes.update(getattr(base, "__annotations__", {}))
@@ -147,55 +138,67 @@ def _plan(cls: type) -> tuple[_Getter | None, _Getter | None]:
         if note in _SCALARS:
             continue
         (texts if note in _TEXTS else nested).append(name)
-    plan = _plans[cls] = (_tuple_getter(texts), _tuple_getter(nested))
-    return plan
+    return texts, nested
+
+
+def _gatherer(cls: type) -> _Gather:
+    """A function that adds a `cls` object's text fields to `texts` and its non-empty
+    other fields to `more`, compiled once per class as dataclasses compile `__init__`
+    (plain field reads: a commit runs one per new message and record)."""
+    texts, nested = _fields(cls)  # slot names: identifiers, so safe to compile
+    lines = ["def gather(o, texts, more):"]
+    if texts:
+        lines.append(f"    texts += ({''.join(f'o.{n}, ' for n in texts)})")
+    for n in nested:
+        lines += [f"    v = o.{n}", "    if v:", "        more.append(v)"]
+    lines.append("    return None")
+    scope: dict[str, Any] = {}
+    exec("\n".join(lines), scope)  # the code above, made of slot names
+    gather: _Gather = scope["gather"]
+    _gatherers[cls] = gather
+    return gather
 
 
 def objects_encodable(objects: Iterable[Any]) -> bool:
     """`encodable` for slotted objects (a commit's new messages and records), tuned for
     the hot path, where a handoff commits a few of them: the text fields of all the
-    objects are joined and checked at once (O(1) when ASCII); only fields that may nest
-    other text (payloads, extras) are walked, and the objects inside tuples (tool calls)
-    are checked the same way."""
-    plans = _plans
+    objects, and of the objects in their tuples (tool calls), are joined and checked at
+    once (O(1) when ASCII); only values that may nest other text (payloads, extras) are
+    walked."""
+    gatherers = _gatherers
     texts: list[Any] = []
-    nested: list[Any] | None = None  # made when needed: most commits have none
-    inner: list[Any] | None = None
+    more: list[Any] = []
     for o in objects:
-        cls = type(o)
-        getter, nested_of = plans.get(cls) or _plan(cls)
-        if getter is not None:
-            texts += getter(o)
-        if nested_of is None:
+        gather = gatherers.get(type(o))
+        if gather is None:
+            gather = _gatherer(type(o))
+        gather(o, texts, more)
+    nested: list[Any] | None = None
+    i = 0
+    while i < len(more):  # grows while the objects inside tuples add their own
+        v = more[i]
+        i += 1
+        if isinstance(v, Enum):  # a constant of this library
             continue
-        for v in nested_of(o):
-            if not v or isinstance(v, Enum):  # None, empty, a constant of this library
-                continue
-            tv = type(v)
-            if tv is str:  # a Literal-typed field (a handoff mark), or text in an Any
-                texts.append(v)
-            elif tv is tuple:
-                for x in v:
-                    cx = type(x)
-                    if not getattr(cx, "__slots__", None):
+        tv = type(v)
+        if tv is str:  # a Literal-typed field (a handoff mark), or text in an Any
+            texts.append(v)
+        elif tv is tuple:
+            for x in v:
+                gather = gatherers.get(type(x))
+                if gather is None:
+                    if not getattr(type(x), "__slots__", None):
                         if nested is None:
                             nested = []
                         nested.append(x)
                         continue
-                    texts_of, deeper = plans.get(cx) or _plan(cx)
-                    if deeper is not None:
-                        if inner is None:
-                            inner = []
-                        inner.append(x)
-                    elif texts_of is not None:  # a tool call: its text, here
-                        texts += texts_of(x)
-            else:
-                if nested is None:
-                    nested = []
-                nested.append(v)
+                    gather = _gatherer(type(x))
+                gather(x, texts, more)
+        else:
+            if nested is None:
+                nested = []
+            nested.append(v)
     joined = "".join(filter(None, texts))
     if not joined.isascii() and not _encodes(joined):
-        return False
-    if inner is not None and not objects_encodable(inner):
         return False
     return nested is None or all(map(json_encodable, nested))
