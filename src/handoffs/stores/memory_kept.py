@@ -126,12 +126,17 @@ def _header_encodable(state: SessionState, kept: Committed | None) -> bool:
     if not _same(shared, kept.shared):  # the runtime replaces values; only new ones need
         old = dict(kept.shared)         # a look
         for k, v in shared.items():
-            if (k not in old or old[k] != v) and not (
-                    encodable(k) and (json_encodable(v) if v else True)):
+            if k in old and old[k] == v:
+                continue
+            if not (type(k) is str and k.isascii()) and not encodable(k):
                 return False
+            if v and not json_encodable(v):
+                return False
+    agent = state.active_agent  # a handoff changes it: text, mostly ASCII
     return ((state.metadata == kept.metadata or json_encodable(state.metadata))
             and (state.pending is kept.pending or json_encodable(state.pending))
-            and (state.active_agent == kept.active_agent or encodable(state.active_agent))
+            and (agent == kept.active_agent or (type(agent) is str and agent.isascii())
+                 or encodable(agent))
             and (state.channel == kept.channel or encodable(state.channel)))
 
 

@@ -37,15 +37,16 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
     after an approval); None: it starts with a model call."""
     state = t.state
     team = t.team
-    agent = team[name]
+    plan = team.plan(name)  # (the turn's active agent is one of the team's)
+    agent = plan.agent
     if agent.is_human:
         t.emit("human_waiting", {"agent": name, "display_name": agent.label})
         return result(t, "", name, RunStatus.WAITING_FOR_HUMAN)
-    leg = Leg(team.plan(name), main=True)
+    leg = Leg(plan, main=True)
     came = decide.incoming(t, state)
     if came is not None:
         leg.handed(*came)
-    t.emit("agent_started", {"agent": name, "display_name": agent.label})
+    t.emit("agent_started", {"agent": name, "display_name": agent.display_name or name})
     outcome: Outcome | None = None
     if first is not None:
         outcome = await (first(leg) if t.deadline is None
