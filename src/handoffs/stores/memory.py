@@ -155,7 +155,10 @@ class MemoryStore(TurnMarksInMemory):
         if state.version != (0 if kept is None else kept.version):
             raise rows.conflict(sid, state.version)
         if state.turn > (0 if kept is None else kept.turn):  # a turn starts: mark it
-            memory_marks.add(self._marks, sid, memory_marks.before(sid, state.turn, kept))
+            if kept is None and state.turn == 1 and sid not in self._marks:
+                self._marks[sid] = memory_marks.FIRST  # a new session's (`add`, inlined)
+            else:
+                memory_marks.add(self._marks, sid, memory_marks.before(sid, state.turn, kept))
         first_message = 0 if kept is None else kept.messages
         first_record = 0 if kept is None else kept.records
         saved = state.version, state.updated_at

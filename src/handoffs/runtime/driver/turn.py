@@ -59,7 +59,9 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
     t: Turn | None = None
     try:
         async with store.lock(session_id):
-            state = await load(runner, session_id)
+            state = await store.load(session_id)  # `load`, inlined: no coroutine of its own
+            if state is None:
+                state = SessionState(session_id, active_agent=runner.team.entry)
             if channel is not None:
                 state.channel = channel
             if state.pending is not None and not recovery.continuing(state.pending):
