@@ -52,5 +52,5 @@ def test_python_calls_per_turn_name_our_functions() -> None:
 def test_the_budget_file_names_every_figure_and_this_python_line() -> None:
     stored = json.loads(guard.BUDGETS.read_text())
     assert set(stored["figures"]) == {"turn_run", "per_handoff", "turn_stream",
-                                      "turn_sqlite", "import"}
+                                      "turn_sqlite", "turn_reply", "import"}
     assert set(stored["calls"]) >= {"turn_run", "per_handoff"}
