@@ -46,7 +46,7 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
     came = decide.incoming(t, state)
     if came is not None:
         leg.handed(*came)
-    t.emit("agent_started", {"agent": name, "display_name": agent.display_name or name})
+    t.emit("agent_started", {"agent": name, "display_name": agent.label})
     outcome: Outcome | None = None
     if first is not None:
         outcome = await (first(leg) if t.deadline is None
