@@ -32,9 +32,7 @@ class _Turn(_Held):
     __slots__ = ("store",)
 
     def __init__(self, store: MemoryStore, key: str) -> None:
-        self.entries = store._locks._entries  # `_Held.__init__`, inlined: every turn
-        self.key = key
-        self.entry = None
+        _Held.__init__(self, store._locks._entries, key)
         self.store = store
 
     async def __aenter__(self) -> None:
@@ -155,10 +153,7 @@ class MemoryStore(TurnMarksInMemory):
         if state.version != (0 if kept is None else kept.version):
             raise rows.conflict(sid, state.version)
         if state.turn > (0 if kept is None else kept.turn):  # a turn starts: mark it
-            if kept is None and state.turn == 1 and sid not in self._marks:
-                self._marks[sid] = memory_marks.FIRST  # a new session's (`add`, inlined)
-            else:
-                memory_marks.add(self._marks, sid, memory_marks.before(sid, state.turn, kept))
+            memory_marks.mark(self._marks, sid, state.turn, kept)
         first_message = 0 if kept is None else kept.messages
         first_record = 0 if kept is None else kept.records
         saved = state.version, state.updated_at

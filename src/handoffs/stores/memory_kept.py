@@ -121,26 +121,18 @@ def _header_encodable(state: SessionState, kept: Committed | None) -> bool:
         if state.shared or state.metadata or state.pending is not None:
             return json_encodable([state.shared, state.metadata, state.pending,
                                    state.active_agent, state.channel, state.status])
-        return _texts_ok(state.active_agent, state.channel, state.status)
+        return encodable((state.active_agent, state.channel, state.status))
     shared = state.shared
     if not _same(shared, kept.shared):  # the runtime replaces values; only new ones need
         old = dict(kept.shared)         # a look
         for k, v in shared.items():
             if k in old and old[k] == v:
                 continue
-            if not (type(k) is str and k.isascii()) and not encodable(k):
+            if not encodable(k):
                 return False
             if v and not json_encodable(v):
                 return False
-    agent = state.active_agent  # a handoff changes it: text, mostly ASCII
     return ((state.metadata == kept.metadata or json_encodable(state.metadata))
             and (state.pending is kept.pending or json_encodable(state.pending))
-            and (agent == kept.active_agent or (type(agent) is str and agent.isascii())
-                 or encodable(agent))
+            and (state.active_agent == kept.active_agent or encodable(state.active_agent))
             and (state.channel == kept.channel or encodable(state.channel)))
-
-
-def _texts_ok(*texts: str | None) -> bool:
-    """Whether these header columns (text or None) are valid Unicode."""
-    joined = "".join(filter(None, texts))
-    return joined.isascii() or encodable(joined)

@@ -37,6 +37,15 @@ def add(by_sid: dict[str, Marks], sid: str, mark: TurnMark) -> None:
     found[mark.turn] = mark
 
 
+def mark(by_sid: dict[str, Marks], sid: str, turn: int, kept: Any) -> None:
+    """Keep the mark of turn `turn`, which starts now, among the session's marks (`kept`:
+    what its last commit kept, None when nothing was)."""
+    if kept is None and turn == 1 and sid not in by_sid:
+        by_sid[sid] = FIRST  # a new session's first turn: nothing to encode
+        return
+    add(by_sid, sid, before(sid, turn, kept))
+
+
 def before(sid: str, turn: int, kept: Any) -> TurnMark:
     """The mark of a turn that starts now, from what the session's last commit kept
     (`memory_kept.Committed`, None when nothing was)."""

@@ -54,9 +54,8 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
     elif check_input and agent.input_guardrails:
         outcome = await guardrails.check(t, leg, "input", text)
     while True:
-        if outcome is None:  # `activate`, its common case inlined
-            outcome = await (_steps(t, leg) if t.deadline is None and leg.agent.timeout is None
-                             else activate(t, leg))
+        if outcome is None:
+            outcome = await activate(t, leg)
         if isinstance(outcome, Pause):
             return result(t, "", outcome.agent, RunStatus.WAITING_FOR_APPROVAL)
         if isinstance(outcome, Answer):
@@ -122,10 +121,9 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
                 model = t.models[name]  # resolved on first need
             except HandoffsError as exc:
                 return Fail(exc.code, str(exc), name, recoverable=False, exception=exc)
-        if model is None or t.steps >= t.max_steps:  # `no_model`'s cases, checked here
-            cannot = decide.no_model(t, leg, model)
-            if cannot is not None:
-                return cannot
+        cannot = decide.no_model(t, leg, model)
+        if cannot is not None:
+            return cannot
         assert model is not None
         request = request_now(t, leg)
         if request is None:
@@ -140,8 +138,7 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
             if fail is None:
                 continue
             return fail
-        if response.usage is not None:
-            decide.count(t, name, response.usage)
+        decide.count(t, name, response.usage)
         if leg.last_word and response.tool_calls:  # no tools were offered: still calls
             return converge.stuck(leg)
         text = response.text

@@ -59,9 +59,9 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
     t: Turn | None = None
     try:
         async with store.lock(session_id):
-            state = await store.load(session_id)  # `load`, inlined: no coroutine of its own
+            state = await store.load(session_id)  # (`load` without a coroutine of its own)
             if state is None:
-                state = SessionState(session_id, active_agent=runner.team.entry)
+                state = new_session(runner, session_id)
             if channel is not None:
                 state.channel = channel
             if state.pending is not None and not recovery.continuing(state.pending):
@@ -71,8 +71,7 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
                     f"tool call ({waiting}); decide with runner.approve / runner.reject "
                     "first.", code="waiting_for_approval")
             name = _active(runner, state)
-            pending = (pending_index(state) if state.status in ("running", "interrupted")
-                       else None)  # (a turn that never finished: its message is pending)
+            pending = pending_index(state)
             since = state.checkpoint()
             retry = pending is not None and state.messages[pending].text == text
             died = state.status in recovery.DIED
@@ -250,9 +249,12 @@ def check_text(runner: Host, text: Any) -> None:
 async def load(runner: Host, session_id: str) -> SessionState:
     """The stored session, or a new one held by the team's entry agent."""
     state = await runner.store.load(session_id)
-    if state is None:
-        state = SessionState(session_id, active_agent=runner.team.entry)
-    return state
+    return new_session(runner, session_id) if state is None else state
+
+
+def new_session(runner: Host, session_id: str) -> SessionState:
+    """A session not stored yet, held by the team's entry agent."""
+    return SessionState(session_id, active_agent=runner.team.entry)
 
 
 def _active(runner: Host, state: SessionState) -> str:
