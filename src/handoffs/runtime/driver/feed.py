@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ...core.events import TERMINAL_EVENTS, Event
@@ -56,47 +57,55 @@ async def stream_turn(runner: Host, session_id: str, text: str, channel: str | N
     feed = Feed()
     events = feed.events
     loop = asyncio.get_running_loop()
-    turn = _fed_turn(runner, feed, session_id, text, channel, context, timeout)
     if sys.version_info >= (3, 12):
         # The turn runs at once, up to its first wait (all of it when the model answers
         # at once); the reader then finds its events without a pass of the event loop.
-        task = asyncio.Task(turn, loop=loop, eager_start=True)
+        task = asyncio.Task(run_turn(runner, session_id, text, channel, context, None,
+                                     timeout, feed), loop=loop, eager_start=True)
         if not task.done():
             runner._detached.add(task)
+            task.add_done_callback(lambda task: _ended(runner, feed, task))
     else:
-        task = loop.create_task(turn)
+        task = loop.create_task(_fed_turn(runner, feed, session_id, text, channel,
+                                          context, timeout))
         runner._detached.add(task)
         # Let the task take its first step in the same pass of the loop as this reader:
         # the reader wakes right after it, with the events up to the turn's first wait,
         # without a wake-up of its own.
         await asyncio.sleep(0)
-    read = 0
+    # A list iterator sees what the turn appends while the reader is away (at `yield`);
+    # once it ends, every event so far was read. The terminal event is the turn's last:
+    # its task is done when the reader finds nothing more.
+    unread: Iterable[Event] = events
     while True:
-        while read < len(events):
-            event = events[read]
-            read += 1
+        for event in unread:
             yield event
-            if event.type in TERMINAL_EVENTS:
-                await task  # the turn is persisted when its stream ends
-                return
         if task.done():
-            await task  # raised before its terminal event
+            await task  # the turn was stored (or raised before its terminal event)
             return
+        read = len(events)
         await feed.sleep(loop)
+        unread = islice(events, read, None)
+
+
+def _ended(runner: Host, feed: Feed, task: asyncio.Task[RunResult]) -> None:
+    """A streamed turn's task that waited is done: forget it and wake the reader (also
+    when the turn raised before its terminal event)."""
+    runner._detached.discard(task)
+    feed.wake()
 
 
 async def _fed_turn(runner: Host, feed: Feed, session_id: str, text: str,
                     channel: str | None, context: Any, timeout: float | None) -> RunResult:
-    """The streamed turn's task: the turn, then forget the task and wake the reader (also
-    when the turn raised before its terminal event)."""
+    """The streamed turn's task on Python 3.11 (which has no eager tasks): the turn, then
+    `_ended` in the task itself, so the reader wakes in the same pass of the loop."""
     try:
         return await run_turn(runner, session_id, text, channel, context, None, timeout,
                               feed)
     finally:
         task = asyncio.current_task()
         if task is not None:
-            runner._detached.discard(task)
-        feed.wake()
+            _ended(runner, feed, task)
 
 
 async def fed(events: AsyncIterator[Event], on_event: Callable[[Event], None]) -> RunResult:
