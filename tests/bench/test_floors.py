@@ -1,0 +1,65 @@
+"""bench/floors.py times the work under two of issue 32's ratios without our code: the
+right work, the same as our turns do."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import floors
+import ours
+
+from handoffs import Runner
+
+
+async def test_the_stream_floor_counts_the_events_a_streamed_turn_yields() -> None:
+    runner = Runner(ours.chain_team(1), model=ours.ChainModel(1))
+    events = [e async for e in runner.stream("s", "go")]
+    assert len(events) == floors.EVENTS
+    assert sum(e.type == "text_delta" for e in events) == 1  # the model's stream was read
+
+
+async def test_the_stream_floor_prints_each_piece_beside_our_turns(capsys) -> None:  # type: ignore[no-untyped-def]
+    found = await floors.stream_floor(reps=20, rounds=1)
+    floors.print_stream(found)
+    out = capsys.readouterr().out
+    for line in ("runner.run turn (ours)", "model calls through stream", "9 Event objects",
+                 "9 events through an async iterator", "a task of the turn's own",
+                 "the floor of a streamed turn", "runner.stream turn (ours)"):
+        assert line in out
+
+
+async def test_the_replay_makes_the_spans_and_records_of_a_traced_turn() -> None:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    captured, records = await floors.capture()
+    shape = floors.shape_of(captured)
+    names = [name for name, _, _, _ in shape]
+    assert names[0] == "invoke_workflow" and len(names) == 6
+    assert "execute_tool transfer_to_agent_1" in names
+    assert sorted(n for n in names if n.startswith("invoke_agent")) == [
+        "invoke_agent agent_0", "invoke_agent agent_1"]
+    assert sum(count for _, _, count in records) == 6
+
+    exporter = InMemorySpanExporter()
+    tracers = TracerProvider()
+    tracers.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    replay = floors.replayer(shape, records, tracers.get_tracer("t"), meters.get_meter("m"))
+    await replay(0)
+
+    again = floors.shape_of(sorted(exporter.get_finished_spans(), key=lambda s: s.start_time))
+    assert again == shape  # the same names, kinds, parents and attributes
+    data = reader.get_metrics_data()
+    assert data is not None
+    replayed = sorted((m.name, p.count) for rm in data.resource_metrics
+                      for sm in rm.scope_metrics for m in sm.metrics
+                      for p in m.data.data_points if isinstance(p, HistogramDataPoint))
+    assert replayed == sorted((name, count) for name, _, count in records)
