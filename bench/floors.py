@@ -192,6 +192,7 @@ def replayer(shape: list[tuple[str, Any, int | None, dict[str, Any]]],
              meter: Any) -> Callable[[int], Awaitable[None]]:
     """A step that makes those spans and histogram records through `tracer` and `meter`."""
     from opentelemetry import trace
+    from opentelemetry.context import attach, detach
 
     histograms = {name: meter.create_histogram(name) for name, _, _ in records}
     in_context = trace.set_span_in_context
@@ -201,11 +202,17 @@ def replayer(shape: list[tuple[str, Any, int | None, dict[str, Any]]],
         for name, kind, parent, attributes in shape:
             context = None if parent is None else in_context(made[parent])
             made.append(tracer.start_span(name, context, kind, attributes))
+        # Recorded while the turn's span is current, as a traced turn records them: the
+        # SDK then keeps an exemplar (the span's ids) with each measurement.
+        token = attach(in_context(made[0]))
+        try:
+            for name, attributes, count in records:
+                for _ in range(count):
+                    histograms[name].record(0.001, attributes)
+        finally:
+            detach(token)
         for span in reversed(made):
             span.end()
-        for name, attributes, count in records:
-            for _ in range(count):
-                histograms[name].record(0.001, attributes)
     return replay
 
 
