@@ -10,7 +10,7 @@ import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
 from handoffs import Agent, GuardrailResult, Handoff, HandoffTo, HumanAgent, Runner, Team, tool
-from handoffs.testing import reply, transfer
+from handoffs.testing import ScriptedModel, reply, transfer
 
 from .conftest import BarrierModel, NamedModel, Otel
 
@@ -374,3 +374,26 @@ async def test_runner_cancel_ends_the_trace_as_a_failed_turn(otel: Otel) -> None
     assert otel.one("invoke_agent triage").attributes["error.type"] == "cancelled"
     assert otel.points("handoffs.turns") == [
         ({"handoffs.turn.status": "failed", "error.type": "cancelled"}, 1)]
+
+
+async def test_a_traced_turn_does_not_give_the_event_loop_a_pass_nobody_asked_for(
+        otel: Otel) -> None:
+    # A caller that relays events (`run(on_event=)`) gets a pass of the loop before the
+    # commit; a turn that is only traced relays nothing, and a pass would hand the GIL
+    # to the span exporter's thread in the middle of every turn.
+    team = Team([Agent("triage", handoffs=["billing"]), Agent("billing")])
+    others_ran = []
+
+    async def other() -> None:
+        others_ran.append(True)
+
+    for on_event, passes in ((None, False), (lambda e: None, True)):
+        runner = Runner(team, model=ScriptedModel([transfer("billing"), reply("Done.")]),
+                        telemetry=otel.telemetry)
+        others_ran.clear()
+        task = asyncio.get_running_loop().create_task(other())
+        result = await runner.run("s", "hi", on_event=on_event)
+        assert result.output == "Done."
+        assert bool(others_ran) is passes
+        await task
+    assert otel.named("invoke_workflow")  # the turns were traced

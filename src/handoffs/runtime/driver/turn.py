@@ -205,11 +205,11 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
         log.info("turn %d of %s ended %s with %s", state.turn, state.id, res.status.value,
                  res.agent, extra=fields(state.id, state.turn, res.agent))
     finish(t, res)  # after the logs: a traced turn's span is current until its end event
-    if t.sink is not None and t.feed is None:
+    if t.feed is None and t.listener is not None:
         # A caller that relays the events as they come (a server: `run(on_event=)`)
         # gets one pass of the loop before the commit encodes and stores the turn: its
         # last live events go out first, not after this and every other turn's commit
-        # work that the same pass holds.
+        # work that the same pass holds. (Telemetry alone relays nothing.)
         await asyncio.sleep(0)
     try:
         await t.runner.store.commit(state, since, t.lazy_events)

@@ -164,6 +164,13 @@ class Turn:
             if feed is not None:
                 feed.wake()
 
+    @property
+    def listener(self) -> Callable[[Event], None] | None:
+        """Who hears the turn's events live (`run(on_event=)`, a stream's feed), telemetry
+        aside: when the turn is traced, the sink behind its observer."""
+        obs = self.obs
+        return self.sink if obs is None else obs.sink
+
     def hold(self, type_: str, data: dict[str, Any], result: Any) -> None:
         """Emit the terminal event for the record (and telemetry) but not to the reader:
         `deliver` sends it once the turn is stored, so no client hears "completed" of a
@@ -185,8 +192,7 @@ class Turn:
 
     def deliver(self) -> None:
         """Send the held terminal event to the reader (the turn is stored)."""
-        obs = self.obs
-        user = self.sink if obs is None else obs.sink
+        user = self.listener
         if user is None:
             return
         e = self.raw[-1]
@@ -200,9 +206,7 @@ class Turn:
         """The turn could not be stored (a failed commit, a lost lock): its reader gets
         `run_failed` with the store's code instead of the held terminal event. Nothing of
         it is stored. None when nobody reads the turn live."""
-        obs = self.obs
-        user = self.sink if obs is None else obs.sink
-        if user is None:
+        if self.listener is None:
             return None
         res = failed(self, fail)
         res.bind_events(self.log)
