@@ -4,24 +4,45 @@ right work, the same as our turns do."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-import floors
-import ours
+import pytest
 
 from handoffs import Runner
 
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
-async def test_the_stream_floor_counts_the_events_a_streamed_turn_yields() -> None:
+
+@pytest.fixture
+def floors() -> Iterator[Any]:
+    """bench/floors.py, imported for the test only: it brings bench/'s own modules (one of
+    them named `stores`, as the tests' package is), which leave with the test."""
+    path, before = list(sys.path), set(sys.modules)
+    sys.path.insert(0, str(BENCH))
+    import floors
+
+    try:
+        yield floors
+    finally:
+        sys.path[:] = path
+        for name in set(sys.modules) - before:
+            if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(BENCH)):
+                del sys.modules[name]
+
+
+async def test_the_stream_floor_counts_the_events_a_streamed_turn_yields(floors: Any) -> None:
+    import ours
+
     runner = Runner(ours.chain_team(1), model=ours.ChainModel(1))
     events = [e async for e in runner.stream("s", "go")]
     assert len(events) == floors.EVENTS
     assert sum(e.type == "text_delta" for e in events) == 1  # the model's stream was read
 
 
-async def test_the_stream_floor_prints_each_piece_beside_our_turns(capsys) -> None:  # type: ignore[no-untyped-def]
+async def test_the_stream_floor_prints_each_piece_beside_our_turns(
+        floors: Any, capsys: pytest.CaptureFixture[str]) -> None:
     found = await floors.stream_floor(reps=20, rounds=1)
     floors.print_stream(found)
     out = capsys.readouterr().out
@@ -31,7 +52,7 @@ async def test_the_stream_floor_prints_each_piece_beside_our_turns(capsys) -> No
         assert line in out
 
 
-async def test_the_replay_makes_the_spans_and_records_of_a_traced_turn() -> None:
+async def test_the_replay_makes_the_spans_and_records_of_a_traced_turn(floors: Any) -> None:
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
     from opentelemetry.sdk.trace import TracerProvider
