@@ -205,7 +205,7 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
         log.info("turn %d of %s ended %s with %s", state.turn, state.id, res.status.value,
                  res.agent, extra=fields(state.id, state.turn, res.agent))
     finish(t, res)  # after the logs: a traced turn's span is current until its end event
-    if t.feed is None and t.listener is not None:
+    if t.sink is not None and t.feed is None and t.listener is not None:
         # A caller that relays the events as they come (a server: `run(on_event=)`)
         # gets one pass of the loop before the commit encodes and stores the turn: its
         # last live events go out first, not after this and every other turn's commit
