@@ -257,9 +257,119 @@ def print_traced(found: dict[str, float]) -> None:
           f"   traced / untraced ×{found['traced'] / untraced:.2f}")
 
 
+# -- the stream's floor in CPU instructions ---------------------------------------------
+
+PIECES_CHILD = """
+import asyncio, gc, sys
+from handoffs.core.events import Event
+from handoffs.core.messages import ToolCall
+from handoffs.models import ModelRequest, ModelResponse, TextDelta
+
+class ChainModel:  # bench/ours.py's model, as bench/instructions.py's child has it
+    def __init__(self):
+        self.calls = 0
+    async def complete(self, request):
+        self.calls += 1
+        if request.agent == "agent_0":
+            return ModelResponse("", (ToolCall(f"call_{self.calls}", "transfer_to_agent_1",
+                                               '{"reason": "next"}'),))
+        return ModelResponse("done")
+    async def stream(self, request):
+        response = await self.complete(request)
+        if response.text:
+            yield TextDelta(response.text)
+        yield response
+
+piece, n, events = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+model = ChainModel()
+requests = [ModelRequest(agent=f"agent_{i}", system="", messages=[], tools=[]) for i in (0, 1)]
+data = {"agent": "agent_1"}
+ready = [object()] * events
+
+async def pieces():
+    for e in ready:
+        yield e
+
+async def answer():
+    return 1
+
+async def main():
+    loop = asyncio.get_running_loop()
+    gc.disable()
+    for _ in range(n):
+        if piece == "complete":
+            for r in requests:
+                await model.complete(r)
+        elif piece == "stream":
+            for r in requests:
+                async for _ in model.stream(r):
+                    pass
+        elif piece == "events":
+            for k in range(events):
+                Event("message", "s", 1, 0.0, data, None, k)
+        elif piece == "loop":  # the events piece's loop, without the events
+            for k in range(events):
+                pass
+        elif piece == "read":
+            [e async for e in pieces()]
+        elif piece == "task":
+            if sys.version_info >= (3, 12):
+                await asyncio.Task(answer(), loop=loop, eager_start=True)
+            else:
+                t = loop.create_task(answer())
+                await asyncio.sleep(0)
+                await t
+        else:  # "nothing": the loop's own cost
+            await answer()
+
+asyncio.run(main())
+"""
+"""Each piece of `stream_floor`, `n` times, for callgrind (bench/instructions.py)."""
+
+
+def instruction_floor(python: str, reps: tuple[int, int] = (200, 1200)) -> dict[str, float]:
+    """The stream's floor in CPU instructions (valgrind): our two turns per turn
+    (bench/instructions.py) and each piece per repetition, the empty loop's cost taken
+    off. Machine noise cannot move these."""
+    import instructions as count
+
+    src = Path(__file__).resolve().parents[1] / "src"
+    count.warm(python, src)
+
+    def per(piece: str) -> float:
+        n1, n2 = reps
+        found = [count.instructions(python, src, ["-c", PIECES_CHILD, piece, str(n),
+                                                  str(EVENTS)]) for n in (n1, n2)]
+        return (found[1] - found[0]) / (n2 - n1)
+
+    empty = per("nothing")
+    return {"run": count.per_turn(python, src, 1, "run", (30, 90)),
+            "stream": count.per_turn(python, src, 1, "stream", (30, 90)),
+            "model calls through stream": per("stream") - per("complete"),
+            f"{EVENTS} Event objects": per("events") - per("loop"),
+            f"{EVENTS} events through an async iterator": per("read") - empty,
+            "a task of the turn's own": per("task") - empty}
+
+
+def print_instruction_floor(found: dict[str, float], python: str) -> None:
+    run, stream = found.pop("run"), found.pop("stream")
+    floor = run + sum(found.values())
+    print(f"runner.stream / runner.run, H=1, CPU instructions (valgrind), {python}")
+    print(f"  runner.run turn (ours)                   {run / 1e3:8.1f} k")
+    for name, n in found.items():
+        print(f"  + {name:<38} {n / 1e3:8.1f} k")
+    print(f"  = the floor of a streamed turn           {floor / 1e3:8.1f} k"
+          f"   floor / run ×{floor / run:.3f}")
+    print(f"  runner.stream turn (ours)                {stream / 1e3:8.1f} k"
+          f"   stream / run ×{stream / run:.3f}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--figure", choices=("stream", "traced", "all"), default="all")
+    p.add_argument("--figure", choices=("stream", "traced", "instructions", "all"),
+                   default="all", help="instructions: the stream's floor under valgrind")
+    p.add_argument("--python", default=sys.executable,
+                   help="the interpreter whose instructions are counted")
     p.add_argument("--reps", type=int, default=300)
     p.add_argument("--rounds", type=int, default=5)
     a = p.parse_args()
@@ -267,6 +377,8 @@ def main() -> None:
         print_stream(asyncio.run(stream_floor(a.reps, a.rounds)))
     if a.figure in ("traced", "all"):
         print_traced(asyncio.run(traced_floor(a.reps, a.rounds)))
+    if a.figure == "instructions":
+        print_instruction_floor(instruction_floor(a.python), a.python)
 
 
 if __name__ == "__main__":

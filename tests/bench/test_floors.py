@@ -84,3 +84,25 @@ async def test_the_replay_makes_the_spans_and_records_of_a_traced_turn(floors: A
                       for sm in rm.scope_metrics for m in sm.metrics
                       for p in m.data.data_points if isinstance(p, HistogramDataPoint))
     assert replayed == sorted((name, count) for name, _, count in records)
+
+
+def test_each_piece_counted_under_valgrind_runs(floors: Any) -> None:
+    import subprocess
+
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    for piece in ("nothing", "complete", "stream", "events", "loop", "read", "task"):
+        done = subprocess.run([sys.executable, "-c", floors.PIECES_CHILD, piece, "3",
+                               str(floors.EVENTS)], capture_output=True, text=True,
+                              timeout=60, env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"})
+        assert done.returncode == 0, (piece, done.stderr)
+
+
+def test_the_instruction_floor_adds_the_pieces_to_our_run_turn(
+        floors: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    found = {"run": 400e3, "stream": 500e3, "model calls through stream": 20e3,
+             "9 Event objects": 20e3, "9 events through an async iterator": 20e3,
+             "a task of the turn's own": 20e3}
+    floors.print_instruction_floor(found, "python3")
+    out = capsys.readouterr().out
+    assert "= the floor of a streamed turn              480.0 k   floor / run ×1.200" in out
+    assert "runner.stream turn (ours)                   500.0 k   stream / run ×1.250" in out
