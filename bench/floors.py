@@ -133,17 +133,23 @@ async def stream_floor(reps: int, rounds: int) -> dict[str, float]:
     return {"run": out["run"], "stream": out["stream"], **extra}
 
 
-def print_stream(found: dict[str, float]) -> None:
+def print_floor(found: dict[str, float], title: str, unit: str, scale: float) -> None:
+    """Our two turns and the floor's pieces, `found` in seconds or instructions (`scale`
+    turns them into `unit`)."""
     run, stream = found.pop("run"), found.pop("stream")
     floor = run + sum(found.values())
-    print(f"runner.stream / runner.run, H=1, CPython {sys.version.split()[0]}")
-    print(f"  runner.run turn (ours)                   {run * US:8.1f} µs")
-    for name, s in found.items():
-        print(f"  + {name:<38} {s * US:8.1f} µs")
-    print(f"  = the floor of a streamed turn           {floor * US:8.1f} µs"
+    print(f"runner.stream / runner.run, H=1, {title}")
+    print(f"  runner.run turn (ours)                   {run * scale:8.1f} {unit}")
+    for name, n in found.items():
+        print(f"  + {name:<38} {n * scale:8.1f} {unit}")
+    print(f"  = the floor of a streamed turn           {floor * scale:8.1f} {unit}"
           f"   floor / run ×{floor / run:.3f}")
-    print(f"  runner.stream turn (ours)                {stream * US:8.1f} µs"
+    print(f"  runner.stream turn (ours)                {stream * scale:8.1f} {unit}"
           f"   stream / run ×{stream / run:.3f}")
+
+
+def print_stream(found: dict[str, float]) -> None:
+    print_floor(found, f"CPython {sys.version.split()[0]}", "µs", US)
 
 
 # -- traced ---------------------------------------------------------------------------
@@ -352,16 +358,7 @@ def instruction_floor(python: str, reps: tuple[int, int] = (200, 1200)) -> dict[
 
 
 def print_instruction_floor(found: dict[str, float], python: str) -> None:
-    run, stream = found.pop("run"), found.pop("stream")
-    floor = run + sum(found.values())
-    print(f"runner.stream / runner.run, H=1, CPU instructions (valgrind), {python}")
-    print(f"  runner.run turn (ours)                   {run / 1e3:8.1f} k")
-    for name, n in found.items():
-        print(f"  + {name:<38} {n / 1e3:8.1f} k")
-    print(f"  = the floor of a streamed turn           {floor / 1e3:8.1f} k"
-          f"   floor / run ×{floor / run:.3f}")
-    print(f"  runner.stream turn (ours)                {stream / 1e3:8.1f} k"
-          f"   stream / run ×{stream / run:.3f}")
+    print_floor(found, f"CPU instructions (valgrind), {python}", "k", 1e-3)
 
 
 def main() -> None:
