@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable
+from functools import partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +65,7 @@ async def stream_turn(runner: Host, session_id: str, text: str, channel: str | N
                                      timeout, feed), loop=loop, eager_start=True)
         if not task.done():
             runner._detached.add(task)
-            task.add_done_callback(lambda task: _ended(runner, feed, task))
+            task.add_done_callback(partial(_ended, runner, feed))
     else:
         task = loop.create_task(_fed_turn(runner, feed, session_id, text, channel,
                                           context, timeout))
