@@ -9,7 +9,9 @@ Modes (each in its own process, since a process sets its global providers once):
 - `api`: the default runner, the OpenTelemetry API imported but no provider configured;
 - `sdk`: the SDK configured globally: traces (batch processor, an exporter that discards)
   and metrics (an in-memory reader): what a traced production process pays, exporter
-  I/O aside.
+  I/O aside;
+- `metrics`: only the metrics (a meter provider, no tracer provider), as
+  `handoffs serve --metrics` runs: turns measured, not traced.
 Two figures, with the zero-latency chain model of bench/ours.py:
 - per handoff: bench/ours.py's per_handoff, (median turn at H=20 - median at H=0) / 20,
   so per-turn costs (the workflow span) cancel out;
@@ -32,18 +34,22 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
-MODES = ("off", "absent", "api", "sdk")
+MODES = ("off", "absent", "api", "sdk", "metrics")
 
 
 def configure(mode: str) -> None:
     if mode == "api":
         import opentelemetry.metrics
         import opentelemetry.trace  # noqa: F401
-    if mode != "sdk":
+    if mode not in ("sdk", "metrics"):
         return
     from opentelemetry import metrics, trace
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
+    if mode == "metrics":
+        return
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import (
         BatchSpanProcessor,
@@ -58,7 +64,6 @@ def configure(mode: str) -> None:
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(Discard()))
     trace.set_tracer_provider(provider)
-    metrics.set_meter_provider(MeterProvider(metric_readers=[InMemoryMetricReader()]))
 
 
 def one(mode: str, reps: int, warmup: int, hops: int) -> dict[str, Any]:
