@@ -40,97 +40,64 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
+import floor_pieces
 import ours
 
 from handoffs import Runner
-from handoffs.core.events import Event
-from handoffs.models import ModelRequest
 
 US = 1e6
-EVENTS = 9
-"""Events of the streamed H=1 turn: run_started, agent_started, handoff_requested,
-agent_handoff, agent_changed, agent_started, text_delta, message, run_completed."""
+EVENTS = floor_pieces.EVENTS
 
 
-async def timed(step: Callable[[int], Awaitable[Any]], reps: int, rounds: int) -> float:
-    """Median seconds of one `await step(i)`: the median over rounds of per-round medians."""
+async def timed(step: Callable[[], Awaitable[Any]], reps: int, rounds: int) -> float:
+    """Median seconds of one `await step()`: the median over rounds of per-round medians."""
     medians = []
-    i = 0
     for _ in range(rounds):
         samples = []
         for _ in range(reps):
-            i += 1
             t0 = time.perf_counter()
-            await step(i)
+            await step()
             samples.append(time.perf_counter() - t0)
         medians.append(statistics.median(samples))
     return statistics.median(medians)
+
+
+def extra_of(cost: Callable[[str], float]) -> dict[str, float]:
+    """What a streamed turn adds to a run turn, from each piece's `cost`
+    (bench/floor_pieces.py), the cost of calling a piece taken off."""
+    empty = cost("nothing")
+    return {"model calls through stream": cost("stream") - cost("complete"),
+            f"{EVENTS} Event objects": cost("events") - cost("count"),
+            f"{EVENTS} events through an async iterator": cost("read") - empty,
+            "a task of the turn's own": cost("task") - empty}
+
+
+def sessions(runner: Runner, prefix: str) -> Callable[[], Awaitable[Any]]:
+    """A step that runs (or streams, every event read) a turn on a new session each time."""
+    n = iter(range(10**9))
+    if prefix == "s":
+        async def streamed() -> None:
+            [e async for e in runner.stream(f"s{next(n)}", "go")]
+        return streamed
+
+    async def run() -> None:
+        await runner.run(f"{prefix}{next(n)}", "go")
+    return run
 
 
 # -- stream ---------------------------------------------------------------------------
 
 
 async def stream_floor(reps: int, rounds: int) -> dict[str, float]:
-    loop = asyncio.get_running_loop()
     runner = Runner(ours.chain_team(1), model=ours.ChainModel(1))
-    model = ours.ChainModel(1)
-    requests = [ModelRequest(agent=f"agent_{i}", system="", messages=[], tools=[])
-                for i in (0, 1)]
-    data: dict[str, Any] = {"agent": "agent_1"}
-    ready = [object()] * EVENTS
-
-    async def run(i: int) -> None:
-        await runner.run(f"r{i}", "go")
-
-    async def stream(i: int) -> None:
-        [e async for e in runner.stream(f"s{i}", "go")]
-
-    async def complete(i: int) -> None:  # the run turn's two model calls
-        for r in requests:
-            await model.complete(r)
-
-    async def streamed(i: int) -> None:  # the same two calls through the model's stream
-        for r in requests:
-            async for _ in model.stream(r):
-                pass
-
-    async def events(i: int) -> None:
-        for k in range(EVENTS):
-            Event("message", "s", 1, 0.0, data, None, k)
-
-    async def pieces() -> Any:
-        for e in ready:
-            yield e
-
-    async def read(i: int) -> None:
-        [e async for e in pieces()]
-
-    async def answer() -> int:
-        return 1
-
-    async def task(i: int) -> None:
-        if sys.version_info >= (3, 12):
-            await asyncio.Task(answer(), loop=loop, eager_start=True)
-        else:  # the task's step and the reader's wake-up share one pass of the loop
-            t = loop.create_task(answer())
-            await asyncio.sleep(0)
-            await t
-
-    async def nothing(i: int) -> None:
-        pass
-
+    run, stream = sessions(runner, "r"), sessions(runner, "s")
     for step in (run, stream):  # warm up (3.11 specializes after a few calls)
-        for k in range(50):
-            await step(-k - 1)
-    out = {name: await timed(step, reps, rounds) for name, step in (
-        ("run", run), ("stream", stream), ("complete", complete), ("streamed", streamed),
-        ("events", events), ("read", read), ("task", task), ("nothing", nothing))}
-    empty = out.pop("nothing")  # the timing loop's own cost, once per piece
-    extra = {"model calls through stream": out["streamed"] - out["complete"],
-             f"{EVENTS} Event objects": out["events"] - empty,
-             f"{EVENTS} events through an async iterator": out["read"] - empty,
-             "a task of the turn's own": out["task"] - empty}
-    return {"run": out["run"], "stream": out["stream"], **extra}
+        for _ in range(50):
+            await step()
+    found = {"run": await timed(run, reps, rounds), "stream": await timed(stream, reps, rounds)}
+    pieces = {name: await timed(piece, reps, rounds)
+              for name, piece in floor_pieces.PIECES.items()}
+    return {**found, **extra_of(pieces.__getitem__)}
 
 
 def print_floor(found: dict[str, float], title: str, unit: str, scale: float) -> None:
@@ -195,7 +162,7 @@ def shape_of(spans: list[Any]) -> list[tuple[str, Any, int | None, dict[str, Any
 
 def replayer(shape: list[tuple[str, Any, int | None, dict[str, Any]]],
              records: list[tuple[str, dict[str, Any], int]], tracer: Any,
-             meter: Any) -> Callable[[int], Awaitable[None]]:
+             meter: Any) -> Callable[[], Awaitable[None]]:
     """A step that makes those spans and histogram records through `tracer` and `meter`."""
     from opentelemetry import trace
     from opentelemetry.context import attach, detach
@@ -203,7 +170,7 @@ def replayer(shape: list[tuple[str, Any, int | None, dict[str, Any]]],
     histograms = {name: meter.create_histogram(name) for name, _, _ in records}
     in_context = trace.set_span_in_context
 
-    async def replay(i: int) -> None:
+    async def replay() -> None:
         made: list[Any] = []
         for name, kind, parent, attributes in shape:
             context = None if parent is None else in_context(made[parent])
@@ -234,15 +201,10 @@ async def traced_floor(reps: int, rounds: int) -> dict[str, float]:
     untraced = Runner(ours.chain_team(1), model=ours.ChainModel(1), telemetry=False)
     traced = Runner(ours.chain_team(1), model=ours.ChainModel(1))
 
-    async def run_untraced(i: int) -> None:
-        await untraced.run(f"u{i}", "go")
-
-    async def run_traced(i: int) -> None:
-        await traced.run(f"t{i}", "go")
-
+    run_untraced, run_traced = sessions(untraced, "u"), sessions(traced, "t")
     for step in (run_untraced, run_traced, replay):
-        for k in range(50):
-            await step(-k - 1)
+        for _ in range(50):
+            await step()
     return {"untraced": await timed(run_untraced, reps, rounds),
             "traced": await timed(run_traced, reps, rounds),
             "sdk": await timed(replay, reps, rounds),
@@ -265,96 +227,23 @@ def print_traced(found: dict[str, float]) -> None:
 
 # -- the stream's floor in CPU instructions ---------------------------------------------
 
-PIECES_CHILD = """
-import asyncio, gc, sys
-from handoffs.core.events import Event
-from handoffs.core.messages import ToolCall
-from handoffs.models import ModelRequest, ModelResponse, TextDelta
-
-class ChainModel:  # bench/ours.py's model, as bench/instructions.py's child has it
-    def __init__(self):
-        self.calls = 0
-    async def complete(self, request):
-        self.calls += 1
-        if request.agent == "agent_0":
-            return ModelResponse("", (ToolCall(f"call_{self.calls}", "transfer_to_agent_1",
-                                               '{"reason": "next"}'),))
-        return ModelResponse("done")
-    async def stream(self, request):
-        response = await self.complete(request)
-        if response.text:
-            yield TextDelta(response.text)
-        yield response
-
-piece, n, events = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-model = ChainModel()
-requests = [ModelRequest(agent=f"agent_{i}", system="", messages=[], tools=[]) for i in (0, 1)]
-data = {"agent": "agent_1"}
-ready = [object()] * events
-
-async def pieces():
-    for e in ready:
-        yield e
-
-async def answer():
-    return 1
-
-async def main():
-    loop = asyncio.get_running_loop()
-    gc.disable()
-    for _ in range(n):
-        if piece == "complete":
-            for r in requests:
-                await model.complete(r)
-        elif piece == "stream":
-            for r in requests:
-                async for _ in model.stream(r):
-                    pass
-        elif piece == "events":
-            for k in range(events):
-                Event("message", "s", 1, 0.0, data, None, k)
-        elif piece == "loop":  # the events piece's loop, without the events
-            for k in range(events):
-                pass
-        elif piece == "read":
-            [e async for e in pieces()]
-        elif piece == "task":
-            if sys.version_info >= (3, 12):
-                await asyncio.Task(answer(), loop=loop, eager_start=True)
-            else:
-                t = loop.create_task(answer())
-                await asyncio.sleep(0)
-                await t
-        else:  # "nothing": the loop's own cost
-            await answer()
-
-asyncio.run(main())
-"""
-"""Each piece of `stream_floor`, `n` times, for callgrind (bench/instructions.py)."""
-
-
 def instruction_floor(python: str, reps: tuple[int, int] = (200, 1200)) -> dict[str, float]:
     """The stream's floor in CPU instructions (valgrind): our two turns per turn
-    (bench/instructions.py) and each piece per repetition, the empty loop's cost taken
-    off. Machine noise cannot move these."""
+    (bench/instructions.py) and each piece per repetition. Machine noise cannot move
+    these."""
     import instructions as count
 
     src = Path(__file__).resolve().parents[1] / "src"
+    script = str(Path(floor_pieces.__file__).resolve())
     count.warm(python, src)
 
     def per(piece: str) -> float:
         n1, n2 = reps
-        found = [count.instructions(python, src, ["-c", PIECES_CHILD, piece, str(n),
-                                                  str(EVENTS)]) for n in (n1, n2)]
+        found = [count.instructions(python, src, [script, piece, str(n)]) for n in (n1, n2)]
         return (found[1] - found[0]) / (n2 - n1)
 
-    empty = per("nothing")
     return {"run": count.per_turn(python, src, 1, "run", (30, 90)),
-            "stream": count.per_turn(python, src, 1, "stream", (30, 90)),
-            "model calls through stream": per("stream") - per("complete"),
-            f"{EVENTS} Event objects": per("events") - per("loop"),
-            f"{EVENTS} events through an async iterator": per("read") - empty,
-            "a task of the turn's own": per("task") - empty}
+            "stream": count.per_turn(python, src, 1, "stream", (30, 90)), **extra_of(per)}
 
 
 def print_instruction_floor(found: dict[str, float], python: str) -> None:

@@ -74,7 +74,7 @@ async def test_the_replay_makes_the_spans_and_records_of_a_traced_turn(floors: A
     reader = InMemoryMetricReader()
     meters = MeterProvider(metric_readers=[reader])
     replay = floors.replayer(shape, records, tracers.get_tracer("t"), meters.get_meter("m"))
-    await replay(0)
+    await replay()
 
     again = floors.shape_of(sorted(exporter.get_finished_spans(), key=lambda s: s.start_time))
     assert again == shape  # the same names, kinds, parents and attributes
@@ -90,10 +90,10 @@ def test_each_piece_counted_under_valgrind_runs(floors: Any) -> None:
     import subprocess
 
     src = str(Path(__file__).resolve().parents[2] / "src")
-    for piece in ("nothing", "complete", "stream", "events", "loop", "read", "task"):
-        done = subprocess.run([sys.executable, "-c", floors.PIECES_CHILD, piece, "3",
-                               str(floors.EVENTS)], capture_output=True, text=True,
-                              timeout=60, env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"})
+    for piece in floors.floor_pieces.PIECES:
+        done = subprocess.run([sys.executable, str(BENCH / "floor_pieces.py"), piece, "3"],
+                              capture_output=True, text=True, timeout=60,
+                              env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin"})
         assert done.returncode == 0, (piece, done.stderr)
 
 
