@@ -209,7 +209,8 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
         # A caller that relays the events as they come (a server: `run(on_event=)`)
         # gets one pass of the loop before the commit encodes and stores the turn: its
         # last live events go out first, not after this and every other turn's commit
-        # work that the same pass holds. (Telemetry alone relays nothing.)
+        # work that the same pass holds. (Telemetry alone relays nothing: `listener`;
+        # `t.sink` is tested first so an untraced `run` turn makes no property call.)
         await asyncio.sleep(0)
     try:
         await t.runner.store.commit(state, since, t.lazy_events)
