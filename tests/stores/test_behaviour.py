@@ -427,3 +427,29 @@ async def test_the_turn_after_one_that_died_numbers_past_it_and_says_so(
     stored = await backend.open().events_after("s1", before - 1)  # type: ignore[attr-defined]
     assert [(e["seq"], e["type"]) for e in stored] == [
         (e.seq, e.type) for e in result.events]
+
+
+async def test_reasoning_parts_and_cache_counts_survive_the_store(backend: Backend) -> None:
+    from handoffs.core.messages import Reasoning
+    from handoffs.models.base import Usage
+
+    thinking = Reasoning("anthropic", "thinking",
+                         {"type": "thinking", "thinking": "The user wants…", "signature": "EqQB"},
+                         model="claude-sonnet-4-6")
+    signed = Reasoning("gemini", "thought_signature", {"thought_signature": "c2ln"},
+                       call_id="c1")
+    state = SessionState("s1", active_agent="triage")
+    state.messages.append(UserMessage("hi", "triage"))
+    state.messages.append(AssistantMessage("", "triage", (), (thinking, signed)))
+    store = backend.open()
+    await store.commit(state, Checkpoint(0, 0, 0))
+
+    loaded = await backend.open().load("s1")
+
+    assert loaded is not None
+    kept = loaded.messages[1]
+    assert isinstance(kept, AssistantMessage)
+    assert kept.reasoning == (thinking, signed)
+    counts = Usage(32050, 120, 1, cache_read_tokens=30000, cache_write_tokens=2000,
+                   reasoning_tokens=80)
+    assert Usage.from_dict(json.loads(json.dumps(counts.to_dict()))) == counts

@@ -48,6 +48,48 @@ class ToolCall:
         return cls(d["id"], d["name"], d["arguments"], d.get("handoff"))
 
 
+@dataclass(slots=True, frozen=True)
+class Reasoning:
+    """A provider's own record of its model's reasoning, kept on the assistant message it
+    came with and sent back verbatim only to the adapter family (and model) that made it.
+
+    Reasoning models need it back with the rest of the response in the next request
+    (Anthropic thinking blocks and their signatures, OpenAI Responses' encrypted reasoning
+    items, Gemini's thought signatures, `reasoning_content` of DeepSeek/vLLM-style
+    servers); any other provider never sees it. The transcript stays neutral: the data is
+    opaque here, only its adapter reads it.
+    """
+
+    origin: str
+    """The adapter family that made it (`anthropic`, `openai-responses`, `openai-chat`,
+    `gemini`, `bedrock`, `litellm`): an adapter sends back only its own family's parts."""
+    kind: str
+    """What it is in its provider's terms (`thinking`, `redacted_thinking`,
+    `reasoning_item`, `thought_signature`, `reasoning_content`)."""
+    data: Mapping[str, Any]
+    """The provider's payload as JSON-ready data, to send back as it came."""
+    model: str | None = None
+    """The model that made it, when the provider requires the same one to read it back
+    (None: any model of the family may)."""
+    call_id: str | None = None
+    """The tool call it belongs to (Gemini's signature on a function call); None: the
+    response as a whole."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The part as JSON-ready data (`from_dict` reads it back)."""
+        d: dict[str, Any] = {"origin": self.origin, "kind": self.kind, "data": dict(self.data)}
+        if self.model is not None:
+            d["model"] = self.model
+        if self.call_id is not None:
+            d["call_id"] = self.call_id
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Reasoning:
+        """A part from `to_dict()`'s data."""
+        return cls(d["origin"], d["kind"], d["data"], d.get("model"), d.get("call_id"))
+
+
 @dataclass(slots=True)
 class UserMessage:
     """A message from the user (or the operator acting for them)."""
@@ -73,6 +115,9 @@ class AssistantMessage:
     """The agent whose model produced this response."""
     tool_calls: tuple[ToolCall, ...] = ()
     """The calls in the order the model made them. Empty: a plain text answer."""
+    reasoning: tuple[Reasoning, ...] = ()
+    """The provider's own reasoning state that came with this response, in the order it
+    came (empty for most models); only the adapter family that made it sends it back."""
     kind: ClassVar[Literal["assistant"]] = "assistant"
     role: ClassVar[Literal["assistant"]] = "assistant"
 
@@ -82,6 +127,8 @@ class AssistantMessage:
         d: dict[str, Any] = {"kind": "assistant", "text": self.text, "agent": self.agent}
         if self.tool_calls:
             d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.reasoning:
+            d["reasoning"] = [r.to_dict() for r in self.reasoning]
         return d
 
 
@@ -153,6 +200,10 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
         return UserMessage(d["text"], d["agent"])
     if kind == "assistant":
         calls = tuple(ToolCall.from_dict(c) for c in d.get("tool_calls", ()))
+        reasoning = d.get("reasoning")
+        if reasoning:
+            return AssistantMessage(d["text"], d["agent"], calls,
+                                    tuple(Reasoning.from_dict(r) for r in reasoning))
         return AssistantMessage(d["text"], d["agent"], calls)
     if kind == "tool_result":
         return ToolResult(

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from ..core.messages import Message, ToolCall
+from ..core.messages import Message, Reasoning, ToolCall
 from ..core.output import OutputSpec
 from ..core.tools import ToolSpec
 
@@ -44,20 +44,41 @@ NO_SETTINGS: Mapping[str, Any] = MappingProxyType({})
 
 @dataclass(slots=True)
 class Usage:
-    """Tokens spent; summed per agent and per turn on `RunResult.usage`."""
+    """Tokens spent; summed per agent and per turn on `RunResult.usage`.
+
+    As OpenTelemetry's GenAI conventions count them: `input_tokens` is every token the
+    model read, cached or not, and `cache_read_tokens` / `cache_write_tokens` say how many
+    of them came from, or went into, the provider's prompt cache; `output_tokens` is every
+    token it wrote, `reasoning_tokens` of them spent thinking. An adapter whose provider
+    counts cache tokens apart (Anthropic) adds them into `input_tokens` and keeps the
+    parts here, so a cost is `(input - read - write) x price + read x read price + write
+    x write price + output x output price`.
+    """
 
     input_tokens: int = 0
-    """Prompt tokens, as the provider counted them (0 when it did not say)."""
+    """Prompt tokens, cached ones included, as the provider counted them (0 when it did
+    not say)."""
     output_tokens: int = 0
-    """Completion tokens, as the provider counted them."""
+    """Completion tokens, reasoning included, as the provider counted them."""
     requests: int = 0
     """Model calls made."""
+    cache_read_tokens: int = 0
+    """Of `input_tokens`, those read from the provider's prompt cache (0: none, or not
+    said)."""
+    cache_write_tokens: int = 0
+    """Of `input_tokens`, those written to the provider's prompt cache (Anthropic's cache
+    creation; 0 for providers that cache without charging a write)."""
+    reasoning_tokens: int = 0
+    """Of `output_tokens`, those spent on reasoning the answer does not show."""
 
     def add(self, other: Usage) -> None:
         """Add another count to this one (in place)."""
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.requests += other.requests
+        self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        self.reasoning_tokens += other.reasoning_tokens
 
     @property
     def total_tokens(self) -> int:
@@ -65,9 +86,24 @@ class Usage:
         return self.input_tokens + self.output_tokens
 
     def to_dict(self) -> dict[str, int]:
-        """The counts as JSON-ready data."""
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "requests": self.requests}
+        """The counts as JSON-ready data (the cache and reasoning counts only when not 0;
+        `from_dict` reads it back)."""
+        d = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+             "requests": self.requests}
+        if self.cache_read_tokens:
+            d["cache_read_tokens"] = self.cache_read_tokens
+        if self.cache_write_tokens:
+            d["cache_write_tokens"] = self.cache_write_tokens
+        if self.reasoning_tokens:
+            d["reasoning_tokens"] = self.reasoning_tokens
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Usage:
+        """Counts from `to_dict()`'s data."""
+        return cls(int(d.get("input_tokens", 0)), int(d.get("output_tokens", 0)),
+                   int(d.get("requests", 0)), int(d.get("cache_read_tokens", 0)),
+                   int(d.get("cache_write_tokens", 0)), int(d.get("reasoning_tokens", 0)))
 
 
 @dataclass(slots=True)
@@ -79,6 +115,13 @@ class ModelResponse:
     usage: Usage | None = None
     model: str | None = None
     """The provider's name for the model that answered, when known."""
+    reasoning: tuple[Reasoning, ...] = ()
+    """The provider's own reasoning state, to keep on the transcript's assistant message
+    (`AssistantMessage.reasoning`) so its adapter can send it back."""
+    stop: str | None = None
+    """Why the model stopped, in the library's words: `end` (it finished), `tool_calls`,
+    `length` (the output limit cut it: the answer is truncated), `content_filter`,
+    `refusal`; None when the adapter does not say."""
 
 
 @dataclass(slots=True)

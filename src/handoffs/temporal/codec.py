@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.events import Event
 from ..core.handoff import HandoffRecord
-from ..core.messages import ToolCall, message_from_dict
+from ..core.messages import Reasoning, ToolCall, message_from_dict
 from ..core.session import SessionState
 from ..core.tools import ToolSpec
 from ..errors import HandoffsError, ModelError
@@ -59,7 +59,8 @@ def response_to(response: ModelResponse) -> dict[str, Any]:
     """A model's response as data."""
     return {"text": response.text, "tool_calls": [c.to_dict() for c in response.tool_calls],
             "usage": None if response.usage is None else response.usage.to_dict(),
-            "model": response.model}
+            "model": response.model,
+            "reasoning": [r.to_dict() for r in response.reasoning], "stop": response.stop}
 
 
 def response_from(d: Mapping[str, Any]) -> ModelResponse:
@@ -67,8 +68,8 @@ def response_from(d: Mapping[str, Any]) -> ModelResponse:
     usage = d.get("usage")
     return ModelResponse(
         d["text"], tuple(ToolCall.from_dict(c) for c in d["tool_calls"]),
-        None if usage is None else Usage(usage["input_tokens"], usage["output_tokens"],
-                                         usage["requests"]), d.get("model"))
+        None if usage is None else Usage.from_dict(usage), d.get("model"),
+        tuple(Reasoning.from_dict(r) for r in d.get("reasoning") or ()), d.get("stop"))
 
 
 # -- sessions and events ------------------------------------------------------------------
@@ -143,8 +144,8 @@ def result_from(d: Mapping[str, Any]) -> RunResult:
         d["session_id"], d["output"], d["agent"], RunStatus(d["status"]), d.get("turn", 0),
         [HandoffRecord.from_dict(r) for r in d.get("handoffs", ())],
         None if err is None else RunError(err["code"], err["message"], err.get("agent")),
-        Usage(**usage) if usage else Usage(),
-        {k: Usage(**v) for k, v in (d.get("usage_by_agent") or {}).items()},
+        Usage.from_dict(usage) if usage else Usage(),
+        {k: Usage.from_dict(v) for k, v in (d.get("usage_by_agent") or {}).items()},
         dict(d.get("steps") or {}), d.get("output_data"))
     events = [event_from(e) for e in d.get("events", ())]
     if events and events[-1].is_terminal:
