@@ -207,14 +207,16 @@ async def test_exhausted_quota_is_not_retried(openai_server: FakeServer) -> None
 
 
 async def test_slow_server_times_out_with_timeout(openai_server: FakeServer) -> None:
-    openai_server.add(Reply(body={}, delay=1.0))
+    # The server would answer after 10 s; the turn must end with `timeout` well before
+    # (a margin wide enough for a loaded machine: this checks the timeout, not speed).
+    openai_server.add(Reply(body={}, delay=10.0))
     model = openai_model(openai_server, timeout=0.2, retry=RetryPolicy(max_retries=0))
 
     started = time.monotonic()
     result = await Runner(support_team(), model=model).run("s1", "hi")
 
     assert result.error is not None and result.error.code == "timeout"
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 8.0
 
 
 async def test_malformed_json_arguments_become_feedback(openai_server: FakeServer) -> None:
