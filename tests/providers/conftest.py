@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wire.anthropic_api import AnthropicWire
 from wire.openai_api import OpenAIWire
+from wire.responses_api import ResponsesWire
 from wire.server import FakeServer
 
 
@@ -33,5 +34,12 @@ def openai_server() -> Iterator[FakeServer]:
 @pytest.fixture
 def anthropic_server() -> Iterator[FakeServer]:
     server = FakeServer(AnthropicWire()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def responses_server() -> Iterator[FakeServer]:
+    server = FakeServer(ResponsesWire()).start()
     yield server
     server.stop()

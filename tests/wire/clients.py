@@ -6,6 +6,7 @@ from typing import Any
 
 from handoffs.models.anthropic import AnthropicModel
 from handoffs.models.openai import OpenAIModel
+from handoffs.models.responses import ResponsesModel
 from handoffs.models.retry import RetryPolicy
 
 from .server import FakeServer
@@ -22,3 +23,9 @@ def openai_model(server: FakeServer, **options: Any) -> OpenAIModel:
 def anthropic_model(server: FakeServer, **options: Any) -> AnthropicModel:
     options.setdefault("retry", FAST)
     return AnthropicModel("claude-test", base_url=server.url, api_key="test", **options)
+
+
+def responses_model(server: FakeServer, model: str = "o4-mini-test", **options: Any
+                    ) -> ResponsesModel:
+    options.setdefault("retry", FAST)
+    return ResponsesModel(model, base_url=server.url + "/v1", api_key="test", **options)

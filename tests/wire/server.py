@@ -50,7 +50,7 @@ class Provider(Protocol):
 
     def error_body(self, status: int, message: str) -> dict[str, Any]: ...
 
-    def encode(self, events: list[dict[str, Any]], request: Any) -> str: ...
+    def encode(self, events: list[dict[str, Any]], request: Any) -> str | bytes: ...
 
 
 class FakeServer:
@@ -93,7 +93,8 @@ class FakeServer:
     def rejections(self) -> list[str]:
         return [r.rejected for r in self.received if r.rejected is not None]
 
-    def _answer(self, path: str, headers: dict[str, str], raw: bytes) -> tuple[Reply, str]:
+    def _answer(self, path: str, headers: dict[str, str], raw: bytes
+                ) -> tuple[Reply, str | bytes]:
         try:
             body = json.loads(raw or b"null")
         except ValueError:
@@ -111,6 +112,9 @@ class FakeServer:
                     500, "The fake server's script is exhausted.")), ""
             step = self.script.popleft()
         reply = step(body) if callable(step) else step
+        answered = getattr(self.provider, "answered", None)
+        if answered is not None:  # a provider that remembers what it gave out
+            answered(reply)
         streaming = isinstance(body, dict) and body.get("stream") is True
         if streaming and reply.status == 200 and reply.events is None and reply.raw_sse is None:
             # A mistake in the test's script, not something a provider would do.
@@ -133,8 +137,9 @@ def _handler(server: FakeServer) -> type[BaseHTTPRequestHandler]:
             if reply.delay:
                 time.sleep(reply.delay)
             if reply.events is not None or reply.raw_sse is not None:
-                payload = sse.encode()
-                ctype = "text/event-stream"
+                # Bytes: a binary stream (AWS event stream), of the provider's own type.
+                payload = sse if isinstance(sse, bytes) else sse.encode()
+                ctype = getattr(server.provider, "stream_type", "text/event-stream")
             else:
                 payload = json.dumps(reply.body).encode()
                 ctype = "application/json"

@@ -78,14 +78,24 @@ def to_model_error(exc: BaseException, provider: str) -> ModelError | None:
 
 
 def _from_status(exc: BaseException, provider: str, status: int) -> ModelError:
-    body = getattr(exc, "body", None)
-    error = _error_object(body)
+    error = _error_object(getattr(exc, "body", None))
+    return status_error(provider, status, error, _headers(exc), str(exc))
+
+
+def status_error(provider: str, status: int, error: Mapping[str, Any],
+                 headers: Mapping[str, str], fallback: str) -> ModelError:
+    """The `ModelError` for a provider's answer of HTTP `status` (see the table above).
+
+    `error` is the provider's error object (its `type`, `code` and `message`, any of them
+    may be missing), `headers` the response's headers with lower-case names, `fallback`
+    the text to show when the object has no message. Adapters over SDKs of other shapes
+    (google-genai, boto3, litellm) read those three from their own exceptions and call
+    this, so every provider's failures get the same codes and retries."""
     kind = error.get("type") if isinstance(error.get("type"), str) else None
     if status < 400 and kind in _TYPE_STATUS:  # an error event inside a 200 stream
         status = _TYPE_STATUS[kind]
-    detail = error.get("message") if isinstance(error.get("message"), str) else str(exc)
+    detail = error.get("message") if isinstance(error.get("message"), str) else fallback
     code_field = error.get("code")
-    headers = _headers(exc)
     retry_after = retry_after_seconds(headers)
     lowered = f"{detail} {code_field} {kind}".lower()
     where = f"{provider} answered {status}"

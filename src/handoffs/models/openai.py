@@ -247,7 +247,7 @@ def chat_messages(system: str, messages: Sequence[Message]) -> list[dict[str, An
         rendered = [ids(c.id) for c in item.calls]
         msg["tool_calls"] = [
             {"id": rid, "type": "function",
-             "function": {"name": tool_name(c.name), "arguments": _arguments(c.arguments)}}
+             "function": {"name": tool_name(c.name), "arguments": arguments_text(c.arguments)}}
             for rid, c in zip(rendered, item.calls, strict=True)]
         for rid, r in zip(rendered, item.results, strict=True):
             out.append({"role": "tool", "tool_call_id": rid, "content": r.text or "(empty)"})
@@ -256,7 +256,7 @@ def chat_messages(system: str, messages: Sequence[Message]) -> list[dict[str, An
     return out
 
 
-def _arguments(raw: str) -> str:
+def arguments_text(raw: str) -> str:
     """The call's argument text as the model wrote it when it is a JSON object; otherwise
     `{}` (compatible servers parse replayed arguments to fill their chat templates)."""
     try:

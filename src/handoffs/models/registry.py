@@ -9,6 +9,9 @@ from ..errors import HandoffsError
 from .base import Model
 
 _PROVIDERS: dict[str, Callable[..., Model]] = {}
+BUILTIN = ("openai", "openai-responses", "anthropic", "gemini", "bedrock", "litellm",
+           "ollama")
+"""The providers `get_model` knows without `register_provider`."""
 
 
 def register_provider(prefix: str, factory: Callable[[str], Model]) -> None:
@@ -19,9 +22,12 @@ def register_provider(prefix: str, factory: Callable[[str], Model]) -> None:
 def get_model(spec: str, **options: Any) -> Model:
     """The model a "provider:name" string names.
 
-    Known providers: `openai:<model>` (honours OPENAI_BASE_URL for compatible servers),
-    `anthropic:<model>`, `ollama:<model>` (OpenAI protocol at localhost:11434), and any
-    registered with `register_provider`. `options` go to the adapter's constructor (for
+    Known providers: `openai:<model>` (Chat Completions; honours OPENAI_BASE_URL for
+    compatible servers), `openai-responses:<model>` (OpenAI's Responses API, stateless),
+    `anthropic:<model>`, `gemini:<model>` (google-genai: the Gemini API or Vertex AI),
+    `bedrock:<model-id>` (Amazon Bedrock's Converse API), `litellm:<provider/model>`
+    (any model LiteLLM reaches), `ollama:<model>` (OpenAI protocol at localhost:11434),
+    and any registered with `register_provider`. `options` go to the adapter's constructor (for
     example `timeout`, `max_retries`, `base_url`, `settings`); they may also follow the
     name as a query, so a plain string can carry them (`HANDOFFS_MODEL`, the CLI):
     `ollama:qwen2.5:0.5b?text_tool_calls=true&local_max_tokens=512` (`true`/`false`,
@@ -42,7 +48,7 @@ def get_model(spec: str, **options: Any) -> Model:
         return factory(name, **options) if options else factory(name)
     builtin = _builtin(provider)
     if builtin is None:
-        known = ", ".join(sorted({"openai", "anthropic", "ollama", *_PROVIDERS}))
+        known = ", ".join(sorted({*BUILTIN, *_PROVIDERS}))
         raise HandoffsError(f"Unknown model provider {provider!r} in {spec!r}; known: {known}.",
                             code="invalid_model")
     factory_fn, adapter = builtin
@@ -92,11 +98,28 @@ def _builtin(provider: str) -> tuple[Callable[..., Model], type] | None:
         from . import anthropic as anthropic_adapter
 
         return anthropic_adapter.anthropic_model, anthropic_adapter.AnthropicModel
+    if provider == "openai-responses":
+        from . import responses
+
+        return responses.responses_model, responses.ResponsesModel
+    if provider == "gemini":
+        from . import gemini
+
+        return gemini.gemini_model, gemini.GeminiModel
+    if provider == "bedrock":
+        from . import bedrock
+
+        return bedrock.bedrock_model, bedrock.BedrockModel
+    if provider == "litellm":
+        from . import litellm as litellm_adapter
+
+        return litellm_adapter.litellm_model, litellm_adapter.LiteLLMModel
     return None
 
 
 _KINDS: dict[str, tuple[type, ...]] = {
-    "bool": (bool,), "int": (int,), "float": (int, float), "str": (str,),
+    "bool": (bool,), "bool | None": (bool, type(None)), "int": (int,),
+    "float": (int, float), "str": (str,),
     "int | None": (int, type(None)), "float | None": (int, float, type(None)),
     "str | None": (str, type(None))}
 """The values an option of a simple annotation takes (a bool is not a number here)."""

@@ -23,6 +23,8 @@ The rules (the same for every provider):
   (and a made-up name like `multi_tool_use.parallel` becomes a valid one).
 - Ids are made safe and unique per request by `CallIds`, deterministically, so the same
   history always renders the same request (which keeps provider prompt caches warm).
+- A response's reasoning state (`AssistantMessage.reasoning`) stays with its exchange;
+  each adapter sends back only its own family's parts (`own_reasoning`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.messages import AssistantMessage, Message, Note, ToolCall, ToolResult, UserMessage
+from ..core.messages import (
+    AssistantMessage,
+    Message,
+    Note,
+    Reasoning,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 
 NO_RESULT = "(no result: the call was not answered)"
 """The result given to a call whose result is not in the agent's view."""
@@ -60,6 +70,8 @@ class Exchange:
     agent: str
     calls: tuple[ToolCall, ...] = ()
     results: list[ToolResult] = field(default_factory=list)
+    reasoning: tuple[Reasoning, ...] = ()
+    """The response's reasoning state, of whichever provider made it."""
 
 
 Item = UserText | Exchange
@@ -90,7 +102,7 @@ def replay(messages: Sequence[Message]) -> list[Item]:
                           and not (earlier and c.handoff == "rejected"))
             if not calls and not m.text.strip():
                 continue
-            ex = Exchange(m.text, m.agent, calls)
+            ex = Exchange(m.text, m.agent, calls, reasoning=m.reasoning)
             items.append(ex)
             if calls:
                 open_ = ex
@@ -112,6 +124,15 @@ def replay(messages: Sequence[Message]) -> list[Item]:
             items.append(UserText(m.text))
     close()
     return items
+
+
+def own_reasoning(parts: Sequence[Reasoning], origin: str, model: str
+                  ) -> tuple[Reasoning, ...]:
+    """The parts an adapter of family `origin` on `model` may send back: its family's,
+    made by the same model when the part names one. Another provider's parts are dropped
+    (they mean nothing to it, and most APIs refuse them)."""
+    return tuple(r for r in parts
+                 if r.origin == origin and (r.model is None or r.model == model))
 
 
 def _turn_start(messages: Sequence[Message]) -> int:

@@ -16,12 +16,15 @@ from .failures import to_model_error
 from .retry import RetryPolicy, stream_with_retries, with_retries
 
 
-def import_sdk(module: str, what: str) -> ModuleType:
-    """The provider's SDK, or an error naming the extra that installs it."""
+def import_sdk(module: str, what: str, extra: str | None = None,
+               package: str | None = None) -> ModuleType:
+    """The provider's SDK, or an error naming the extra that installs it (`extra`: the
+    extra's name when it is not the module's; `package`: the PyPI name, likewise)."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise missing_extra(f"{what} models need the {module} package", module) from exc
+        raise missing_extra(f"{what} models need the {package or module} package",
+                            extra or module) from exc
 
 
 class ClientPerLoop:
