@@ -12,6 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wire.anthropic_api import AnthropicWire
+from wire.gemini_api import GeminiWire
 from wire.openai_api import OpenAIWire
 from wire.responses_api import ResponsesWire
 from wire.server import FakeServer
@@ -20,7 +21,11 @@ from wire.server import FakeServer
 @pytest.fixture(autouse=True)
 def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
-                "ANTHROPIC_BASE_URL", "HANDOFFS_MODEL", "OLLAMA_BASE_URL"):
+                "ANTHROPIC_BASE_URL", "HANDOFFS_MODEL", "OLLAMA_BASE_URL",
+                "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
+                "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "AWS_ACCESS_KEY_ID",
+                "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_REGION",
+                "AWS_DEFAULT_REGION", "AWS_BEARER_TOKEN_BEDROCK", "AWS_ENDPOINT_URL"):
         monkeypatch.delenv(var, raising=False)
 
 
@@ -41,5 +46,12 @@ def anthropic_server() -> Iterator[FakeServer]:
 @pytest.fixture
 def responses_server() -> Iterator[FakeServer]:
     server = FakeServer(ResponsesWire()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def gemini_server() -> Iterator[FakeServer]:
+    server = FakeServer(GeminiWire()).start()
     yield server
     server.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from handoffs.models.anthropic import AnthropicModel
+from handoffs.models.gemini import GeminiModel
 from handoffs.models.openai import OpenAIModel
 from handoffs.models.responses import ResponsesModel
 from handoffs.models.retry import RetryPolicy
@@ -29,3 +30,9 @@ def responses_model(server: FakeServer, model: str = "o4-mini-test", **options: 
                     ) -> ResponsesModel:
     options.setdefault("retry", FAST)
     return ResponsesModel(model, base_url=server.url + "/v1", api_key="test", **options)
+
+
+def gemini_model(server: FakeServer, model: str = "gemini-test", **options: Any
+                 ) -> GeminiModel:
+    options.setdefault("retry", FAST)
+    return GeminiModel(model, base_url=server.url, api_key="test", **options)
