@@ -12,6 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wire.anthropic_api import AnthropicWire
+from wire.bedrock_api import BedrockWire
 from wire.gemini_api import GeminiWire
 from wire.openai_api import OpenAIWire
 from wire.responses_api import ResponsesWire
@@ -53,5 +54,19 @@ def responses_server() -> Iterator[FakeServer]:
 @pytest.fixture
 def gemini_server() -> Iterator[FakeServer]:
     server = FakeServer(GeminiWire()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def bedrock_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeServer]:
+    """A fake Bedrock runtime, with dummy AWS credentials in the environment (boto3 signs
+    every request) and no AWS files or instance metadata to find others in."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    server = FakeServer(BedrockWire()).start()
     yield server
     server.stop()

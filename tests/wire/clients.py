@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from handoffs.models.anthropic import AnthropicModel
+from handoffs.models.bedrock import BedrockModel
 from handoffs.models.gemini import GeminiModel
 from handoffs.models.openai import OpenAIModel
 from handoffs.models.responses import ResponsesModel
@@ -36,3 +37,9 @@ def gemini_model(server: FakeServer, model: str = "gemini-test", **options: Any
                  ) -> GeminiModel:
     options.setdefault("retry", FAST)
     return GeminiModel(model, base_url=server.url, api_key="test", **options)
+
+
+def bedrock_model(server: FakeServer, model: str = "anthropic.claude-test-v1:0",
+                  **options: Any) -> BedrockModel:
+    options.setdefault("retry", FAST)
+    return BedrockModel(model, region="us-east-1", endpoint_url=server.url, **options)
