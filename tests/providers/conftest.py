@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from wire.anthropic_api import AnthropicWire
 from wire.bedrock_api import BedrockWire
 from wire.gemini_api import GeminiWire
+from wire.litellm_api import ThinkingChatWire
 from wire.openai_api import OpenAIWire
 from wire.responses_api import ResponsesWire
 from wire.server import FakeServer
@@ -21,6 +22,8 @@ from wire.server import FakeServer
 
 @pytest.fixture(autouse=True)
 def _no_provider_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    # LiteLLM fetches a price list from the internet on import unless told not to.
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY",
                 "ANTHROPIC_BASE_URL", "HANDOFFS_MODEL", "OLLAMA_BASE_URL",
                 "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
@@ -68,5 +71,12 @@ def bedrock_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     server = FakeServer(BedrockWire()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def thinking_server() -> Iterator[FakeServer]:
+    server = FakeServer(ThinkingChatWire()).start()
     yield server
     server.stop()

@@ -7,6 +7,7 @@ from typing import Any
 from handoffs.models.anthropic import AnthropicModel
 from handoffs.models.bedrock import BedrockModel
 from handoffs.models.gemini import GeminiModel
+from handoffs.models.litellm import LiteLLMModel
 from handoffs.models.openai import OpenAIModel
 from handoffs.models.responses import ResponsesModel
 from handoffs.models.retry import RetryPolicy
@@ -43,3 +44,9 @@ def bedrock_model(server: FakeServer, model: str = "anthropic.claude-test-v1:0",
                   **options: Any) -> BedrockModel:
     options.setdefault("retry", FAST)
     return BedrockModel(model, region="us-east-1", endpoint_url=server.url, **options)
+
+
+def litellm_model(server: FakeServer, model: str = "openai/gpt-test", **options: Any
+                  ) -> LiteLLMModel:
+    options.setdefault("retry", FAST)
+    return LiteLLMModel(model, api_base=server.url + "/v1", api_key="test", **options)
