@@ -60,6 +60,10 @@ def test_keyword_options_are_checked_like_query_options() -> None:
 @pytest.mark.parametrize("module,spec,extra", [
     ("openai", "openai:gpt-4.1-mini", "handoffs[openai]"),
     ("anthropic", "anthropic:claude-sonnet-4-6", "handoffs[anthropic]"),
+    ("openai", "openai-responses:gpt-5-mini", "handoffs[openai]"),
+    ("google.genai", "gemini:gemini-2.5-flash", "handoffs[gemini]"),
+    ("boto3", "bedrock:amazon.nova-pro-v1:0", "handoffs[bedrock]"),
+    ("litellm", "litellm:mistral/mistral-large-latest", "handoffs[litellm]"),
 ])
 def test_a_missing_sdk_names_the_extra_to_install(
         monkeypatch: pytest.MonkeyPatch, module: str, spec: str, extra: str) -> None:
@@ -97,7 +101,8 @@ async def test_agents_name_their_models_by_string(
 def test_import_handoffs_does_not_import_provider_sdks() -> None:
     code = ("import sys, handoffs, handoffs.models.registry\n"
             "from handoffs import Runner\n"
-            "print(sorted(m for m in ('openai', 'anthropic', 'httpx', 'httpx2') "
+            "print(sorted(m for m in ('openai', 'anthropic', 'httpx', 'httpx2', "
+            "'google.genai', 'boto3', 'botocore', 'litellm', 'aiohttp') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
