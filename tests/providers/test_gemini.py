@@ -314,3 +314,16 @@ async def test_no_api_key_fails_with_auth_error_without_a_request(
     assert result.error is not None and result.error.code == "auth_error"
     assert "GEMINI_API_KEY" in result.error.message
     assert gemini_server.received == []
+
+
+async def test_vertex_ai_express_mode_through_the_same_sdk(gemini_server: FakeServer) -> None:
+    gemini_server.add(response("from Vertex AI"))
+    model = GeminiModel("gemini-2.5-flash", vertexai=True, api_key="vertex-key",
+                        base_url=gemini_server.url, retry=RetryPolicy(max_retries=0))
+
+    answer = await model.complete(ModelRequest("a", "", [UserMessage("hi", "a")], []))
+
+    assert answer.text == "from Vertex AI"
+    sent = gemini_server.received[0]
+    assert sent.path == "/v1beta1/publishers/google/models/gemini-2.5-flash:generateContent"
+    assert sent.headers["x-goog-api-key"] == "vertex-key"

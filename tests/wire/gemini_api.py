@@ -18,8 +18,10 @@ from typing import Any
 
 from .server import Reply, sse_data
 
-PATH = re.compile(r"^/v1(?:beta)?/models/([^/:]+):(generateContent|streamGenerateContent)"
-                  r"(\?alt=sse)?$")
+PATH = re.compile(r"^/v1(?:beta1?)?/(?:projects/[^/]+/locations/[^/]+/)?(?:publishers/google/)?"
+                  r"models/([^/:]+):(generateContent|streamGenerateContent)(\?alt=sse)?$")
+"""The Gemini API's path (`/v1beta/models/...`) and Vertex AI's (`/v1beta1/publishers/google/
+models/...`, with `projects/<p>/locations/<l>/` before it outside express mode)."""
 NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$")
 BODY = {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig",
         "safetySettings", "cachedContent", "labels"}
