@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from handoffs import Runner, RunStatus, get_model
 from handoffs.core.messages import AssistantMessage, Reasoning, ToolCall, ToolResult, UserMessage
 from handoffs.core.tools import ToolSpec
@@ -276,3 +278,16 @@ def test_the_model_string_and_its_options(monkeypatch: object) -> None:
     assert model.reasoning_items is False
     reasoner = get_model("openai-responses:o3", api_key="k")
     assert isinstance(reasoner, ResponsesModel) and reasoner.reasoning_items is True
+
+
+async def test_no_key_fails_before_a_request_unless_a_server_is_named(
+        responses_server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = await Runner(support_team(), model=ResponsesModel("gpt-5-mini")).run("s", "hi")
+    assert result.error is not None and result.error.code == "auth_error"
+    assert "OPENAI_API_KEY" in result.error.message
+
+    monkeypatch.setenv("OPENAI_BASE_URL", responses_server.url + "/v1")  # vLLM, Ollama
+    responses_server.add(response("local"))
+    local = await Runner(support_team(), model=ResponsesModel("qwen3")).run("s", "hi")
+    assert local.output == "local"
+    assert responses_server.received[0].headers["authorization"] == "Bearer unused"

@@ -68,8 +68,9 @@ class ResponsesModel(SDKModel):
     ) -> None:
         """`model` is OpenAI's model name.
 
-        `api_key`: None reads OPENAI_API_KEY. `base_url`: None reads OPENAI_BASE_URL, else
-        OpenAI's (an Azure OpenAI `.../openai/v1/` URL speaks the same API). `client`: an
+        `api_key`: None reads OPENAI_API_KEY (a server at `base_url` that needs no key gets
+        a placeholder). `base_url`: None reads OPENAI_BASE_URL, else OpenAI's (an Azure
+        OpenAI `.../openai/v1/` URL speaks the same API, as do vLLM and Ollama). `client`: an
         `openai.AsyncOpenAI` to use as it is. `timeout`, `max_retries`, `retry`: as
         `OpenAIModel`. `settings`: request fields sent every time (`reasoning`,
         `max_output_tokens`, `temperature`, ...); a request's own settings override them.
@@ -78,7 +79,8 @@ class ResponsesModel(SDKModel):
         """
         self._sdk = import_sdk("openai", "OpenAI Responses", "openai")
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        self._api_key = key or ("unused" if self.base_url else None)
         self.reasoning_items = (model.startswith(REASONING_PREFIXES)
                                 if reasoning_items is None else reasoning_items)
         """Whether encrypted reasoning is asked for (`include`) and sent back."""
