@@ -20,6 +20,7 @@ pytest.importorskip("a2a", reason="the a2a-sdk is not installed (the `a2a` extra
 from a2a.client import ClientConfig, create_client
 from a2a.helpers.proto_helpers import new_text_message
 from a2a.types import Role, SendMessageRequest, StreamResponse
+from a2a.utils.errors import InvalidParamsError
 from google.protobuf.json_format import MessageToDict
 
 
@@ -71,6 +72,14 @@ def test_the_card_describes_the_team(served: ServeProcess) -> None:
     assert card["capabilities"]["streaming"] is True
     scheme = card["securitySchemes"]["session_token"]["httpAuthSecurityScheme"]
     assert scheme["scheme"] == "bearer"
+    assert card["securitySchemes"]["operator_key"]["httpAuthSecurityScheme"]["scheme"] == \
+        "bearer"
+
+
+def test_the_server_says_at_start_up_that_anyone_may_start_a_conversation(
+        served: ServeProcess) -> None:
+    assert "A2A at /a2a: anyone who can reach this server may start a conversation" in \
+        served.output()
 
 
 async def test_a_conversation_over_a2a_keeps_its_session_and_sticky_agent(
@@ -97,14 +106,13 @@ async def test_a_conversation_over_a2a_keeps_its_session_and_sticky_agent(
     assert state_of(second) == "TASK_STATE_COMPLETED"
 
 
-async def test_a_message_to_a_session_without_its_token_is_rejected(
+async def test_a_message_to_a_session_without_its_token_is_refused(
         served: ServeProcess) -> None:
     first = await exchange(served.url, "hello")
     context = first[0]["task"]["contextId"]
-    stranger = await exchange(served.url, "show me this conversation", context)
-    assert state_of(stranger) == "TASK_STATE_REJECTED"
-    wrong = await exchange(served.url, "and now?", context, token="not-the-token")
-    assert state_of(wrong) == "TASK_STATE_REJECTED"
+    for token in (None, "not-the-token"):
+        with pytest.raises(InvalidParamsError, match="is not open to this caller"):
+            await exchange(served.url, "show me this conversation", context, token)
     operator = await exchange(served.url, "thanks", context, token=OPERATOR_KEY)
     assert state_of(operator) == "TASK_STATE_COMPLETED"
 

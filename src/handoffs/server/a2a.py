@@ -3,12 +3,14 @@ with the a2a-sdk's own request handler and JSON-RPC route (the `a2a` extra).
 
 - `GET /.well-known/agent-card.json`: the card, built from the team: the entry agent's
   name and description, each user-selectable agent a skill, JSON-RPC at `/a2a` with
-  streaming, and the server's session tokens as its bearer security scheme.
+  streaming, and how a caller authenticates (its security schemes: a conversation's
+  session token, the operator key, or nothing to start a new conversation).
 - `POST /a2a`: JSON-RPC (`SendMessage`, `SendStreamingMessage`, `GetTask`, ...). The A2A
-  `context_id` is the session's id, so the sticky agent holds across messages. A new
-  context is a new session: its token is answered once, in the task's metadata
-  (`handoffs_session_token`), and every later message of that context must present it
-  (`Authorization: Bearer ...`), or the operator key; else the task is rejected.
+  `context_id` is the session's id, so the sticky agent holds across messages. Who may
+  call what is `server.a2a_guard`'s: a new conversation needs no credential and its
+  token is answered once, to its caller, in the first task of the answer
+  (`handoffs_session_token` in its metadata, never stored in the task); everything else
+  needs that token (`Authorization: Bearer ...`) or the operator key.
 - A message is one user turn, run like `POST /v1/sessions/{id}/messages` (its events
   reach the page and every follower): each agent's message becomes an artifact named
   after the agent (`metadata.agent`), a handoff a `working` status naming who answers
@@ -29,7 +31,6 @@ from ..a2a.cards import CARD_PATH, sdk
 from ..core.remote import TOKEN_FIELD
 from ..core.team import Team
 from ..runtime.state.result import RunResult, RunStatus
-from .contexts import bearer, open_context
 from .errors import ApiError, from_exception
 from .service import Service
 
@@ -45,7 +46,9 @@ RPC_PATH = "/a2a"
 
 def agent_card(team: Team, url: str) -> AgentCard:
     """The team's agent card: its entry agent's name and description, its user-selectable
-    agents as skills, JSON-RPC at `url`, streaming, bearer session tokens."""
+    agents as skills, JSON-RPC at `url`, streaming, and who may call what: a
+    conversation's session token, the operator key, or (to start a new conversation)
+    nothing."""
     from a2a.types import (
         AgentCapabilities,
         AgentCard,
@@ -63,11 +66,10 @@ def agent_card(team: Team, url: str) -> AgentCard:
     skills = [AgentSkill(id=a.name, name=a.label, description=a.description or a.label,
                          tags=list(a.capabilities) or [a.name])
               for a in team.agents if a.user_selectable and a.enabled]
-    scheme = SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(
-        scheme="bearer",
-        description="The session's token: answered once, in the first task's metadata "
-        f"({TOKEN_FIELD}), when a message starts a new context (or by POST /v1/sessions); "
-        "the operator key opens every session."))
+    session = SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(
+        scheme="bearer", description=SESSION_SCHEME))
+    operator = SecurityScheme(http_auth_security_scheme=HTTPAuthSecurityScheme(
+        scheme="bearer", description=OPERATOR_SCHEME))
     return AgentCard(
         name=entry.label, description=entry.description or f"{entry.label} and its team.",
         version=__version__,
@@ -75,8 +77,33 @@ def agent_card(team: Team, url: str) -> AgentCard:
                                              protocol_version="1.0")],
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"], default_output_modes=["text/plain"],
-        skills=skills, security_schemes={"session_token": scheme},
-        security_requirements=[SecurityRequirement(schemes={"session_token": StringList()})])
+        skills=skills,
+        security_schemes={"session_token": session, "operator_key": operator},
+        # Either credential, or none at all: a message that starts a new conversation.
+        security_requirements=[
+            SecurityRequirement(schemes={"session_token": StringList()}),
+            SecurityRequirement(schemes={"operator_key": StringList()}),
+            SecurityRequirement()])
+
+
+SESSION_SCHEME = (
+    "A conversation's session token. A message with no contextId (or one naming a "
+    "conversation no one holds yet) starts a new conversation and needs no credential: "
+    f"its token is answered once, to that caller only, in the metadata ({TOKEN_FIELD}) of "
+    "the first Task of the answer, and is stored nowhere a client can read it (POST "
+    "/v1/sessions makes one too). Every other call on that conversation (SendMessage "
+    "into it, GetTask, SubscribeToTask, CancelTask, push notification configs) needs it; "
+    "a task of another conversation is answered as one that does not exist "
+    "(TaskNotFound), and ListTasks lists the caller's own tasks.")
+"""The card's words for the session token scheme."""
+OPERATOR_SCHEME = ("The server's operator key: opens every conversation, and ListTasks with "
+                   "it lists every task.")
+"""The card's words for the operator key scheme."""
+OPEN_WARNING = (
+    "A2A at %s: anyone who can reach this server may start a conversation without a "
+    "credential (each is opened after by its own session token, given once in its first "
+    "answer); put an authenticating proxy in front of it to restrict who may start one.")
+"""What a server serving A2A says when it starts: new conversations are open to anyone."""
 
 
 def install(app: FastAPI, service: Service) -> None:
@@ -85,12 +112,16 @@ def install(app: FastAPI, service: Service) -> None:
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.request_handlers.response_helpers import agent_card_to_dict
     from a2a.server.routes import create_jsonrpc_routes
-    from a2a.server.tasks import InMemoryTaskStore
+
+    from .a2a_callers import CallerContexts
+    from .a2a_guard import Guard
+    from .a2a_tasks import OwnedTasks
 
     team = service.team
-    handler = DefaultRequestHandler(
-        agent_executor=_executor(service), task_store=InMemoryTaskStore(),
-        agent_card=agent_card(team, "http://localhost" + RPC_PATH))
+    tasks = OwnedTasks(service.store)
+    handler = Guard(DefaultRequestHandler(
+        agent_executor=_executor(service), task_store=tasks,
+        agent_card=agent_card(team, "http://localhost" + RPC_PATH)), tasks, service)
 
     async def card(request: Request) -> JSONResponse:
         base = str(request.base_url).rstrip("/")
@@ -98,7 +129,10 @@ def install(app: FastAPI, service: Service) -> None:
 
     app.add_api_route(CARD_PATH, card, methods=["GET"], tags=["a2a"],
                       summary="The team's A2A agent card")
-    app.router.routes.extend(create_jsonrpc_routes(handler, rpc_url=RPC_PATH))
+    app.router.routes.extend(create_jsonrpc_routes(
+        handler, rpc_url=RPC_PATH,
+        context_builder=CallerContexts(service.settings.operator_key)))
+    log.warning(OPEN_WARNING, RPC_PATH)
 
 
 def _executor(service: Service) -> Any:
@@ -138,16 +172,10 @@ async def _execute(svc: Service, context: Any, queue: EventQueue) -> None:
             m.metadata.update({"agent": agent})
         return m
 
-    headers = context.call_context.state.get("headers") or {}
-    opened = await open_context(svc, sid, bearer(headers.get("authorization")))
-    if opened.token is not None:
-        task.metadata.update({TOKEN_FIELD: opened.token})
+    # The session is open to this caller: `server.a2a_guard` opened (or made) it before
+    # the a2a-sdk ran this.
     if fresh:
         await queue.enqueue_event(task)
-    if opened.refused is not None:
-        log.info("a2a message refused for session %s: %s", sid, opened.refused)
-        await up.reject(say(f"{opened.refused}: {opened.message}"))
-        return
     text = get_message_text(context.message)
     try:
         svc.check_text(text)
