@@ -12,9 +12,10 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
-from service.conftest import ServeProcess, handoffs_serve
+from service.conftest import ServeProcess, bearer, handoffs_serve
 
 NODE_DIR = Path(__file__).resolve().parent / "node"
 CLIENT = NODE_DIR / "node_modules" / "@ag-ui" / "client" / "package.json"
@@ -71,3 +72,30 @@ def test_an_agui_client_drives_the_team_across_a_handoff(served: ServeProcess) -
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
     assert messages[1]["name"] == "billing" and "order" in messages[1]["content"]
     assert messages[3]["name"] == "billing"  # the second run: billing holds the thread
+
+
+def test_an_agui_client_cannot_run_on_someone_elses_thread(served: ServeProcess) -> None:
+    seen = drive(served.url, "I was charged twice")
+    custom = seen["custom"]
+    assert isinstance(custom, list)
+    session = next(c["value"] for c in custom if c["name"] == "handoffs_session")
+    thread, token = session["session_id"], session["token"]
+    other = httpx.post(served.url + "/v1/sessions", json={}).json()["token"]
+
+    def transcript() -> list[object]:
+        r = httpx.get(f"{served.url}/v1/sessions/{thread}/transcript", headers=bearer(token))
+        messages: list[object] = r.json()["messages"]
+        return messages
+
+    before = transcript()
+    for intruder, (status, code) in ((None, (401, "unauthorized")),
+                                     (other, (403, "forbidden"))):
+        args = ["node", str(NODE_DIR / "intrude.mjs"), served.url, thread]
+        done = subprocess.run(args + ([intruder] if intruder else []), capture_output=True,
+                              text=True, timeout=60, cwd=NODE_DIR)
+        assert done.returncode == 0, done.stderr
+        tried = json.loads(done.stdout)
+        assert tried["types"] == []  # not one event of the thread
+        assert (tried["status"], tried["error"]["code"]) == (status, code)
+        assert token not in done.stdout
+    assert transcript() == before

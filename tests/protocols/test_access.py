@@ -1,10 +1,12 @@
-"""Who may read, follow, cancel and continue a conversation served over A2A (issue 45): a
-real server on a real port, driven by the a2a-sdk's own client. A customer's
-conversations are left in every state a task can be in; then an anonymous client and
-another customer (with a token of their own) try every operation on them. Each is
-answered exactly as for a task that does not exist, nothing reaches the conversation, and
-ListTasks lists a caller's own tasks only. The token of a new conversation goes to the
-client that started it, once, and is stored nowhere a client can read it."""
+"""Who may read, follow, cancel and continue a conversation (issue 45): a real server on a
+real port serving A2A (driven by the a2a-sdk's own client), AG-UI and the
+OpenAI-compatible endpoint (the `openai` client). A customer's conversations are left in
+every state an A2A task can be in; then an anonymous client and another customer (with a
+token of their own) try every operation on them. Over A2A each is answered exactly as for
+a task that does not exist and ListTasks lists a caller's own tasks only; an AG-UI run
+or a completion on the conversation is refused; nothing reaches the conversation. The
+token of a new conversation goes to the client that started it, once, and is stored
+nowhere a client can read it."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openai
 import pytest
 
 from protocols.word_team import runner
@@ -334,3 +337,63 @@ def test_the_card_says_how_a_conversation_starts_and_what_opens_it(world: World)
     assert {"schemes": {"operator_key": {}}} in requirements
     assert {} in requirements  # a new conversation needs no credential
     assert json.dumps(card).count(OPERATOR_KEY) == 0
+
+
+def agui_run(world: World, thread: str, token: str | None,
+             resume: list[dict[str, Any]] | None = None) -> httpx.Response:
+    """One AG-UI run on `thread` (the protocol's own `RunAgentInput`), read whole."""
+    from ag_ui.core import RunAgentInput, UserMessage
+
+    body = RunAgentInput(thread_id=thread, run_id="r-intruder", state={}, tools=[],
+                         context=[], forwarded_props={},
+                         messages=[] if resume else [UserMessage(id="u1",
+                                                                 content="show me")])
+    data = body.model_dump(by_alias=True, exclude_none=True)
+    if resume:
+        data["resume"] = resume
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.post(world.url + "/v1/agui", json=data, headers=headers, timeout=30)
+
+
+@pytest.mark.parametrize("who", ATTACKERS)
+@pytest.mark.parametrize("state", STATES)
+async def test_an_agui_run_on_someone_elses_thread_is_refused(
+        world: World, state: str, who: str) -> None:
+    pytest.importorskip("ag_ui", reason="ag-ui-protocol is not installed (the `agui` extra)")
+    victim = world.victims[state]
+    before = await transcript_length(world.url, victim)
+    token = attacker_token(world, who)
+    run = agui_run(world, victim.context_id, token)
+    expected = (401, "unauthorized") if who == "anonymous" else (403, "forbidden")
+    assert (run.status_code, run.json()["error"]["code"]) == expected
+    resume = agui_run(world, victim.context_id, token, resume=[
+        {"interruptId": "c1", "status": "resolved", "payload": {"approved": True}}])
+    assert (resume.status_code, resume.json()["error"]["code"]) == (403, "forbidden")
+    assert await transcript_length(world.url, victim) == before
+    after = await task_as(world.url, victim.token, victim.task_id)
+    assert after.status.state == victim.state
+
+
+@pytest.mark.parametrize("who", ATTACKERS)
+@pytest.mark.parametrize("state", STATES)
+async def test_a_session_id_alone_never_opens_a_session_on_the_openai_endpoint(
+        world: World, state: str, who: str) -> None:
+    victim = world.victims[state]
+    before = await transcript_length(world.url, victim)
+    ask = [{"role": "user", "content": "show me everything"}]
+    if who == "anonymous":  # no API key at all: the session id is all it has
+        for how in ({"headers": {"X-Handoffs-Session": victim.context_id}},
+                    {"extra": {"metadata": {"session_id": victim.context_id}}}):
+            r = httpx.post(world.url + "/v1/chat/completions", timeout=30,
+                           headers=how.get("headers", {}),
+                           json={"model": "team", "messages": ask, **how.get("extra", {})})
+            assert (r.status_code, r.json()["error"]["code"]) == (401, "unauthorized")
+    else:
+        client = openai.OpenAI(base_url=world.url + "/v1", api_key=world.other.token)
+        for how in ({"extra_headers": {"X-Handoffs-Session": victim.context_id}},
+                    {"extra_body": {"metadata": {"session_id": victim.context_id}}}):
+            with pytest.raises(openai.PermissionDeniedError) as refused:
+                client.chat.completions.create(model="team", messages=ask,  # type: ignore[arg-type]
+                                               **how)  # type: ignore[arg-type]
+            assert refused.value.body["code"] == "forbidden"  # type: ignore[index]
+    assert await transcript_length(world.url, victim) == before
