@@ -16,7 +16,9 @@ INTERRUPTED = frozenset(("input-required", "auth-required"))
 """A2A task states in which the task waits for the client: its id is kept in the session."""
 TOKEN_FIELD = "handoffs_session_token"
 """The task metadata field in which a team served over A2A (`handoffs serve --a2a`) gives
-a new context's session token, once; a `RemoteAgent` keeps it and presents it after."""
+a new conversation's session token, once: in the first task of the answer to the message
+that started it, to that caller only (the stored task never holds it); a `RemoteAgent`
+keeps it and presents it after."""
 
 
 @dataclass(slots=True, frozen=True, init=False)

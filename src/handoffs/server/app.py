@@ -89,6 +89,15 @@ async def config(request: Request) -> dict[str, Any]:
             "trace_url": s.trace_url}
 
 
+class _App(FastAPI):
+    """FastAPI, with a secret passed in a request's URL moved to its `Authorization`
+    header before FastAPI itself, or anything after it, reads the request: FastAPI's own
+    telemetry writes the query into its span (`masking.secret_out_of_url`)."""
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await super().__call__(masking.secret_out_of_url(scope), receive, send)
+
+
 def _page(name: str) -> Any:
     async def page() -> Response:
         path = STATIC / name
@@ -141,9 +150,9 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
             if close_store:
                 await runner.store.close()
 
-    app = FastAPI(title="handoffs", version=__version__, lifespan=lifespan,
-                  description="A team of agents over HTTP: sessions, live events, "
-                  "handoffs. See docs/serving.md.")
+    app = _App(title="handoffs", version=__version__, lifespan=lifespan,
+               description="A team of agents over HTTP: sessions, live events, "
+               "handoffs. See docs/serving.md.")
     app.state.service = service
     errors.install(app)
     from . import (
