@@ -267,6 +267,23 @@ async def test_the_owner_reads_its_tasks_and_the_operator_every_task(world: Worl
     assert task.status.state == TaskState.TASK_STATE_FAILED
 
 
+async def test_listing_pages_through_a_callers_tasks(world: World) -> None:
+    every = await own_task_ids(world.url, OPERATOR_KEY)
+    seen: list[str] = []
+    token = ""
+    async with a2a(world.url, OPERATOR_KEY) as client:
+        while True:
+            page = await client.list_tasks(ListTasksRequest(page_size=2, page_token=token))
+            assert len(page.tasks) <= 2 and page.total_size == len(every)
+            seen += [t.id for t in page.tasks]
+            token = page.next_page_token
+            if not token:
+                break
+        with pytest.raises(A2AError):
+            await client.list_tasks(ListTasksRequest(page_token="not a page token"))
+    assert sorted(seen) == sorted(every)
+
+
 async def test_no_listed_or_read_task_carries_a_token(world: World) -> None:
     """The takeover of issue 45: an anonymous ListTasks gave every session's token."""
     tokens = [v.token for v in world.victims.values()] + [world.other.token]
