@@ -26,7 +26,8 @@ from .cases import (
 )
 from .judge import TurnResult
 from .recording import ModelCall, Recorder, recording
-from .report import EvalReport, EvalRun
+from .report import EvalReport
+from .results import EvalRun
 from .run import OFFLINE, play_case, run_eval, run_eval_sync
 from .sessions import case_from_session, cases_from_store
 from .support import SUPPORT_CASES, support_cases

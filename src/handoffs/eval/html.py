@@ -5,14 +5,18 @@ down to what each agent's model was sent and answered (`<details>`, native to th
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from .figures import NOT_APPLICABLE, notes, side_by_side
 from .judge import TurnResult, grouped_refusals
 from .recording import ModelCall
+from .reliability import shown_ks
+from .symptoms import SYMPTOMS
 
 if TYPE_CHECKING:
-    from .report import EvalReport, EvalRun
+    from .results import EvalRun
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;
@@ -48,9 +52,8 @@ border-radius:4px;margin:4px 0}
 """
 
 
-def render_html(report: EvalReport, title: str = "handoffs eval") -> str:
-    """The whole report as one HTML document."""
-    runs = report.runs
+def render_html(runs: Sequence[EvalRun], title: str = "handoffs eval") -> str:
+    """The whole report (its runs) as one HTML document."""
     first = runs[0]
     turns = len(first.turns) // max(first.repeat, 1)
     parts = [
@@ -69,49 +72,80 @@ def render_html(report: EvalReport, title: str = "handoffs eval") -> str:
     return "".join(parts)
 
 
-def _side_by_side(runs: list[EvalRun]) -> str:
-    rows: list[tuple[str, list[str]]] = [
-        ("turn accuracy", [_pct(r.accuracy) for r in runs]),
-        ("routing accuracy", [_pct(r.routing_accuracy) for r in runs]),
-        ("case accuracy", [_pct(r.case_accuracy) for r in runs]),
-        ("failed turns", [str(sum(r.failures().values())) for r in runs]),
-        ("refusals", [str(sum(r.refusals().values())) for r in runs]),
-        ("model calls / conversation",
-         [f"{r.totals()['model_calls_per_conversation']:.1f}" for r in runs]),
-        ("prompt kB / conversation",
-         [f"{r.totals()['prompt_bytes_per_conversation'] / 1000:.1f}" for r in runs]),
-        ("latency p50 / p95", [f"{_secs(r.totals()['latency_p50'])} / "
-                               f"{_secs(r.totals()['latency_p95'])}" for r in runs]),
-    ]
+def _side_by_side(runs: Sequence[EvalRun]) -> str:
     head = "".join(f'<th><a href="#run-{i}">{escape(r.label)}</a></th>'
                    for i, r in enumerate(runs))
-    body = "".join(f"<tr><td>{escape(name)}</td>{''.join(f'<td>{v}</td>' for v in vals)}</tr>"
-                   for name, vals in rows)
-    return f"<table class=summary><thead><tr><th></th>{head}</tr></thead>{body}</table>"
+    body = "".join(f"<tr><td>{escape(name)}</td>"
+                   f"{''.join(f'<td>{escape(v)}</td>' for v in vals)}</tr>"
+                   for name, vals in side_by_side(runs))
+    foot = "".join(f"<p class=meta>{escape(n)}</p>" for n in notes(runs))
+    return (f"<table class=summary><thead><tr><th></th>{head}</tr></thead>{body}</table>"
+            + foot)
 
 
 def _run(run: EvalRun, index: int) -> str:
     t = run.totals()
     tokens = ("not reported" if t["input_tokens"] is None
               else f"{t['input_tokens']} in / {t['output_tokens']} out")
-    cards = [("turn accuracy", _pct(run.accuracy)), ("routing", _pct(run.routing_accuracy)),
-             ("cases", _pct(run.case_accuracy)),
-             ("model calls", f"{t['model_calls']}"),
-             ("prompt", f"{t['prompt_bytes'] / 1000:.1f} kB"), ("tokens", tokens),
-             ("latency p95", _secs(t["latency_p95"]))]
+    routing = run.routing_accuracy
+    cards = [("turn accuracy", _pct(run.accuracy)),
+             ("routing", _pct(routing) if routing is not None else NOT_APPLICABLE),
+             ("answer", _pct(run.answer_accuracy)),
+             ("cases", _pct(run.case_accuracy))]
+    if run.repeat > 1:
+        cards.append((f"pass^{run.repeat}", _pct(run.pass_k(run.repeat))))
+    cards += [("model calls", f"{t['model_calls']}"),
+              ("prompt", f"{t['prompt_bytes'] / 1000:.1f} kB"), ("tokens", tokens),
+              ("latency p95", _secs(t["latency_p95"]))]
     failing = run.failing
     out = [f'<section class=run id="run-{index}"><h2>{escape(run.label)}</h2>',
            "<div class=cards>", *(f"<div class=card><b>{escape(v)}</b><span>{escape(k)}"
-                                  "</span></div>" for k, v in cards), "</div>",
-           "<h3>Who answered: expected agent (rows) × answering agent (columns)</h3>",
-           _heatmap(run), _breakdowns(run),
-           f"<h3>Conversations that did not pass ({len(failing)})</h3>"]
+                                  "</span></div>" for k, v in cards), "</div>"]
+    if run.routes_apply:
+        out += ["<h3>Who answered: expected agent (rows) × answering agent (columns)</h3>",
+                _heatmap(run), "<h3>Symptoms by route (turns that showed each)</h3>",
+                _symptoms(run)]
+    else:
+        out.append("<p class=meta>Routing labels do not apply to the single agent (it has "
+                   "no routes): no matrix; its turns are judged on the answer's labels.</p>")
+    out += [_breakdowns(run), _reliability(run),
+            f"<h3>Conversations that did not pass ({len(failing)})</h3>"]
     if not failing:
         out.append("<p class=good>Every turn passed.</p>")
     for conv in failing:
         out.append(_conversation(conv, run.repeat))
     out.append("</section>")
     return "".join(out)
+
+
+def _symptoms(run: EvalRun) -> str:
+    per_route = run.symptoms_per_route()
+    head = "".join(f"<th>{escape(name)}</th>" for _, name in SYMPTOMS)
+    rows = []
+    for route in (n for n in run.agents() if n in per_route):
+        figures = per_route[route]
+        cells = "".join(f"<td data-symptom=\"{key}\">{figures[key]['turns'] or '.'}</td>"
+                        for key, _ in SYMPTOMS)
+        rows.append(f"<tr><th>{escape(route)}</th>"
+                    f"<td>{sum(run.matrix[route].values())}</td>{cells}</tr>")
+    return (f"<table class=symptoms><thead><tr><th>route</th><th>turns</th>{head}</tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _reliability(run: EvalRun) -> str:
+    if run.repeat < 2:
+        return ""
+    ks = shown_ks(run.repeat)
+    head = "".join(f"<th>pass^{k}</th>" for k in ks)
+    rows = "".join(
+        f"<tr><td>{escape(c.case)}</td><td>{c.passed}/{c.trials}</td>"
+        + "".join(f"<td>{c.pass_k(k):.2f}</td>" for k in ks) + "</tr>"
+        for c in run.reliability() if c.passed < c.trials)
+    if not rows:
+        return f"<p class=good>Every case passed all {run.repeat} plays.</p>"
+    return ("<h3>Cases that did not pass every play</h3><table class=reliability><thead>"
+            f"<tr><th>case</th><th>passed</th>{head}</tr></thead><tbody>{rows}</tbody>"
+            "</table>")
 
 
 def _heatmap(run: EvalRun) -> str:

@@ -9,9 +9,14 @@ from typing import Any
 from ..core.events import Event
 from .cases import CaseTurn
 from .recording import ModelCall
+from .symptoms import NONE, Symptoms
 
 FAILED = "(failed)"
 """The matrix's column for turns that failed: no agent answered."""
+
+ROUTING_STATUSES = ("handed_off", "waiting_for_human")
+"""Expected statuses that say where the conversation went (a transfer, a person): routing
+labels, which an evaluation without routes (the single-agent baseline) does not check."""
 
 
 @dataclass(slots=True)
@@ -53,11 +58,23 @@ class TurnResult:
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
     """Each expectation the turn missed, in words; empty: the turn passed."""
+    answer_problems: list[str] = field(default_factory=list)
+    """The problems about the answer, whoever gave it (the turn failed, a tool was or was
+    not called, a `completed` / `waiting_for_approval` status missed): the labels a team
+    and a single agent are both judged on."""
+    symptoms: Symptoms = NONE
+    """What went wrong besides who answered (phantom handoffs, bounces, repeated calls,
+    last-word answers, no_progress: `eval.symptoms`)."""
 
     @property
     def passed(self) -> bool:
         """Every expectation of the case's turn held."""
         return not self.problems
+
+    @property
+    def answered_right(self) -> bool:
+        """Every label about the answer held (`answer_problems` is empty)."""
+        return not self.answer_problems
 
     @property
     def routed(self) -> bool:
@@ -78,7 +95,8 @@ class TurnResult:
             "passed": self.passed, "routed": self.routed, "problems": self.problems,
             "error": self.error, "path": self.path, "kind": self.kind,
             "tools": self.tools, "refusals": self.refusals, "model_calls": len(self.calls),
-            "seconds": round(self.seconds, 4), "output": self.output}
+            "seconds": round(self.seconds, 4), "output": self.output,
+            "answered_right": self.answered_right, "symptoms": self.symptoms.counts()}
         if detail:
             d["error_message"] = self.error_message
             d["payload"] = self.payload
@@ -120,11 +138,30 @@ def observe(t: TurnResult, events: list[Event], records: dict[str, Any]) -> None
         t.payload = getattr(record, "payload", None)
 
 
-def judge(t: TurnResult, expect: CaseTurn) -> None:
-    """Write in `t.problems` each of `expect`'s labels that the played turn missed."""
-    p = t.problems
-    if t.status in ("failed", "error"):
-        p.append(f"the turn failed ({t.error}): {t.error_message}".rstrip(":. "))
+def judge(t: TurnResult, expect: CaseTurn, routing: bool = True) -> None:
+    """Write in `t.problems` each of `expect`'s labels that the played turn missed, and
+    in `t.answer_problems` those about the answer. `routing=False` (a player without
+    routes) checks only the answer's labels."""
+    failed = t.status in ("failed", "error")
+    head = [f"the turn failed ({t.error}): {t.error_message}".rstrip(":. ")] if failed else []
+    answer = [f"{name} was not called" for name in expect.tools_called
+              if name not in t.tools]
+    answer += [f"{name} was called" for name in expect.tools_not_called if name in t.tools]
+    status = expect.status
+    ended: list[str] = []
+    if status is not None and t.status != status and not failed:
+        ended = [f"ended {t.status}, expected {status}"]
+    routed = _routing_problems(t, expect) if routing else []
+    if status in ROUTING_STATUSES:
+        t.answer_problems[:] = head + answer
+        t.problems[:] = head + routed + answer + (ended if routing else [])
+    else:
+        t.answer_problems[:] = head + answer + ended
+        t.problems[:] = head + routed + answer + ended
+
+
+def _routing_problems(t: TurnResult, expect: CaseTurn) -> list[str]:
+    p: list[str] = []
     if t.agent not in expect.agents:
         p.append(f"answered by {t.agent or 'nobody'}, expected {' or '.join(expect.agents)}")
     if expect.path is not None and tuple(t.path) != expect.path:
@@ -139,12 +176,4 @@ def judge(t: TurnResult, expect: CaseTurn) -> None:
         missing = [k for k in expect.payload_keys if k not in have]
         if missing:
             p.append(f"payload lacks {', '.join(missing)}")
-    for name in expect.tools_called:
-        if name not in t.tools:
-            p.append(f"{name} was not called")
-    for name in expect.tools_not_called:
-        if name in t.tools:
-            p.append(f"{name} was called")
-    if expect.status is not None and t.status != expect.status and t.status not in (
-            "failed", "error"):
-        p.append(f"ended {t.status}, expected {expect.status}")
+    return p

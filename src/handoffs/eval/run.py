@@ -2,7 +2,9 @@
 
 Every agent's model is wrapped in a `Recorder` (what it was sent and answered, bytes,
 tokens, time); each case is played in a new session of its own, cases run concurrently
-within a limit, and each user message is one turn judged against its labels.
+within a limit, and each user message is one turn judged against its labels and read for
+symptoms (`eval.symptoms`). A configuration is a model × a history view × a player (the
+team, then its single-agent baseline when asked for: `eval.baseline`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -22,12 +24,16 @@ from ..core.handoff import HISTORY_MODES, HistoryMode
 from ..core.team import Team
 from ..errors import HandoffsError
 from ..models.base import Model
+from .baseline import BASELINES, single_agent_team
 from .cases import Case, check_cases, load_cases
 from .judge import TurnResult, judge, observe
 from .recording import Recorder, recording
-from .report import EvalReport, EvalRun
+from .report import EvalReport
+from .results import EvalRun
+from .symptoms import speakers, symptoms_of
 
 if TYPE_CHECKING:
+    from ..core.narration import Destination
     from ..runtime.runner import Runner
     from ..stores.base import SessionStore
 
@@ -54,6 +60,7 @@ async def run_eval(
     progress: Progress | None = None,
     store: SessionStore | str | None = None,
     max_steps: int | None = None,
+    baseline: str | None = None,
 ) -> EvalReport:
     """Play `cases` against `target` (a `Team`, or a `Runner` whose settings are kept) and
     measure who answered each turn.
@@ -63,8 +70,11 @@ async def run_eval(
     the runner's, else HANDOFFS_MODEL. A list runs the evaluation once per model, side by
     side in one report; so does a list of `history` views (the runner's default view for
     routes that set none: `full`, `conversation`, `last_user`, `none`, `summary`).
-    `repeat`: how many times each case is played (models that sample differ between
-    plays). `concurrency`: cases played at once (a local server that answers one request
+    `repeat`: how many times each case is played, each time in a fresh session (models
+    that sample differ between plays); the report adds tau-bench's pass^k per case and
+    overall and accuracy's spread over plays. `baseline="single"`: each configuration is
+    also played by one agent holding every tool of the team (`eval.baseline`), reported
+    beside the team. `concurrency`: cases played at once (a local server that answers one request
     at a time wants 1). `store`: where the sessions go (default: a new memory store per
     evaluation). `max_steps`: the runner's bound on model calls per turn (default: the
     `Runner`'s, else 20).
@@ -76,6 +86,9 @@ async def run_eval(
         raise HandoffsError("repeat must be at least 1.", code="invalid_argument")
     if concurrency < 1:
         raise HandoffsError("concurrency must be at least 1.", code="invalid_argument")
+    if baseline is not None and baseline not in BASELINES:
+        raise HandoffsError(f"Unknown baseline {baseline!r}; one of {', '.join(BASELINES)}.",
+                            code="invalid_argument")
     team = target if isinstance(target, Team) else target.team
     case_list = load_cases(cases) if isinstance(cases, str | Path) else list(cases)
     if not case_list:
@@ -90,7 +103,10 @@ async def run_eval(
         if view is not None and view not in HISTORY_MODES:
             raise HandoffsError(f"Unknown history view {view!r}; one of "
                                 f"{', '.join(HISTORY_MODES)}.", code="invalid_argument")
-    configs = [(m, v) for m in models for v in views]
+    players: list[str | None] = [None] if baseline is None else [None, baseline]
+    configs = [(m, v, b) for m in models for v in views for b in players]
+    single = single_agent_team(team) if baseline is not None else None
+    names = speakers(team)  # a single agent that promises "billing" is caught too
     total = len(configs) * len(case_list) * repeat
     done = 0
 
@@ -101,17 +117,19 @@ async def run_eval(
             progress(done, total)
 
     runs = []
-    for m, v in configs:
-        setup, label = _runner(target, team, m, v, store, max_steps)
+    for m, v, b in configs:
+        players_team = team if b is None or single is None else single
+        setup, label = _runner(target, players_team, m, v, store, max_steps)
         started = time.perf_counter()
         try:
-            turns = await _play_all(setup.runner, case_list, repeat, concurrency, played)
+            turns = await _play_all(setup.runner, case_list, repeat, concurrency, played,
+                                    names, routing=b is None)
         finally:
             if store is None:
                 await setup.runner.store.close()
         runs.append(EvalRun(model=label, history=setup.history_label, cases=case_list,
                             turns=turns, repeat=repeat,
-                            seconds=time.perf_counter() - started))
+                            seconds=time.perf_counter() - started, baseline=b))
     return EvalReport(runs)
 
 
@@ -214,13 +232,15 @@ def _rebuilt(team: Team, agents: list[Any]) -> Team:
 
 
 async def _play_all(runner: Runner, cases: list[Case], repeat: int, concurrency: int,
-                    played: Callable[[], None]) -> list[TurnResult]:
+                    played: Callable[[], None], names: Mapping[str, Destination],
+                    routing: bool) -> list[TurnResult]:
     gate = asyncio.Semaphore(concurrency)
     results: dict[tuple[int, int], list[TurnResult]] = {}
 
     async def one(i: int, case: Case, play: int) -> None:
         async with gate:
-            results[i, play] = await play_case(runner, case, play)
+            results[i, play] = await play_case(runner, case, play, names=names,
+                                               routing=routing)
         played()
 
     async with asyncio.TaskGroup() as group:
@@ -230,9 +250,16 @@ async def _play_all(runner: Runner, cases: list[Case], repeat: int, concurrency:
     return [t for key in sorted(results) for t in results[key]]
 
 
-async def play_case(runner: Runner, case: Case, play: int = 0) -> list[TurnResult]:
-    """Play one case in a new session of `runner`; one judged `TurnResult` per turn."""
+async def play_case(runner: Runner, case: Case, play: int = 0, *,
+                    names: Mapping[str, Destination] | None = None,
+                    routing: bool = True) -> list[TurnResult]:
+    """Play one case in a new session of `runner`; one judged `TurnResult` per turn.
+    `names`: the agents an answer may promise a transfer to (`symptoms.speakers`; default
+    the runner's team's); `routing=False` judges only the answer's labels (a player
+    without routes)."""
     session = f"eval-{case.id}-{play}-{uuid.uuid4().hex[:8]}"
+    names = speakers(runner.team) if names is None else names
+    stuck = runner.team.policy.stuck_answer
     out: list[TurnResult] = []
     for index, expect in enumerate(case.turns):
         t = TurnResult(case=case.id, play=play, index=index, user=expect.user,
@@ -255,7 +282,9 @@ async def play_case(runner: Runner, case: Case, play: int = 0) -> list[TurnResul
             t.agent, t.status, t.output = result.agent, result.status.value, result.output
             if result.error is not None:
                 t.error, t.error_message = result.error.code, result.error.message
-            observe(t, result.events, {r.id: r for r in result.handoffs})
-        judge(t, expect)
+            records = {r.id: r for r in result.handoffs}
+            observe(t, result.events, records)
+            t.symptoms = symptoms_of(result.events, records, calls, t.path, names, stuck)
+        judge(t, expect, routing)
         out.append(t)
     return out

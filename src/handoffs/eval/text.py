@@ -3,56 +3,80 @@ routes, the refusals and failures, and every turn that did not pass."""
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .figures import frac as _frac
+from .figures import notes, side_by_side
 from .judge import TurnResult, grouped_refusals
+from .reliability import shown_ks
+from .symptoms import SYMPTOMS
 
 if TYPE_CHECKING:
-    from .report import EvalReport, EvalRun
+    from .results import EvalRun
 
 
-def render_text(report: EvalReport, color: bool = False) -> str:
-    """The whole report: a side-by-side table when there are several runs, then each."""
+def render_text(runs: Sequence[EvalRun], color: bool = False) -> str:
+    """The whole report: the runs' figures side by side, then each run."""
     lines: list[str] = []
-    runs = report.runs
     first = runs[0]
     lines.append(f"handoffs eval: {len(first.cases)} cases, "
                  f"{len(first.turns) // max(first.repeat, 1)} turns"
                  + (f", each played {first.repeat} times" if first.repeat > 1 else ""))
     lines.append("")
-    lines += _table(["", *(r.label for r in runs)], [
-        ["turn accuracy", *(_frac(sum(t.passed for t in r.turns), len(r.turns))
-                            for r in runs)],
-        ["routing accuracy", *(_frac(sum(t.routed for t in r.turns), len(r.turns))
-                               for r in runs)],
-        ["case accuracy", *(_frac(sum(all(t.passed for t in c) for c in r.conversations),
-                                  len(r.conversations)) for r in runs)],
-        ["failed turns", *(str(sum(r.failures().values())) for r in runs)],
-        ["refusals", *(str(sum(r.refusals().values())) for r in runs)],
-        ["model calls / conversation", *(f"{r.totals()['model_calls_per_conversation']:.1f}"
-                                         for r in runs)],
-        ["prompt kB / conversation",
-         *(f"{r.totals()['prompt_bytes_per_conversation'] / 1000:.1f}" for r in runs)],
-        ["tokens in / out", *(_tokens(r) for r in runs)],
-        ["latency p50 / p95 per turn", *(f"{_secs(r.totals()['latency_p50'])} / "
-                                         f"{_secs(r.totals()['latency_p95'])}" for r in runs)],
-    ])
+    lines += _table(["", *(r.label for r in runs)],
+                    [[name, *values] for name, values in side_by_side(runs)])
+    for note in notes(runs):
+        lines += textwrap.wrap(note, 96, initial_indent="note: ", subsequent_indent="  ")
     for run in runs:
         lines += ["", _bold(f"== {run.label}", color), ""]
-        lines += _matrix(run)
-        lines.append("")
+        if run.routes_apply:
+            lines += _matrix(run)
+            lines.append("")
+            lines += _symptoms(run)
+            lines.append("")
         tags = run.per_tag()
         if tags:
             lines += _wrapped("by tag: ", [f"{k} {_frac(p, n)}" for k, (p, n) in tags.items()])
         lines.append("refusals by code: " + _counts(run.refusals()))
         lines.append("failed turns by code: " + _counts(run.failures()))
+        lines += _unreliable(run)
         failing = [t for t in run.turns if not t.passed]
         lines.append("")
         lines.append(f"turns that did not pass ({len(failing)}):" if failing
                      else "every turn passed")
         lines += misroutes(run)
     return "\n".join(lines) + "\n"
+
+
+def _symptoms(run: EvalRun) -> list[str]:
+    """Per expected agent: its turns, and how many showed each symptom."""
+    per_route = run.symptoms_per_route()
+    header = ["symptoms by route", "turns", *(name.split(" (")[0] for _, name in SYMPTOMS)]
+    body = []
+    for route in (n for n in run.agents() if n in per_route):
+        figures = per_route[route]
+        turns = sum(run.matrix[route].values())
+        body.append([route, str(turns), *(
+            str(figures[key]["turns"]) if figures[key]["turns"] else "."
+            for key, _ in SYMPTOMS)])
+    return _table(header, body)
+
+
+def _unreliable(run: EvalRun) -> list[str]:
+    """With repeated plays, the cases that did not pass every play, and their pass^k."""
+    if run.repeat < 2:
+        return []
+    cases = [c for c in run.reliability() if c.passed < c.trials]
+    if not cases:
+        return [f"every case passed all {run.repeat} plays"]
+    ks = shown_ks(run.repeat)
+    header = ["cases not passing every play", "passed", *(f"pass^{k}" for k in ks)]
+    body = [[c.case, f"{c.passed}/{c.trials}", *(f"{c.pass_k(k):.2f}" for k in ks)]
+            for c in cases]
+    return ["", *_table(header, body)]
 
 
 def misroutes(run: EvalRun) -> list[str]:
@@ -116,21 +140,6 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
         return "  ".join([first, *rest]).rstrip()
 
     return [line(header), *(line(r) for r in rows)]
-
-
-def _frac(part: int, whole: int) -> str:
-    return f"{part}/{whole} {part / whole:.1%}" if whole else "-"
-
-
-def _tokens(run: EvalRun) -> str:
-    totals = run.totals()
-    if totals["input_tokens"] is None:
-        return "not reported"
-    return f"{totals['input_tokens']} / {totals['output_tokens']}"
-
-
-def _secs(value: float) -> str:
-    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.1f} s"
 
 
 def _counts(counter: Counter[str]) -> str:
