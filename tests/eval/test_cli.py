@@ -131,3 +131,82 @@ def test_played_sessions_can_be_kept_and_looked_at(handoffs: Handoffs, tmp_path:
     sessions = [json.loads(line) for line in listed.stdout.splitlines()]
     assert len(sessions) == 2
     assert all(s["id"].startswith("eval-") for s in sessions)
+
+
+def test_repeat_reports_pass_k_and_the_spread_across_plays(handoffs: Handoffs) -> None:
+    done = handoffs("eval", "--model", "offline", "--tag", "fr", "--repeat", "3", "--json")
+
+    assert done.returncode == 0, done.stderr
+    run = json.loads(done.stdout)["runs"][0]
+    assert run["repeat"] == 3 and run["conversations"] == 3 * run["cases"]
+    # the rule model is deterministic: a case passes every play or none
+    assert run["pass_k"]["1"] == run["pass_k"]["3"] == run["case_accuracy"]
+    assert run["accuracy_by_play"]["stdev"] == 0.0
+    assert len(run["accuracy_by_play"]["values"]) == 3
+    assert all(c["trials"] == 3 for c in run["pass_k_per_case"].values())
+
+
+def test_the_single_agent_baseline_is_reported_beside_the_team(handoffs: Handoffs) -> None:
+    done = handoffs("eval", "--model", "offline", "--tag", "refund", "--baseline", "single",
+                    "--min-accuracy", "0.5")
+    bad = handoffs("eval", "--model", "offline", "--baseline", "double")
+
+    assert done.returncode == 0, done.stderr
+    header = done.stdout.splitlines()[2]
+    assert header.rstrip().endswith("offline · history own_tools · single agent")
+    routing = next(line for line in done.stdout.splitlines()
+                   if line.startswith("routing accuracy"))
+    assert routing.split()[-1] == "n/a"
+    assert "== offline · history own_tools · single agent" in done.stdout
+    assert bad.returncode == 2 and "Unknown baseline 'double'; one of single" in bad.stderr
+
+
+def test_stored_traffic_is_replayed_on_another_team_and_the_source_is_left_alone(
+        handoffs: Handoffs, tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'prod.db'}"
+    for sid, text in (("s-1", "Hi, I was charged twice for order A-1001."),
+                      ("s-2", "The dock from A-1002 keeps disconnecting my monitor."),
+                      ("s-3", "Hello")):
+        ran = handoffs("run", text, "--session", sid, "--store", db, "--offline")
+        assert ran.returncode == 0, ran.stderr
+    before = handoffs("sessions", "list", "--store", db, "--json").stdout
+
+    same = handoffs("eval", "--from-store", db, "--since", "1h", "--model", "offline",
+                    "--min-accuracy", "1", "--html", "replay.html")
+    other = handoffs("eval", f"{DESK}:team", "--from-store", db, "--model", "offline",
+                     "--json", "--min-accuracy", "0.5")
+
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.startswith("handoffs eval --from-store: 3 sessions, 3 turns from ")
+    assert "every turn was routed as before" in same.stdout
+    assert "<h1>handoffs eval --from-store</h1>" in (tmp_path / "replay.html").read_text()
+    assert other.returncode == 1  # another team: no turn answered by the same agent
+    data = json.loads(other.stdout)
+    assert data["routing"]["different agent"] == 3 and data["agreement"] == 0.0
+    assert {t["new"]["agent"] for t in data["turns_replayed"]} <= {"front", "sales",
+                                                                    "repairs"}
+    assert "below --min-accuracy 50.0%: the same agent answered 0.0%" in other.stderr
+    assert handoffs("sessions", "list", "--store", db, "--json").stdout == before
+
+
+def test_from_store_mistakes_are_clear_errors(handoffs: Handoffs, tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'prod.db'}"
+    ran = handoffs("run", "Hello", "--session", "s-1", "--store", db, "--offline")
+    assert ran.returncode == 0, ran.stderr
+
+    missing = handoffs("eval", "--from-store", f"sqlite:///{tmp_path / 'nope.db'}")
+    with_cases = handoffs("eval", "cases.jsonl", "--from-store", db)
+    twice = handoffs("eval", "--from-store", db, "--repeat", "2", "--baseline", "single")
+    into_source = handoffs("eval", "--from-store", db, "--store", db)
+    since_alone = handoffs("eval", "--since", "7d")
+    bad_since = handoffs("eval", "--from-store", db, "--since", "yesterday")
+
+    assert missing.returncode == 2 and "nope.db" in missing.stderr
+    assert with_cases.returncode == 2 and "it takes no case file." in with_cases.stderr
+    assert twice.returncode == 2 and "--repeat, --baseline" in twice.stderr
+    assert into_source.returncode == 2 and "cannot be the store" in into_source.stderr
+    assert since_alone.returncode == 2 and "give --from-store URL too" in since_alone.stderr
+    assert bad_since.returncode == 2 and "--since takes a duration" in bad_since.stderr
+    assert not (tmp_path / "nope.db").exists()
+    assert "Traceback" not in (missing.stderr + with_cases.stderr + twice.stderr
+                               + into_source.stderr + since_alone.stderr + bad_since.stderr)

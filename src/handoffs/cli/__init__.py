@@ -315,6 +315,10 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
         return replay_command(args, color)
     if args.command == "eval":
+        if args.from_store:
+            from .traffic import traffic_command
+
+            return traffic_command(args, color)
         from .evaluate import eval_command
 
         return eval_command(args, color)

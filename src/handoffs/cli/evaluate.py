@@ -2,7 +2,10 @@
 
     handoffs eval                                   the support team on its own cases, offline
     handoffs eval app.py:team cases.jsonl --model openai:gpt-4.1-mini --min-accuracy 0.9
+    handoffs eval app.py:team cases.jsonl --repeat 3 --baseline single   pass^k, one agent
     handoffs eval app.py:team --from-session s-42 -o cases.jsonl    label a stored session
+    handoffs eval app.py:team --from-store sqlite:///prod.db --since 7d --model M2
+                                                    production traffic on another model
 """
 
 from __future__ import annotations
@@ -31,7 +34,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], team_he
         "eval", help="measure routing: play labelled conversations, report who answered",
         description="Play each case (one or more user messages) in a fresh session and "
         "report turn and case accuracy, the confusion matrix, refusals and failures by "
-        "code, model calls, prompt bytes, tokens and latency. Exit 1 below --min-accuracy.")
+        "code, symptoms (phantom handoffs, bounces, repeated calls, last-word answers, "
+        "no_progress), model calls, prompt bytes, tokens, latency and cost per resolved "
+        "conversation; with --repeat, pass^k; with --baseline single, one agent holding "
+        "every tool beside the team. With --from-store, replay stored sessions' user "
+        "messages instead and report where the answering agent differs. Exit 1 below "
+        "--min-accuracy.")
     p.add_argument("args", nargs="*", metavar="[TEAM] [CASES]",
                    help=f"TEAM: {team_help}; CASES: a .jsonl (or .yaml) case file "
                    "(default for the support team: its own cases)")
@@ -43,14 +51,21 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], team_he
                    help="the default history view (own_tools, full, conversation, "
                    "last_user, none, summary; default: the runner's, else own_tools); "
                    "repeat to compare side by side")
-    p.add_argument("--repeat", type=int, default=1, help="play every case N times")
+    p.add_argument("--repeat", type=int, default=1, metavar="K",
+                   help="play every case K times, each in a fresh session, and report "
+                   "pass^1..pass^K per case and overall (tau-bench) and accuracy's spread "
+                   "across plays")
+    p.add_argument("--baseline", default=None, metavar="single",
+                   help="also play the cases with one agent holding every tool of the team "
+                   "(instructions merged, no routes), reported beside the team")
     p.add_argument("--concurrency", type=int, default=4,
                    help="cases played at once (1 for a local server; default 4)")
     p.add_argument("--max-steps", type=int, default=None, help="model calls per turn")
     p.add_argument("--tag", action="append", default=[],
                    help="only the cases with this tag (repeatable: any of them)")
     p.add_argument("--min-accuracy", default=None, metavar="A",
-                   help="exit 1 when a run's turn accuracy is under A (0.9 or 90%%)")
+                   help="exit 1 when a run's turn accuracy is under A (0.9 or 90%%); with "
+                   "--from-store, when the share of turns the same agent answered is")
     p.add_argument("--json", action="store_true", help="the report as JSON on stdout")
     p.add_argument("--html", default=None, metavar="FILE",
                    help="also write the report as one HTML page")
@@ -61,6 +76,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], team_he
                    help="write a case file from stored sessions (labels: who answered)")
     p.add_argument("-o", "--output", default=None,
                    help="with --from-session: the case file to write (default: stdout)")
+    p.add_argument("--from-store", default=None, metavar="URL",
+                   help="replay the user messages of the sessions stored at URL (only read: "
+                   "the replays run in a scratch memory store) on TEAM and --model, and "
+                   "report per turn where the answering agent differs")
+    p.add_argument("--since", default=None, metavar="WHEN",
+                   help="with --from-store: sessions active in this window (30m, 24h, 7d, "
+                   "or a Unix time)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="with --from-store: at most N sessions, the most recent first")
 
 
 def eval_command(args: argparse.Namespace, color: bool) -> int:
@@ -70,6 +94,9 @@ def eval_command(args: argparse.Namespace, color: bool) -> int:
     spec, cases_path = _positionals(args.args)
     if args.from_session:
         return _from_sessions(args)
+    if args.since is not None or args.limit is not None:
+        raise HandoffsError("--since and --limit choose stored sessions to replay: give "
+                            "--from-store URL too.", code="invalid_argument")
     target = load_target(spec)
     team = team_of(target)
     cases = _cases(cases_path, team, spec)
@@ -112,7 +139,7 @@ def _run(target: Team | Runner, cases: list[Case], models: list[str | None],
             target, cases, model=models, repeat=args.repeat,
             history=args.history or None, concurrency=args.concurrency,
             progress=bar.update if bar else None, store=args.store,
-            max_steps=args.max_steps))
+            max_steps=args.max_steps, baseline=args.baseline))
     finally:
         if bar is not None:
             bar.close()
@@ -193,16 +220,18 @@ def _from_sessions(args: argparse.Namespace) -> int:
 
 
 class ProgressBar:
-    """`[#######.......]  12/42` on one terminal line, redrawn in place."""
+    """`[#######.......]  12/42 cases played` on one terminal line, redrawn in place."""
 
-    def __init__(self, out: IO[str], width: int = 30) -> None:
+    def __init__(self, out: IO[str], width: int = 30, done: str = "cases played") -> None:
         self.out = out
         self.width = width
+        self.done = done
+        """What the count counts, as the bar says it."""
 
     def update(self, done: int, total: int) -> None:
         filled = self.width * done // max(total, 1)
         self.out.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} "
-                       "cases played")
+                       f"{self.done}")
         self.out.flush()
 
     def close(self) -> None:

@@ -15,7 +15,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..runtime.replay import Replay, ReplaySide
+    from ..runtime.replay import Replay
     from .render import Painter
 
 
@@ -70,7 +70,7 @@ def table(found: Replay, p: Painter) -> list[str]:
     """The routing diff as lines: one row per turn, then the totals."""
     rows = [("turn", "user", "then", "now", "routing")]
     for t in found.turns:
-        rows.append((str(t.turn), _clip(t.text, 32), _path(t.original), _path(t.new),
+        rows.append((str(t.turn), _clip(t.text, 32), t.original.hops, t.new.hops,
                      t.routing))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     out = []
@@ -91,18 +91,6 @@ def table(found: Replay, p: Painter) -> list[str]:
     if found.stopped:
         out.append(p.sgr(f"stopped at {found.stopped}", "33"))
     return out
-
-
-def _path(side: ReplaySide) -> str:
-    """`triage → billing` (a refused handoff as `✗billing`), or the agent alone."""
-    hops: list[str] = []
-    for h in side.handoffs:
-        if not hops:
-            hops.append(h.source)
-        hops.append(h.target if h.accepted else f"✗{h.target}")
-    if side.agent is not None and (not hops or hops[-1] != side.agent):
-        hops.append(side.agent)
-    return " → ".join(hops) if hops else (side.status or "-")
 
 
 def _clip(text: str, n: int) -> str:

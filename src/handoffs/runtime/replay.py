@@ -85,6 +85,19 @@ class ReplaySide:
         """The handoffs as routing sees them: source, target, accepted."""
         return tuple((h.source, h.target, h.accepted) for h in self.handoffs)
 
+    @property
+    def hops(self) -> str:
+        """The path as people read it: `triage → billing` (a refused handoff as
+        `✗billing`), the agent alone when there was no handoff, else the status."""
+        hops: list[str] = []
+        for h in self.handoffs:
+            if not hops:
+                hops.append(h.source)
+            hops.append(h.target if h.accepted else f"✗{h.target}")
+        if self.agent is not None and (not hops or hops[-1] != self.agent):
+            hops.append(self.agent)
+        return " → ".join(hops) if hops else (self.status or "-")
+
     def to_dict(self) -> dict[str, Any]:
         """The side as JSON-ready data."""
         return {"agent": self.agent, "answer": self.answer, "status": self.status,
