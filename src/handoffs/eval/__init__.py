@@ -8,11 +8,16 @@
 
 Cases are JSON Lines (or YAML with `handoffs[eval]`): per user message, the agent that
 should answer and optionally the handoff path, kind, payload keys, "no handoff", tools
-that must (not) be called. `handoffs eval TEAM cases.jsonl --model M` is the same from the
+that must (not) be called. `repeat=k` adds tau-bench's pass^k, `baseline="single"` plays
+the cases with one agent holding every tool beside the team, and every turn is read for
+symptoms (phantom handoffs, bounces, repeated calls, last-word answers, no_progress).
+`replay_traffic` replays stored sessions on another model or team and counts where the
+answering agent differs. `handoffs eval TEAM cases.jsonl --model M` is the same from the
 command line. Nothing here is imported by `import handoffs`.
 """
 
 from .assertions import assert_routing
+from .baseline import SINGLE, single_agent_team
 from .cases import (
     Case,
     CaseError,
@@ -26,22 +31,32 @@ from .cases import (
 )
 from .judge import TurnResult
 from .recording import ModelCall, Recorder, recording
+from .reliability import CaseReliability, Spread, pass_hat_k
 from .report import EvalReport
 from .results import EvalRun
 from .run import OFFLINE, play_case, run_eval, run_eval_sync
 from .sessions import case_from_session, cases_from_store
 from .support import SUPPORT_CASES, support_cases
+from .symptoms import Symptoms
+from .traffic import Skipped, TrafficReplay, replay_traffic
+from .traffic_render import traffic_html, traffic_text
 
 __all__ = [
     "OFFLINE",
+    "SINGLE",
     "SUPPORT_CASES",
     "Case",
     "CaseError",
+    "CaseReliability",
     "CaseTurn",
     "EvalReport",
     "EvalRun",
     "ModelCall",
     "Recorder",
+    "Skipped",
+    "Spread",
+    "Symptoms",
+    "TrafficReplay",
     "TurnResult",
     "assert_routing",
     "case_from_session",
@@ -52,9 +67,14 @@ __all__ = [
     "parse_case",
     "parse_jsonl",
     "parse_yaml",
+    "pass_hat_k",
     "play_case",
     "recording",
+    "replay_traffic",
     "run_eval",
     "run_eval_sync",
+    "single_agent_team",
     "support_cases",
+    "traffic_html",
+    "traffic_text",
 ]

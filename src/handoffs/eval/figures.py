@@ -49,7 +49,7 @@ def side_by_side(runs: Sequence[EvalRun]) -> list[Row]:
         row("failed turns", lambda r: str(sum(r.failures().values()))),
         row("refusals", lambda r: str(sum(r.refusals().values()))),
     ]
-    for key, name in SYMPTOMS:
+    for key, name, _ in SYMPTOMS:
         rows.append((name, [_symptom(r, key) for r in runs]))
     rows += [
         row("model calls / conversation",

@@ -120,12 +120,12 @@ def _run(run: EvalRun, index: int) -> str:
 
 def _symptoms(run: EvalRun) -> str:
     per_route = run.symptoms_per_route()
-    head = "".join(f"<th>{escape(name)}</th>" for _, name in SYMPTOMS)
+    head = "".join(f"<th>{escape(name)}</th>" for _, name, _ in SYMPTOMS)
     rows = []
     for route in (n for n in run.agents() if n in per_route):
         figures = per_route[route]
         cells = "".join(f"<td data-symptom=\"{key}\">{figures[key]['turns'] or '.'}</td>"
-                        for key, _ in SYMPTOMS)
+                        for key, _, _ in SYMPTOMS)
         rows.append(f"<tr><th>{escape(route)}</th>"
                     f"<td>{sum(run.matrix[route].values())}</td>{cells}</tr>")
     return (f"<table class=symptoms><thead><tr><th>route</th><th>turns</th>{head}</tr>"

@@ -33,15 +33,15 @@ if TYPE_CHECKING:
 NO_PROGRESS = "no_progress"
 """The code of an agent stopped for making no progress (`runtime.decisions.converge`)."""
 
-SYMPTOMS: tuple[tuple[str, str], ...] = (
-    ("phantom_handoffs", "phantom handoffs"),
-    ("bounces", "bounces (A→B→A)"),
-    ("repeated_calls", "repeated calls"),
-    ("last_word_answers", "last-word answers"),
-    ("no_progress", "no_progress"),
+SYMPTOMS: tuple[tuple[str, str, str], ...] = (
+    ("phantom_handoffs", "phantom handoffs", "phantom"),
+    ("bounces", "bounces (A→B→A)", "bounce"),
+    ("repeated_calls", "repeated calls", "repeat"),
+    ("last_word_answers", "last-word answers", "last word"),
+    ("no_progress", "no_progress", "no_progress"),
 )
-"""Each symptom's key (in `Symptoms.counts`, JSON and the rates) and its name in reports,
-in report order."""
+"""Each symptom's key (in `Symptoms.counts`, JSON and the rates), its name in reports and
+its short name (a table's column), in report order."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -140,7 +140,7 @@ def rates(symptoms: Sequence[Symptoms]) -> dict[str, dict[str, float | int]]:
     """Per symptom over `symptoms` (one per turn): `turns` that showed it, `count` (how
     many times in all), and `rate` (turns that showed it / turns; 0.0 for no turns)."""
     total = len(symptoms)
-    tally = {key: [0, 0] for key, _ in SYMPTOMS}  # turns showing it, times in all
+    tally = {key: [0, 0] for key, _, _ in SYMPTOMS}  # turns showing it, times in all
     for s in symptoms:
         for key, n in s.counts().items():
             tally[key][0] += n > 0

@@ -54,14 +54,14 @@ def render_text(runs: Sequence[EvalRun], color: bool = False) -> str:
 def _symptoms(run: EvalRun) -> list[str]:
     """Per expected agent: its turns, and how many showed each symptom."""
     per_route = run.symptoms_per_route()
-    header = ["symptoms by route", "turns", *(name.split(" (")[0] for _, name in SYMPTOMS)]
+    header = ["symptoms by route", "turns", *(short for _, _, short in SYMPTOMS)]
     body = []
     for route in (n for n in run.agents() if n in per_route):
         figures = per_route[route]
         turns = sum(run.matrix[route].values())
         body.append([route, str(turns), *(
             str(figures[key]["turns"]) if figures[key]["turns"] else "."
-            for key, _ in SYMPTOMS)])
+            for key, _, _ in SYMPTOMS)])
     return _table(header, body)
 
 
