@@ -76,3 +76,71 @@ def test_text_from_the_conversation_is_escaped(tmp_path: Path) -> None:
 
     assert "<b>there</b>" not in html
     assert html.count("<script") == 0 and "http://" not in html and "https://" not in html
+
+
+def test_pass_k_the_baseline_and_symptoms_show_in_the_page(browser: Any,
+                                                          tmp_path: Path) -> None:
+    from handoffs.testing import ScriptedModel, reply, transfer
+
+    cases = parse_jsonl('{"id": "price", "user": "price of the dock", "agent": "sales"}\n')
+    # the team passes 2 plays of 3; the single agent answers every play
+    model = ScriptedModel({"front": [transfer("sales"), reply("Hello."), transfer("sales")],
+                           "sales": [reply("$89."), reply("$89.")],
+                           "single": [reply("$89.")] * 3})
+    report = run_eval_sync(build_team(), cases, model=model, repeat=3, concurrency=1,
+                           baseline="single")
+    path = tmp_path / "report.html"
+    path.write_text(report.html(), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(path.as_uri())
+
+    summary = page.locator("table.summary")
+    rows = {r.locator("td").first.inner_text(): r.locator("td").all_inner_texts()[1:]
+            for r in summary.locator("tr").all() if r.locator("td").count()}
+    assert rows["pass^2"] == ["33.3%", "100.0%"]
+    assert rows["routing accuracy"] == ["2/3 66.7%", "n/a"]
+    assert rows["answer accuracy"] == ["3/3 100.0%", "3/3 100.0%"]
+    assert page.locator("#run-0 table.reliability").inner_text().split() == [
+        "case", "passed", "pass^1", "pass^2", "pass^3", "price", "2/3", "0.67", "0.33",
+        "0.00"]
+    assert page.locator("#run-0 table.symptoms").is_visible()
+    assert page.locator("#run-1 table.heatmap").count() == 0
+    assert "Routing labels do not apply to the single agent" in page.locator(
+        "#run-1").inner_text()
+    assert "Every case passed all 3 plays." in page.locator("#run-1").inner_text()
+    page.close()
+
+
+def test_the_traffic_replay_page_lists_the_differing_turns(browser: Any,
+                                                           tmp_path: Path) -> None:
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from handoffs import Runner
+    from handoffs.eval import TrafficReplay, replay_traffic, traffic_html
+    from handoffs.stores import MemoryStore
+
+    async def replayed() -> TrafficReplay:
+        store = MemoryStore()
+        runner = Runner(build_team(), model=DeskModel(), store=store)
+        await runner.run("s-1", "What is the price of the dock?")
+        await runner.run("s-2", "price of a cable")
+        return await replay_traffic(store, build_team(), model=DeskModel(misroute_docks=True))
+
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's loop
+        found = pool.submit(asyncio.run, replayed()).result()
+    path = tmp_path / "replay.html"
+    path.write_text(traffic_html(found), encoding="utf-8")
+    page = browser.new_page()
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
+    page.goto(path.as_uri())
+
+    row = page.locator('table.differing tr[data-routing="different agent"]')
+    assert row.count() == 1
+    assert row.locator("td").all_inner_texts()[:5] == [
+        "s-1", "1", "What is the price of the dock?", "front → sales", "front → repairs"]
+    cell = page.locator("table.heatmap tr", has_text="sales").locator('td[data-count="1"]')
+    assert cell.count() == 2  # sales stayed sales once, went to repairs once
+    assert requested == [path.as_uri()]
+    page.close()

@@ -27,6 +27,7 @@ EPILOG = """examples:
   handoffs graph app.py:team --format svg -o team.svg
   handoffs sessions list                         (in sqlite:///handoffs.db by default)
   handoffs eval app.py:team cases.jsonl --min-accuracy 0.9   who answers each case
+  handoffs eval app.py:team --from-store sqlite:///prod.db --since 7d --model M2
   handoffs replay app.py:team --session s1 --from 2 --model M   where it goes now
   handoffs serve app.py:team --port 8000         the HTTP API, live events, the page
   handoffs worker app.py:team --temporal 127.0.0.1:7233 --task-queue q   durable turns

@@ -23,8 +23,9 @@ def traffic_text(found: TrafficReplay, color: bool = False) -> str:
     lines = [f"handoffs eval --from-store: {len(found.replays)} sessions, {len(turns)} turns "
              f"from {found.source}{_window(found)}, replayed on {found.model}", ""]
     routing = found.routing()
-    rows = [[name, frac(routing.get(name, 0), len(turns))] for name in ROUTINGS]
-    rows.append(["answered by the same agent",
+    rows = [[f"turns routed: {name}", frac(routing.get(name, 0), len(turns))]
+            for name in ROUTINGS]
+    rows.append(["turns answered by the same agent",
                  frac(found.same_agent(), len(turns))])
     rows.append(["sessions routed the same throughout",
                  frac(sum(r.same for r in found.replays), len(found.replays))])
@@ -33,7 +34,7 @@ def traffic_text(found: TrafficReplay, color: bool = False) -> str:
     rows.append(["prompt kB", f"{totals.prompt_bytes / 1000:.1f}"])
     rows.append(["tokens in / out", f"{totals.input_tokens} / {totals.output_tokens}"
                  if totals.tokens else "not reported"])
-    lines += _table(["routing", "turns"], rows)
+    lines += _table(["", ""], rows)[1:]  # no header: each row says what it counts
     if found.skipped:
         codes: dict[str, int] = {}
         for s in found.skipped:
@@ -50,7 +51,7 @@ def traffic_text(found: TrafficReplay, color: bool = False) -> str:
         lines.append(f"turns routed otherwise ({len(differing)}):")
         lines += _table(["session", "turn", "user", "then", "now", "routing"],
                         [[s, str(t.turn), _clip(t.text, 36), t.original.hops, t.new.hops,
-                          t.routing] for s, t in differing])
+                          t.routing] for s, t in differing], figures=False)
     for r in found.replays:
         if r.stopped:
             lines.append(f"{r.session_id}: stopped at {r.stopped}")
@@ -144,10 +145,14 @@ def _window(found: TrafficReplay) -> str:
     return f" from {when(found.since or 0)} to {when(found.until)}"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+def _table(header: list[str], rows: list[list[str]], figures: bool = True) -> list[str]:
+    """Columns padded to one width; `figures`: all but the first aligned right."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-            for r in [header, *rows]]
+
+    def cell(i: int, text: str) -> str:
+        return text.rjust(widths[i]) if figures and i else text.ljust(widths[i])
+
+    return ["  ".join(cell(i, c) for i, c in enumerate(r)).rstrip() for r in [header, *rows]]
 
 
 def _clip(text: str, n: int) -> str:
