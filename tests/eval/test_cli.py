@@ -200,6 +200,8 @@ def test_from_store_mistakes_are_clear_errors(handoffs: Handoffs, tmp_path: Path
     into_source = handoffs("eval", "--from-store", db, "--store", db)
     since_alone = handoffs("eval", "--since", "7d")
     bad_since = handoffs("eval", "--from-store", db, "--since", "yesterday")
+    unreachable = handoffs("eval", "--from-store", "postgresql://app:s3cret@127.0.0.1:1/db",
+                           "--model", "offline")
 
     assert missing.returncode == 2 and "nope.db" in missing.stderr
     assert with_cases.returncode == 2 and "it takes no case file." in with_cases.stderr
@@ -207,6 +209,9 @@ def test_from_store_mistakes_are_clear_errors(handoffs: Handoffs, tmp_path: Path
     assert into_source.returncode == 2 and "cannot be the store" in into_source.stderr
     assert since_alone.returncode == 2 and "give --from-store URL too" in since_alone.stderr
     assert bad_since.returncode == 2 and "--since takes a duration" in bad_since.stderr
+    assert unreachable.returncode == 2 and "Cannot reach PostgreSQL" in unreachable.stderr
+    assert "s3cret" not in unreachable.stderr + unreachable.stdout
     assert not (tmp_path / "nope.db").exists()
     assert "Traceback" not in (missing.stderr + with_cases.stderr + twice.stderr
-                               + into_source.stderr + since_alone.stderr + bad_since.stderr)
+                               + into_source.stderr + since_alone.stderr + bad_since.stderr
+                               + unreachable.stderr)

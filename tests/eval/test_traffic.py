@@ -15,7 +15,7 @@ from handoffs import Runner
 from handoffs.errors import HandoffsError
 from handoffs.eval.traffic import TrafficReplay, replay_traffic
 from handoffs.eval.traffic_render import traffic_html, traffic_text
-from handoffs.stores import MemoryStore, SessionStore
+from handoffs.stores import MemoryStore, SessionStore, open_store
 from stores.conftest import Backend, backend_for
 
 from .teams import DeskModel, build_team
@@ -102,13 +102,14 @@ async def test_copies_made_by_going_back_are_skipped(source: Backend) -> None:
 
 
 async def test_replays_can_be_kept_in_a_scratch_store_but_never_the_source(
-        source: Backend) -> None:
+        source: Backend, tmp_path: Path) -> None:
     store = source.open()
-    kept = MemoryStore()
+    kept = open_store(f"sqlite:///{tmp_path / 'kept.db'}")
 
     found = await replay_traffic(store, build_team(), model=DeskModel(), scratch=kept)
 
-    ids = {s.id for s in await kept.list_sessions(100)}
+    ids = {s.id for s in await kept.list_sessions(100)}  # the caller's store stays open
+    await kept.close()
     assert {r.replay_id for r in found.replays} <= ids
     assert {"s-1", "s-2", "s-3"} <= ids  # the copies replayed from
     with pytest.raises(HandoffsError, match="cannot be played in the store they are read"):

@@ -54,10 +54,12 @@ class Skipped:
     """A stored session that was not replayed, and why."""
 
     session: str
+    """The stored session's id."""
     code: str
     """`running`, `copy`, `no_turn`, `turn_not_recorded`, `unknown_session`, or the code
     of the error that kept it from being played."""
     message: str
+    """Why, in words."""
 
     def to_dict(self) -> dict[str, str]:
         """The session, code and message as JSON-ready data."""
@@ -76,9 +78,11 @@ class TrafficReplay:
     replays: list[Replay] = field(default_factory=list)
     """One per replayed session, most recently updated first."""
     skipped: list[Skipped] = field(default_factory=list)
+    """The sessions listed but not replayed, each with why."""
     since: float | None = None
     """The window's start (Unix time; None: unbounded)."""
     until: float | None = None
+    """The window's end, exclusive (None: unbounded)."""
     seconds: float = 0.0
     """Wall time of the whole replay."""
 
@@ -216,7 +220,8 @@ async def replay_traffic(
     finally:
         if owned:
             await store.close()
-        await runner.store.close()
+        if scratch is None or isinstance(scratch, str):  # opened here: closed here
+            await runner.store.close()
     out.seconds = time.perf_counter() - started
     return out
 
