@@ -1,5 +1,6 @@
-"""The evaluation report as text: the figures side by side, then per run the matrix, the
-routes, the refusals and failures, and every turn that did not pass."""
+"""The evaluation report as text: the figures side by side (`eval.figures`), then per run
+the matrix, the symptoms by route, the tags, the refusals and failures, the cases that did
+not pass every play, and every turn that did not pass."""
 
 from __future__ import annotations
 
