@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from wire.anthropic_api import AnthropicWire
 from wire.bedrock_api import BedrockWire
+from wire.compat_api import AzureWire, DeepSeekWire, GeminiCompatWire
 from wire.gemini_api import GeminiWire
 from wire.litellm_api import ThinkingChatWire
 from wire.openai_api import OpenAIWire
@@ -78,5 +79,27 @@ def bedrock_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[
 @pytest.fixture
 def thinking_server() -> Iterator[FakeServer]:
     server = FakeServer(ThinkingChatWire()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def deepseek_server() -> Iterator[FakeServer]:
+    server = FakeServer(DeepSeekWire()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def gemini_compat_server() -> Iterator[FakeServer]:
+    """Gemini's OpenAI-compatible endpoint (the `gemini_server` fixture is its own API)."""
+    server = FakeServer(GeminiCompatWire()).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def azure_server() -> Iterator[FakeServer]:
+    server = FakeServer(AzureWire()).start()
     yield server
     server.stop()

@@ -129,15 +129,16 @@ async def test_prompt_too_long_is_context_length_exceeded(anthropic_server: Fake
 
 async def test_tool_choice_in_anthropic_form(anthropic_server: FakeServer) -> None:
     for choice in ("billing", "required", "none", "auto"):
-        anthropic_server.add(message("ok"))
+        # A words-only answer to a forced choice is asked again once (converge), then kept.
+        anthropic_server.add(*[message("ok")] * (2 if choice in ("billing", "required") else 1))
         runner = Runner(support_team(triage_choice=choice),
                         model=anthropic_model(anthropic_server))
         await runner.run(f"s-{choice}", "hi")
     # triage has one-way routes: one tool call per response (never asked with "none")
     one = {"disable_parallel_tool_use": True}
     assert [b["tool_choice"] for b in anthropic_server.bodies] == [
-        {"type": "tool", "name": "transfer_to_billing", **one}, {"type": "any", **one},
-        {"type": "none"}, {"type": "auto", **one}]
+        *[{"type": "tool", "name": "transfer_to_billing", **one}] * 2,
+        *[{"type": "any", **one}] * 2, {"type": "none"}, {"type": "auto", **one}]
 
 
 async def test_missing_key_fails_with_auth_error_without_a_request(

@@ -103,3 +103,47 @@ async def test_anthropic_target_with_no_history_gets_a_valid_request(
     assert result.output == "Billing here."
     assert anthropic_server.rejections == []
     assert anthropic_server.bodies[0]["messages"][0]["role"] == "user"
+
+
+async def test_anthropic_thinking_to_openai_and_back_each_gets_only_its_own(
+        openai_server: FakeServer, anthropic_server: FakeServer) -> None:
+    # triage thinks (Anthropic, extended thinking on), billing is on OpenAI; the whole
+    # history is shared (`full`). OpenAI never sees a thinking block; when billing hands
+    # back, Anthropic gets triage's own thinking back before its own call, and billing's
+    # OpenAI call, which has none, as text (a final assistant turn calling tools without
+    # thinking is refused while thinking is on).
+    from wire.anthropic_api import thinking
+
+    triage = Agent("triage", instructions="Route customers.", tools=[order_status],
+                   handoffs=["billing"], model=anthropic_model(
+                       anthropic_server, settings={"thinking": {"type": "enabled",
+                                                                "budget_tokens": 1024}}))
+    billing = Agent("billing", instructions="Handle billing.", tools=[lookup_order],
+                    handoffs=["triage"], model=openai_model(openai_server))
+    anthropic_server.add(
+        message(thoughts=[thinking("Check the order first.")],
+                uses=[tool_use("toolu_s", "order_status", {"order_id": "A-1"})]),
+        message(thoughts=[thinking("A billing matter.")],
+                uses=[tool_use("toolu_h", "transfer_to_billing", {"reason": "refund"})]),
+        message("Billing has refunded A-1.", thoughts=[thinking("Wrap up.")]),
+    )
+    openai_server.add(
+        completion(calls=[tool_call("call_l", "lookup_order", {"order_id": "A-1"})]),
+        completion(calls=[tool_call("call_b", "transfer_to_triage", {"reason": "done"})]),
+    )
+    runner = Runner(Team([triage, billing]), history="full")
+
+    result = await runner.run("s1", "I was charged twice for A-1")
+
+    assert result.status is RunStatus.COMPLETED
+    assert result.output == "Billing has refunded A-1."
+    assert openai_server.rejections == [] and anthropic_server.rejections == []
+    for body in openai_server.bodies:
+        sent = json.dumps(body)
+        assert "thinking" not in sent and "signature" not in sent
+        assert "Check the order first." not in sent
+    back = anthropic_server.bodies[-1]["messages"]
+    own = next(t["content"] for t in back if t["role"] == "assistant"
+               and any(b.get("name") == "order_status" for b in t["content"]))
+    assert own[0] == thinking("Check the order first.")
+    assert "[called lookup_order with" in json.dumps(back)

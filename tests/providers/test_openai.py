@@ -253,10 +253,12 @@ async def test_tool_choice_forces_a_handoff_in_openai_form(openai_server: FakeSe
 
 async def test_tool_choice_required_and_none_pass_through(openai_server: FakeServer) -> None:
     for choice in ("required", "none", "auto"):
-        openai_server.add(completion("ok"))
+        # A words-only answer to a forced choice is asked again once (converge), then kept.
+        openai_server.add(*[completion("ok")] * (2 if choice == "required" else 1))
         runner = Runner(support_team(triage_choice=choice), model=openai_model(openai_server))
         await runner.run(f"s-{choice}", "hi")
-    assert [b["tool_choice"] for b in openai_server.bodies] == ["required", "none", "auto"]
+    assert [b["tool_choice"] for b in openai_server.bodies] == [
+        "required", "required", "none", "auto"]
 
 
 async def test_a_stream_that_fails_before_any_text_is_retried(

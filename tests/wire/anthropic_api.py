@@ -7,6 +7,7 @@ message_delta / message_stop, error bodies); the checks are the 400s the real AP
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -24,6 +25,27 @@ PARAMS = {
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                403: "permission_error", 404: "not_found_error", 413: "request_too_large",
                429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+
+
+FINAL_NEEDS_THINKING = (
+    "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+    "`{found}`. When `thinking` is enabled, a final `assistant` message must start with a "
+    "thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). "
+    "We recommend you include thinking blocks from previous turns. To avoid this "
+    "requirement, disable `thinking`. Please consult our documentation at "
+    "https://docs.claude.com/en/docs/build-with-claude/extended-thinking")
+FORCED_WITH_THINKING = "Thinking may not be enabled when tool_choice forces tool use."
+
+
+def signature(thinking: str) -> str:
+    """The signature this fake API gives a thinking text (and checks when it comes back):
+    a thinking block changed in any way, or signed for another text, is refused."""
+    return "sig_" + hashlib.sha256(thinking.encode()).hexdigest()[:24]
+
+
+def thinking_enabled(body: dict[str, Any]) -> bool:
+    thinking = body.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
 
 
 def check_messages_request(body: Any) -> str | None:
@@ -51,13 +73,43 @@ def check_messages_request(body: Any) -> str | None:
             return f"tools.{i}: Extra inputs are not permitted"
         names.append(t["name"])
     choice = body.get("tool_choice")
+    thinking = thinking_enabled(body)
     if choice is not None:
         kind = choice.get("type") if isinstance(choice, dict) else None
         if kind not in ("auto", "any", "tool", "none"):
             return "tool_choice: Input tag does not match any of the expected tags"
         if kind == "tool" and choice.get("name") not in names:
             return f"tool_choice.name: Tool '{choice.get('name')}' not found in tools"
-    return _check_messages(body.get("messages"))
+        if thinking and kind in ("any", "tool"):
+            return FORCED_WITH_THINKING
+    if thinking and body["thinking"].get("type") == "enabled":
+        budget = body["thinking"].get("budget_tokens")
+        if not isinstance(budget, int) or budget < 1024:
+            return "thinking.enabled.budget_tokens: Input should be greater than or equal " \
+                   "to 1024"
+        if budget >= body["max_tokens"]:
+            return "`max_tokens` must be greater than `thinking.budget_tokens`. Please " \
+                   "consult our documentation at https://docs.claude.com/en/docs/" \
+                   "build-with-claude/extended-thinking#max-tokens-and-context-window-size"
+    problem = _check_messages(body.get("messages"))
+    if problem is None and thinking:
+        problem = _check_final_thinking(body["messages"])
+    return problem
+
+
+def _check_final_thinking(messages: list[dict[str, Any]]) -> str | None:
+    """With thinking on, a final assistant message that calls tools starts with thinking."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m["role"] != "assistant":
+            continue
+        blocks = ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str)
+                  else m["content"])
+        if any(b.get("type") == "tool_use" for b in blocks) and \
+                blocks[0].get("type") not in ("thinking", "redacted_thinking"):
+            return FINAL_NEEDS_THINKING.format(i=i, found=blocks[0].get("type"))
+        return None
+    return None
 
 
 def _check_messages(messages: Any) -> str | None:
@@ -108,6 +160,18 @@ def _check_messages(messages: Any) -> str | None:
                            "valid dictionary"
                 seen_ids.add(bid)
                 uses.append(bid)
+            elif kind in ("thinking", "redacted_thinking"):
+                if role != "assistant":
+                    return f"messages.{i}.content.{k}: {kind} blocks are only allowed in " \
+                           "assistant messages"
+                if kind == "thinking" and (
+                        not isinstance(b.get("thinking"), str)
+                        or b.get("signature") != signature(b["thinking"])
+                        or set(b) - {"type", "thinking", "signature"}):
+                    return f"messages.{i}.content.{k}: Invalid `signature` in `thinking` block"
+                if kind == "redacted_thinking" and (
+                        not isinstance(b.get("data"), str) or set(b) - {"type", "data"}):
+                    return f"messages.{i}.content.{k}.data: Field required"
             elif kind == "tool_result":
                 if role != "user":
                     return f"messages.{i}.content.{k}: tool_result blocks are only allowed " \
@@ -172,14 +236,27 @@ def tool_use(tid: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool_use", "id": tid, "name": name, "input": arguments}
 
 
+def thinking(text: str) -> dict[str, Any]:
+    """A thinking block, signed as this fake API signs it."""
+    return {"type": "thinking", "thinking": text, "signature": signature(text)}
+
+
+def redacted(data: str) -> dict[str, Any]:
+    """A redacted_thinking block (its reasoning encrypted)."""
+    return {"type": "redacted_thinking", "data": data}
+
+
 def message(text: str | None = None, uses: Sequence[dict[str, Any]] = (),
-            usage: tuple[int, int] = (20, 7), model: str = "claude-test") -> Reply:
-    """A Message object."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+            usage: tuple[int, int] = (20, 7), model: str = "claude-test",
+            thoughts: Sequence[dict[str, Any]] = (), stop: str | None = None) -> Reply:
+    """A Message object: `thoughts` (thinking blocks) first, then the text, then the tool
+    uses; `stop` overrides the stop_reason (`max_tokens`: the output limit cut it)."""
+    content: list[dict[str, Any]] = list(thoughts)
+    content += [{"type": "text", "text": text}] if text else []
     content += list(uses)
     return Reply(body={
         "id": "msg_01", "type": "message", "role": "assistant", "model": model,
-        "content": content, "stop_reason": "tool_use" if uses else "end_turn",
+        "content": content, "stop_reason": stop or ("tool_use" if uses else "end_turn"),
         "stop_sequence": None,
         "usage": {"input_tokens": usage[0], "output_tokens": usage[1],
                   "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
@@ -187,9 +264,13 @@ def message(text: str | None = None, uses: Sequence[dict[str, Any]] = (),
 
 
 def stream(pieces: Sequence[str] = (), uses: Sequence[tuple[str, str, Sequence[str]]] = (),
-           usage: tuple[int, int] = (20, 7), model: str = "claude-test") -> Reply:
-    """The stream of a message: text `pieces` as text_delta events, then each tool use as
-    (id, name, input_json_delta fragments)."""
+           usage: tuple[int, int] = (20, 7), model: str = "claude-test",
+           thoughts: Sequence[Sequence[str] | dict[str, Any]] = (),
+           stop: str | None = None) -> Reply:
+    """The stream of a message: each of `thoughts` first (thinking_delta fragments then
+    the signature in two signature_delta events; or a redacted_thinking block, whole), then
+    the text `pieces` as text_delta events, then each tool use as (id, name,
+    input_json_delta fragments); `stop` overrides the stop_reason."""
     events: list[dict[str, Any]] = [
         {"type": "message_start", "message": {
             "id": "msg_02", "type": "message", "role": "assistant", "model": model,
@@ -198,14 +279,30 @@ def stream(pieces: Sequence[str] = (), uses: Sequence[tuple[str, str, Sequence[s
                       "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}},
     ]
     index = 0
+    for thought in thoughts:
+        if isinstance(thought, dict):
+            events.append({"type": "content_block_start", "index": index,
+                           "content_block": thought})
+        else:
+            sig = signature("".join(thought))
+            events.append({"type": "content_block_start", "index": index,
+                           "content_block": {"type": "thinking", "thinking": "",
+                                             "signature": ""}})
+            events += [{"type": "content_block_delta", "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": t}} for t in thought]
+            events += [{"type": "content_block_delta", "index": index,
+                        "delta": {"type": "signature_delta", "signature": half}}
+                       for half in (sig[:10], sig[10:])]
+        events.append({"type": "content_block_stop", "index": index})
+        index += 1
     if pieces:
-        events.append({"type": "content_block_start", "index": 0,
+        events.append({"type": "content_block_start", "index": index,
                        "content_block": {"type": "text", "text": ""}})
         events.append({"type": "ping"})
-        events += [{"type": "content_block_delta", "index": 0,
+        events += [{"type": "content_block_delta", "index": index,
                     "delta": {"type": "text_delta", "text": p}} for p in pieces]
-        events.append({"type": "content_block_stop", "index": 0})
-        index = 1
+        events.append({"type": "content_block_stop", "index": index})
+        index += 1
     for tid, name, fragments in uses:
         events.append({"type": "content_block_start", "index": index,
                        "content_block": {"type": "tool_use", "id": tid, "name": name,
@@ -216,7 +313,7 @@ def stream(pieces: Sequence[str] = (), uses: Sequence[tuple[str, str, Sequence[s
         events.append({"type": "content_block_stop", "index": index})
         index += 1
     events.append({"type": "message_delta",
-                   "delta": {"stop_reason": "tool_use" if uses else "end_turn",
+                   "delta": {"stop_reason": stop or ("tool_use" if uses else "end_turn"),
                              "stop_sequence": None},
                    "usage": {"output_tokens": usage[1]}})
     events.append({"type": "message_stop"})

@@ -18,14 +18,15 @@ FAST = RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05)
 """Backoff short enough for tests; a Retry-After is still honoured as the server says."""
 
 
-def openai_model(server: FakeServer, **options: Any) -> OpenAIModel:
+def openai_model(server: FakeServer, name: str = "gpt-test", **options: Any) -> OpenAIModel:
     options.setdefault("retry", FAST)
-    return OpenAIModel("gpt-test", base_url=server.url + "/v1", api_key="test", **options)
+    return OpenAIModel(name, base_url=server.url + "/v1", api_key="test", **options)
 
 
-def anthropic_model(server: FakeServer, **options: Any) -> AnthropicModel:
+def anthropic_model(server: FakeServer, name: str = "claude-test", **options: Any
+                    ) -> AnthropicModel:
     options.setdefault("retry", FAST)
-    return AnthropicModel("claude-test", base_url=server.url, api_key="test", **options)
+    return AnthropicModel(name, base_url=server.url, api_key="test", **options)
 
 
 def responses_model(server: FakeServer, model: str = "o4-mini-test", **options: Any

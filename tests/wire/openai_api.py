@@ -33,8 +33,16 @@ MESSAGE_KEYS = {
 }
 
 
-def check_chat_request(body: Any) -> str | None:
-    """The message of the 400 the real API gives for `body`, or None if it is valid."""
+REASONING_MODEL = re.compile(r"^(?:o[1-9]|gpt-5)(?:\b|[-.])")
+"""OpenAI's reasoning model families, which refuse `max_tokens`."""
+CALL_KEYS = {"id", "type", "function"}
+
+
+def check_chat_request(body: Any, message_keys: dict[str, set[str]] = MESSAGE_KEYS,
+                       call_keys: set[str] = CALL_KEYS) -> str | None:
+    """The message of the 400 the real API gives for `body`, or None if it is valid
+    (`message_keys`, `call_keys`: the fields a compatible server takes on messages and on
+    an assistant's tool calls)."""
     if not isinstance(body, dict):
         return "We could not parse the JSON body of your request."
     for key in body:
@@ -42,6 +50,9 @@ def check_chat_request(body: Any) -> str | None:
             return f"Unrecognized request argument supplied: {key}"
     if not isinstance(body.get("model"), str) or not body["model"]:
         return "you must provide a model parameter"
+    if "max_tokens" in body and REASONING_MODEL.match(body["model"]):
+        return ("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                "'max_completion_tokens' instead.")
     if "stream_options" in body and body.get("stream") is not True:
         return "The 'stream_options' parameter is only allowed when 'stream' is enabled."
     tools = body.get("tools")
@@ -92,7 +103,7 @@ def check_chat_request(body: Any) -> str | None:
                   and isinstance(choice.get("function"), dict)
                   and choice["function"].get("name") in names):
             return "Invalid 'tool_choice': the named function is not among the tools."
-    return _check_messages(body.get("messages"))
+    return _check_messages(body.get("messages"), message_keys, call_keys)
 
 
 def _not_strict(schema: Any) -> str | None:
@@ -118,16 +129,17 @@ def _not_strict(schema: Any) -> str | None:
     return None
 
 
-def _check_messages(messages: Any) -> str | None:
+def _check_messages(messages: Any, message_keys: dict[str, set[str]],
+                    call_keys: set[str]) -> str | None:
     if not isinstance(messages, list) or not messages:
         return "Invalid 'messages': empty array. Expected an array with minimum length 1."
     waiting: list[str] = []  # ids of the latest assistant's calls not answered yet
     answerable = False
     for i, m in enumerate(messages):
         role = m.get("role") if isinstance(m, dict) else None
-        if role not in MESSAGE_KEYS:
+        if role not in message_keys:
             return f"Invalid value for 'messages[{i}].role'."
-        extra = set(m) - MESSAGE_KEYS[role]
+        extra = set(m) - message_keys[role]
         if extra:
             return f"Unrecognized argument 'messages[{i}].{sorted(extra)[0]}'."
         if role == "tool":
@@ -153,6 +165,9 @@ def _check_messages(messages: Any) -> str | None:
                 if not isinstance(calls, list) or not calls:
                     return f"Invalid 'messages[{i}].tool_calls': empty array."
                 for k, c in enumerate(calls):
+                    if set(c) - call_keys:
+                        return (f"Unrecognized argument 'messages[{i}].tool_calls[{k}]."
+                                f"{sorted(set(c) - call_keys)[0]}'.")
                     cid = c.get("id")
                     if not isinstance(cid, str) or not cid:
                         return f"Missing required parameter: 'messages[{i}].tool_calls[{k}].id'."
@@ -177,15 +192,29 @@ def _check_messages(messages: Any) -> str | None:
 
 
 class OpenAIWire:
-    """The `Provider` of a fake OpenAI-compatible server."""
+    """The `Provider` of a fake OpenAI-compatible server (OpenAI's own rules; subclasses
+    say where another server differs)."""
+
+    path = "/v1/chat/completions"
+    message_keys = MESSAGE_KEYS
+    call_keys = CALL_KEYS
 
     def check(self, path: str, headers: dict[str, str], body: Any) -> tuple[int, str] | None:
-        if path != "/v1/chat/completions":
+        if path != self.path:
             return 404, f"Invalid URL (POST {path})"
-        if not headers.get("authorization", "").startswith("Bearer "):
+        if not self.authorised(headers):
             return 401, "You didn't provide an API key."
-        problem = check_chat_request(body)
+        problem = check_chat_request(body, self.message_keys, self.call_keys)
+        if problem is None:
+            problem = self.rules(body)
         return (400, problem) if problem else None
+
+    def authorised(self, headers: dict[str, str]) -> bool:
+        return headers.get("authorization", "").startswith("Bearer ")
+
+    def rules(self, body: dict[str, Any]) -> str | None:
+        """A compatible server's own rules beyond OpenAI's (None: none broken)."""
+        return None
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         kind = {401: "invalid_request_error", 429: "rate_limit_exceeded"}.get(
@@ -203,23 +232,32 @@ def error(message: str, kind: str = "invalid_request_error", code: str | None = 
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-def tool_call(cid: str, name: str, arguments: Any) -> dict[str, Any]:
+def tool_call(cid: str, name: str, arguments: Any, signature: str | None = None
+              ) -> dict[str, Any]:
+    """A tool call; `signature`: Gemini's thought signature on it (`extra_content`)."""
     args = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+    call = {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+    if signature is not None:
+        call["extra_content"] = {"google": {"thought_signature": signature}}
+    return call
 
 
 def completion(text: str | None = None, calls: list[dict[str, Any]] | None = None,
-               usage: tuple[int, int] = (12, 5), model: str = "gpt-test") -> Reply:
-    """A chat.completion object with one choice."""
+               usage: tuple[int, int] = (12, 5), model: str = "gpt-test",
+               finish: str | None = None, reasoning: str | None = None) -> Reply:
+    """A chat.completion object with one choice; `finish` overrides its finish_reason
+    (`length`: the output limit cut it), `reasoning` is a `reasoning_content`."""
     message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None,
                                "annotations": []}
     if calls:
         message["tool_calls"] = calls
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
     return Reply(body={
         "id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000,
         "model": model, "system_fingerprint": None, "service_tier": "default",
         "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": "tool_calls" if calls else "stop"}],
+                     "finish_reason": finish or ("tool_calls" if calls else "stop")}],
         "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
                   "total_tokens": usage[0] + usage[1]},
     })
@@ -234,19 +272,26 @@ def _chunk(delta: dict[str, Any], finish: str | None = None,
 
 
 def stream(pieces: Sequence[str] = (), calls: Sequence[tuple[str, str, Sequence[str]]] = (),
-           usage: tuple[int, int] = (12, 5), model: str = "gpt-test") -> Reply:
-    """chat.completion.chunk events: the text in `pieces`, then each call as (id, name,
-    argument fragments), the first chunk of a call carrying its id and name; then the
-    finish chunk and (when the request asked) the usage chunk."""
+           usage: tuple[int, int] = (12, 5), model: str = "gpt-test",
+           finish: str | None = None, reasoning: Sequence[str] = (),
+           signatures: Sequence[str | None] = ()) -> Reply:
+    """chat.completion.chunk events: the `reasoning` pieces (`reasoning_content` deltas),
+    the text in `pieces`, then each call as (id, name, argument fragments), the first chunk
+    of a call carrying its id, name and its one of `signatures` (Gemini's, in
+    `extra_content`); then the finish chunk (`finish` overrides its reason) and (when the
+    request asked) the usage chunk."""
     events = [_chunk({"role": "assistant", "content": "", "refusal": None}, model=model)]
+    events += [_chunk({"reasoning_content": r}, model=model) for r in reasoning]
     events += [_chunk({"content": p}, model=model) for p in pieces]
     for index, (cid, name, fragments) in enumerate(calls):
-        events.append(_chunk({"tool_calls": [{"index": index, "id": cid, "type": "function",
-                                              "function": {"name": name, "arguments": ""}}]},
-                             model=model))
+        first: dict[str, Any] = {"index": index, "id": cid, "type": "function",
+                                 "function": {"name": name, "arguments": ""}}
+        if index < len(signatures) and signatures[index] is not None:
+            first["extra_content"] = {"google": {"thought_signature": signatures[index]}}
+        events.append(_chunk({"tool_calls": [first]}, model=model))
         events += [_chunk({"tool_calls": [{"index": index, "function": {"arguments": f}}]},
                           model=model) for f in fragments]
-    events.append(_chunk({}, "tool_calls" if calls else "stop", model=model))
+    events.append(_chunk({}, finish or ("tool_calls" if calls else "stop"), model=model))
     events.append({"id": "chatcmpl-2", "object": "chat.completion.chunk",
                    "created": 1_700_000_000, "model": model, "choices": [],
                    "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],

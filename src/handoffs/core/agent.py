@@ -81,6 +81,12 @@ class Agent:
     JSON-schema mode, or a `final_output` tool), validated by the runner; invalid answers
     go back to the model. `RunResult.output_data` holds the instance, `output` its JSON.
     None: the agent answers in text."""
+    accept_truncated: bool = False
+    """What an answer cut short by the output limit (the provider's `max_tokens`) does.
+    False (default): it is not delivered; the agent is told so and asked once more for a
+    shorter answer, and a second cut answer fails it with `output_truncated` (the team's
+    fallback applies). True: the cut text is delivered as it is. Either way an
+    `answer_truncated` event says so."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():

@@ -26,6 +26,7 @@ and the fields of its type:
 | plan_step_completed | step, agent, text, status                                          |
 | max_steps_reached   | agent, steps, output (Runner(on_max_steps=...) made the output)    |
 | agent_nudged        | agent, code (why it was asked again), message (the note it got)    |
+| answer_truncated    | agent, limit (output tokens reached), delivered (tool, call_id)    |
 | run_completed       | status, agent, output, result                                      |
 | run_failed          | status, agent, code, message, result                               |
 | run_interrupted     | agent, interrupted_turn (the turn before this one died unfinished) |
@@ -48,7 +49,8 @@ EVENT_TYPES = (
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
     "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
     "approval_decided", "remote_status", "plan_step_started", "plan_step_completed",
-    "max_steps_reached", "agent_nudged", "run_completed", "run_failed", "run_interrupted",
+    "max_steps_reached", "agent_nudged", "answer_truncated", "run_completed", "run_failed",
+    "run_interrupted",
     "model_request", "model_response",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))

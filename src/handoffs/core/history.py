@@ -105,7 +105,7 @@ def render_full(m: Message) -> Message | None:
                             if len(calls) > 1 else ())  # (one call: no generator)
                     if not kept and not m.text:
                         return None
-                    return AssistantMessage(m.text, m.agent, kept)
+                    return AssistantMessage(m.text, m.agent, kept, m.reasoning)
         return m
     if isinstance(m, ToolResult):
         return None if m.handoff == "transferred" else m
@@ -119,7 +119,7 @@ def render_conversation(m: Message) -> Message | None:
     if isinstance(m, UserMessage):
         return m
     if isinstance(m, AssistantMessage) and m.text:
-        return AssistantMessage(m.text, m.agent) if m.tool_calls else m
+        return AssistantMessage(m.text, m.agent, (), m.reasoning) if m.tool_calls else m
     return None
 
 

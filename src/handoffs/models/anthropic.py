@@ -13,14 +13,24 @@ import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ..core.messages import Message, ToolCall
+from ..core.messages import Message, Reasoning, ToolCall
 from ..core.names import tool_name
 from ..core.output import FINAL_OUTPUT_TOOL
 from ..errors import ModelError
+from .anthropic_thinking import KINDS as THINKING_KINDS
+from .anthropic_thinking import (
+    ask,
+    blocks_for,
+    kept,
+    relaxed,
+    thinking_first,
+    thinking_on,
+    unsigned_calls_as_text,
+)
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
 from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay
 from .retry import RetryPolicy
-from .sdk import SDKModel, import_sdk
+from .sdk import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, SDKModel, import_sdk
 from .tool_choice import resolve_tool_choice
 
 DEFAULT_MAX_TOKENS = 4096
@@ -40,7 +50,8 @@ class AnthropicModel(SDKModel):
         api_key: str | None = None,
         base_url: str | None = None,
         client: Any = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         max_retries: int = 3,
         retry: RetryPolicy | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -49,21 +60,24 @@ class AnthropicModel(SDKModel):
         """`model` is Anthropic's model name.
 
         `api_key`: None reads ANTHROPIC_API_KEY. `base_url`: None reads ANTHROPIC_BASE_URL,
-        else Anthropic's. `client`: an `anthropic.AsyncAnthropic` to use as it is.
-        `timeout`: seconds to wait for the server (to connect, and between bytes).
-        `max_retries` and `retry`: see `RetryPolicy` (`retry` wins when given).
-        `max_tokens`: the answer's length limit. `settings`: request fields sent every
-        time (temperature, ...); a request's own settings override them.
+        else Anthropic's. `client`: an `anthropic.AsyncAnthropic` to use (a copy without
+        its own retries while `max_retries` > 0: one layer retries). `timeout`: seconds
+        to wait for the answer (between bytes of a streamed one); a read timeout is not
+        sent again (`RetryPolicy.retry_read_timeouts`). `connect_timeout`: seconds to
+        connect. `max_retries` and `retry`: see `RetryPolicy` (`retry` wins when given).
+        `max_tokens`: the answer's length limit (an answer it cuts is
+        `ModelResponse.stop == "length"`). `settings`: request fields sent every time
+        (temperature, `thinking`, ...); a request's own settings override them.
         """
         self._sdk = import_sdk("anthropic", "Anthropic")
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self._api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         self.max_tokens = max_tokens
         super().__init__(model, client=client, timeout=timeout, max_retries=max_retries,
-                         retry=retry, settings=settings,
+                         retry=retry, settings=settings, connect_timeout=connect_timeout,
                          make_client=lambda: self._sdk.AsyncAnthropic(
                              api_key=self._api_key, base_url=self.base_url,
-                             timeout=self.timeout, max_retries=0))
+                             timeout=self.http_timeout(), max_retries=0))
 
     def __repr__(self) -> str:
         return f"AnthropicModel({self.model!r})"
@@ -74,9 +88,17 @@ class AnthropicModel(SDKModel):
                              "AnthropicModel(api_key=...).", "auth_error")
 
     def body(self, request: ModelRequest) -> dict[str, Any]:
-        """The Messages API request body for `request` (without `stream`)."""
+        """The Messages API request body for `request` (without `stream`).
+
+        With extended thinking on (`settings={"thinking": {...}}`), the model's own
+        thinking blocks go back first in their assistant turns, and a forced tool choice
+        is asked for in words instead (`anthropic_thinking`)."""
+        settings = ({**self.settings, **request.settings} if request.settings
+                    else self.settings)
+        thinking = thinking_on(settings)
+        turns = anthropic_messages(request.messages, self.model if thinking else None)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens,
-                                "messages": anthropic_messages(request.messages)}
+                                "messages": turns}
         if request.system:
             body["system"] = request.system
         if request.tools:
@@ -88,18 +110,28 @@ class AnthropicModel(SDKModel):
             body["tool_choice"] = ({"type": "tool", "name": name} if name is not None
                                    else {"type": "any" if kind == "required" else kind})
         output = request.output
+        asked: list[str] = []
         if output is not None:  # no JSON-schema mode: the answer is a call of a final tool
             body.setdefault("tools", []).append({
                 "name": FINAL_OUTPUT_TOOL, "input_schema": output.schema,
                 "description": f"Give your final answer: a {output.name} object."})
             if choice is None or choice[0] == "auto":
                 body["tool_choice"] = {"type": "any"}  # a tool, or the final answer
+                if thinking:
+                    asked.append(f"Give your final answer by calling {FINAL_OUTPUT_TOOL} "
+                                 f"with a {output.name} object.")
         if request.parallel_tool_calls is False and request.tools:
             tool_choice = body.setdefault("tool_choice", {"type": "auto"})
             if tool_choice.get("type") != "none":
                 tool_choice["disable_parallel_tool_use"] = True
         body.update(self.settings)
         body.update(request.settings)
+        if thinking and "tool_choice" in body:
+            body["tool_choice"], instruction = relaxed(body["tool_choice"])
+            if instruction is not None and not asked:
+                asked.append(instruction)
+        for instruction in asked:
+            ask(turns, instruction)
         return body
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
@@ -119,24 +151,32 @@ class AnthropicModel(SDKModel):
     def _response(self, raw: Any) -> ModelResponse:
         texts: list[str] = []
         calls: list[ToolCall] = []
+        reasoning: list[Reasoning] = []
         for block in getattr(raw, "content", None) or ():
             kind = getattr(block, "type", None)
             if kind == "text":
                 texts.append(block.text)
             elif kind == "tool_use":
                 calls.append(ToolCall(block.id, block.name, json.dumps(block.input or {})))
-            # thinking and server-tool blocks are not part of the neutral transcript
+            elif kind in THINKING_KINDS:  # kept opaque, for this model to get back
+                part = kept(kind, block, self.model)
+                if part is not None:
+                    reasoning.append(part)
+            # server-tool blocks are not part of the neutral transcript
         return ModelResponse("".join(texts), tuple(calls), _usage(getattr(raw, "usage", None)),
-                             getattr(raw, "model", None) or self.model)
+                             getattr(raw, "model", None) or self.model, tuple(reasoning),
+                             stop_of(getattr(raw, "stop_reason", None)))
 
     async def _stream_once(self, body: dict[str, Any]
                            ) -> AsyncIterator[TextDelta | ModelResponse]:
         create = self._client().messages.create
         stream = await create(**_sdk_arguments(create, body))
         # index -> ["text", parts] or ["tool_use", id, name, argument fragments]
+        # or ["thinking", parts, signature parts] or ["redacted_thinking", data]
         blocks: dict[int, list[Any]] = {}
         usage = Usage(0, 0, 1)
         model = self.model
+        stop: str | None = None
         try:
             async for event in stream:
                 kind = getattr(event, "type", None)
@@ -152,6 +192,11 @@ class AnthropicModel(SDKModel):
                             yield TextDelta(block.text)
                     elif block.type == "tool_use":
                         blocks[event.index] = ["tool_use", block.id, block.name, []]
+                    elif block.type == "thinking":
+                        blocks[event.index] = ["thinking", [block.thinking or ""],
+                                               [getattr(block, "signature", None) or ""]]
+                    elif block.type == "redacted_thinking":
+                        blocks[event.index] = ["redacted_thinking", block.data]
                 elif kind == "content_block_delta":
                     delta = event.delta
                     entry = blocks.get(event.index)
@@ -162,7 +207,12 @@ class AnthropicModel(SDKModel):
                         yield TextDelta(delta.text)
                     elif delta.type == "input_json_delta" and entry[0] == "tool_use":
                         entry[3].append(delta.partial_json)
+                    elif delta.type == "thinking_delta" and entry[0] == "thinking":
+                        entry[1].append(delta.thinking)  # reasoning: not shown as text
+                    elif delta.type == "signature_delta" and entry[0] == "thinking":
+                        entry[2].append(delta.signature)
                 elif kind == "message_delta":
+                    stop = stop_of(getattr(event.delta, "stop_reason", None)) or stop
                     u = getattr(event, "usage", None)
                     # message_delta usage is cumulative: it replaces, never adds.
                     out = getattr(u, "output_tokens", None)
@@ -177,15 +227,23 @@ class AnthropicModel(SDKModel):
                 await close()
         texts: list[str] = []
         calls: list[ToolCall] = []
+        reasoning: list[Reasoning] = []
         for _, entry in sorted(blocks.items()):
             if entry[0] == "text":
                 texts.extend(entry[1])
-            else:
+            elif entry[0] == "tool_use":
                 calls.append(ToolCall(entry[1], entry[2], "".join(entry[3]) or "{}"))
-        yield ModelResponse("".join(texts), tuple(calls), usage, model)
+            else:
+                block = ({"thinking": "".join(entry[1]), "signature": "".join(entry[2])}
+                         if entry[0] == "thinking" else {"data": entry[1]})
+                part = kept(entry[0], block, self.model)
+                if part is not None:
+                    reasoning.append(part)
+        yield ModelResponse("".join(texts), tuple(calls), usage, model, tuple(reasoning), stop)
 
 
-def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def anthropic_messages(messages: Sequence[Message], thinking: str | None = None
+                       ) -> list[dict[str, Any]]:
     """A neutral view as Messages API turns.
 
     Valid by construction: the first turn is the user's, roles alternate (consecutive
@@ -193,6 +251,10 @@ def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     `tool_use` blocks is followed by a user turn that starts with a `tool_result` for
     each of them, ids match ^[a-zA-Z0-9_-]+$, and the last turn is the user's (a view
     ending with another agent's text would otherwise be read as a prefill to continue).
+
+    `thinking`: the model of a request with extended thinking on: its own thinking
+    blocks go back first in their turns, and a final turn that calls tools without them
+    is sent as text (`anthropic_thinking`). None: thinking is off and none are sent.
     """
     turns: list[dict[str, Any]] = []
     ids = CallIds()
@@ -207,7 +269,8 @@ def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if not isinstance(item, Exchange):
             add("user", [{"type": "text", "text": item.text}])
             continue
-        blocks: list[dict[str, Any]] = []
+        blocks: list[dict[str, Any]] = (blocks_for(item.reasoning, thinking)
+                                        if thinking is not None and item.reasoning else [])
         if item.text.strip():
             blocks.append({"type": "text", "text": item.text})
         rendered = [ids(c.id) for c in item.calls]
@@ -230,6 +293,9 @@ def anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
     if turns[-1]["role"] != "user":
         turns.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
+    if thinking is not None:
+        thinking_first(turns)
+        unsigned_calls_as_text(turns)
     return turns
 
 
@@ -255,8 +321,21 @@ def final_output(response: ModelResponse) -> ModelResponse:
     runner validates it against the agent's output type)."""
     for c in response.tool_calls:
         if c.name == FINAL_OUTPUT_TOOL:
-            return ModelResponse(c.arguments, (), response.usage, response.model)
+            stop = response.stop
+            return ModelResponse(c.arguments, (), response.usage, response.model,
+                                 response.reasoning, stop if stop == "length" else "end")
     return response
+
+
+STOP_REASONS = {"end_turn": "end", "stop_sequence": "end", "tool_use": "tool_calls",
+                "max_tokens": "length", "model_context_window_exceeded": "length",
+                "refusal": "refusal"}
+"""Anthropic's `stop_reason`s in the library's words (`ModelResponse.stop`)."""
+
+
+def stop_of(reason: str | None) -> str | None:
+    """`ModelResponse.stop` for an Anthropic `stop_reason` (None: not one we name)."""
+    return STOP_REASONS.get(reason) if reason else None
 
 
 _ACCEPTED: dict[Any, frozenset[str] | None] = {}

@@ -9,13 +9,16 @@ attributes, not classes, so it needs neither SDK imported.
 | 429 (or a rate-limit error event)        | `rate_limited`            | yes (*) |
 | 401, 403, no API key                     | `auth_error`              | no      |
 | 400/413 saying the context is too long   | `context_length_exceeded` | no      |
-| 408, timeouts                            | `timeout`                 | yes     |
+| 408, connect timeouts                    | `timeout`                 | yes     |
+| a read timeout (the request was sent)    | `timeout`                 | no (***) |
 | 5xx: the model's output could not be read | `malformed_output`        | no (**) |
 | 409, 5xx, 529 overloaded, connection     | `model_error`             | yes     |
 | any other 4xx                            | `model_error`             | no      |
 
 (*) Not when the account's quota is used up: waiting will not help.
 (**) The runner gives the model feedback and asks again, without a forced tool choice.
+(***) The model may have run it, and the provider billed it: not sent again unless
+`RetryPolicy(retry_read_timeouts=True)`.
 An error event inside a stream (the SDKs raise it with no status) is classified by its
 error object, like the same error outside a stream.
 A provider's `x-should-retry` header, when present, overrides the column on the right.
@@ -48,15 +51,24 @@ _TYPE_STATUS = {
 }
 
 
-def to_model_error(exc: BaseException, provider: str) -> ModelError | None:
+def to_model_error(exc: BaseException, provider: str, resend_after_read_timeout: bool = False
+                   ) -> ModelError | None:
     """The `ModelError` an SDK exception stands for, or None if it is not a provider failure
-    (a bug in our code or the caller's is left to propagate as it is)."""
+    (a bug in our code or the caller's is left to propagate as it is).
+    `resend_after_read_timeout`: whether a read timeout is retryable (see the table)."""
     if isinstance(exc, ModelError):
         return exc
     names = {c.__name__ for c in type(exc).__mro__}
     module = type(exc).__module__.split(".")[0]
     if isinstance(exc, TimeoutError) or "APITimeoutError" in names or (
             module.startswith("httpx") and "TimeoutException" in names):
+        if _read_timeout(exc):
+            return ModelError(
+                f"{provider} sent no answer within the read timeout, after the request was "
+                f"sent: {exc}" + ("" if resend_after_read_timeout else
+                                  " (not sent again: the model may have run it, and it may "
+                                  "be billed; raise the adapter's timeout for slow models)"),
+                "timeout", retryable=resend_after_read_timeout)
         return ModelError(f"{provider} did not answer in time: {exc}", "timeout",
                           retryable=True)
     if "APIConnectionError" in names or (module.startswith("httpx") and "TransportError" in names):
@@ -75,6 +87,19 @@ def to_model_error(exc: BaseException, provider: str) -> ModelError | None:
     if module in ("openai", "anthropic") and _mentions_credentials(str(exc)):
         return ModelError(f"{provider} has no credentials: {exc}", "auth_error")
     return None
+
+
+def _read_timeout(exc: BaseException) -> bool:
+    """Whether a timeout struck while waiting for the answer (httpx's `ReadTimeout`, also as
+    the cause of the SDK's `APITimeoutError`), rather than while connecting or sending."""
+    seen: BaseException | None = exc
+    for _ in range(4):
+        if seen is None:
+            return False
+        if type(seen).__name__ == "ReadTimeout":
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _from_status(exc: BaseException, provider: str, status: int) -> ModelError:

@@ -32,6 +32,11 @@ class RetryPolicy:
     max_retry_after: float = 60.0
     """Seconds: a provider asking us to wait longer than this fails the call at once,
     rather than holding the user's turn for minutes."""
+    retry_read_timeouts: bool = False
+    """Whether a call that timed out waiting for its answer is sent again. False
+    (default): a read timeout comes after the request was sent, so the model may have run
+    it (and billed it); it fails with `timeout` instead. A connect timeout (nothing was
+    sent) is always retried."""
 
     def delay(self, retry: int, retry_after: float | None = None) -> float:
         """The wait before retry number `retry` (0-based): the provider's Retry-After when

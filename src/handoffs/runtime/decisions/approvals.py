@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ...core.messages import ToolCall
+from ...core.messages import Reasoning, ToolCall
 from ...core.tools import Tool
 from ...log import fields
 from ...models.base import ModelResponse
@@ -48,6 +48,8 @@ def pause(t: Turn, leg: Leg, response: ModelResponse,
         "agent": name, "text": response.text, "calls": _calls(response.tool_calls),
         "waiting": [c.id for _, c, _ in waiting], "decisions": {},
     }
+    if response.reasoning:
+        frame["reasoning"] = [r.to_dict() for r in response.reasoning]
     for _, c, _ in waiting:
         t.emit("approval_requested", {"agent": name, "tool": c.name, "call_id": c.id,
                                       "arguments": c.arguments})
@@ -81,8 +83,26 @@ def suspend(t: Turn, leg: Leg, response: ModelResponse, results: list[Any],
         "escalate": None if escalate is None else [escalate.code, escalate.message,
                                                    escalate.agent],
     }
+    if response.reasoning:
+        caller["reasoning"] = [r.to_dict() for r in response.reasoning]
     t.state.pending = {**paused.frame, "caller": caller}
     return Pause(leg.agent.name)
+
+
+def stored_response(frame: dict[str, Any]) -> ModelResponse:
+    """The response a stored frame (`pause`'s, or `suspend`'s caller) keeps: its text,
+    its calls and the provider's reasoning state that came with it."""
+    return ModelResponse(frame["text"], stored_calls(frame), reasoning=stored_reasoning(frame))
+
+
+def stored_calls(frame: dict[str, Any]) -> tuple[ToolCall, ...]:
+    """The calls of a stored frame, unmarked."""
+    return tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in frame["calls"])
+
+
+def stored_reasoning(frame: dict[str, Any]) -> tuple[Reasoning, ...]:
+    """The reasoning state of a stored frame (none in frames stored before it was kept)."""
+    return tuple(Reasoning.from_dict(r) for r in frame.get("reasoning") or ())
 
 
 def _calls(calls: Any) -> list[dict[str, str]]:

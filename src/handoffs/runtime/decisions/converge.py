@@ -13,6 +13,11 @@ silent retry:
   requests no longer offer that route's tool.
 - A narrated handoff (`core.narration`): the agent is asked once more with its transfer
   tools forced (`HandoffPolicy.narrated_handoffs`).
+- An answer in words before the call a forcing `tool_choice` asks for was made in the
+  turn (a provider that does not enforce it, or an adapter that relaxed it because the
+  model thinks: Anthropic refuses a forced tool choice with extended thinking): not
+  delivered; the agent is told to make the call, once; a second answer in words is
+  delivered. (`Agent(reset_tool_choice=False)` forces every request: not checked.)
 - A refusal echoed to the user: the answer is not delivered; the agent is told why, and
   the step counts as one without progress.
 - A response the provider could not read (`malformed_output`), or a tool call written
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 import logging
 
-from ...core.messages import AssistantMessage, Note, ToolResult
+from ...core.messages import AssistantMessage, Note, Reasoning, ToolResult
 from ...core.narration import (
     CALL_TEXT,
     NARRATED_HANDOFF,
@@ -46,6 +51,8 @@ NO_PROGRESS = "no_progress"
 without progress."""
 MALFORMED_OUTPUT = "malformed_output"
 """The code of a model response the provider could not read (a local server's 500)."""
+FORCED_CALL = "forced_call_skipped"
+"""The nudge code of an answer in words where the agent's `tool_choice` forced a call."""
 
 NARRATED_NOTE = ("You said you would hand the conversation over, but nothing happened: a "
                  "handoff is made only by calling its tool. Call it now.")
@@ -55,14 +62,18 @@ LAST_WORD_NOTE = ("Your calls are not getting anywhere, so you have no tools for
                   "answer. Answer the user now, in words, with what you know.")
 CALL_TEXT_NOTE = ("Your last answer was not sent: it was a tool call written as text. "
                   "Answer the user in words.")
+FORCED_NOTE = ("Your last answer was not sent: this step must call {what}, not answer in "
+               "words. Call it now.")
 MALFORMED_NOTE = ("Your last response could not be read ({detail}). Answer in plain text, "
                   "or call one tool with a JSON object of its arguments.")
 
 
-def held_back(t: Turn, leg: Leg, text: str) -> str | None:
+def held_back(t: Turn, leg: Leg, text: str, reasoning: tuple[Reasoning, ...] = ()
+              ) -> str | None:
     """Whether an answer is kept from the user: `narrated_handoff` (asked once more with
-    the transfer tools forced; the text stays as what the agent said) or `refusal_echo`
-    (not delivered); None: deliver it."""
+    the transfer tools forced; the text, with the response's `reasoning`, stays as what
+    the agent said), `forced_call_skipped`, `refusal_echo` or `call_text` (not
+    delivered); None: deliver it."""
     plan = leg.plan
     policy = t.team.policy
     if policy.narrated_handoffs and not leg.nudged and plan.destinations:
@@ -74,10 +85,18 @@ def held_back(t: Turn, leg: Leg, text: str) -> str | None:
             leg.nudged = True
             specs = tuple(plan.routes[d.tool].spec for d in offered)
             leg.force = (specs, tool or "required")
-            append(t, leg, AssistantMessage(text, leg.agent.name))
+            append(t, leg, AssistantMessage(text, leg.agent.name, (), reasoning))
             t.emit("message", {"agent": leg.agent.name, "text": text})
             _nudge(t, leg, NARRATED_HANDOFF, NARRATED_NOTE)
             return NARRATED_HANDOFF
+    agent = leg.agent
+    choice = agent.tool_choice
+    if (choice is not None and choice != "auto" and choice != "none" and not leg.reminded
+            and agent.reset_tool_choice and not leg.last_word and agent.name not in t.forced):
+        leg.reminded = True  # forced until the call is made (views.request: the same test)
+        what = "one of your tools" if choice == "required" else f"{choice!r}"
+        _nudge(t, leg, FORCED_CALL, FORCED_NOTE.format(what=what))
+        return FORCED_CALL
     if echoes(text, t.refusals):
         _nudge(t, leg, REFUSAL_ECHO, ECHO_NOTE)
         return REFUSAL_ECHO

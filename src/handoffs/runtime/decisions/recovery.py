@@ -22,7 +22,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...core.messages import AssistantMessage, ToolCall, ToolResult, message_from_dict
+from ...core.messages import (
+    AssistantMessage,
+    Reasoning,
+    ToolCall,
+    ToolResult,
+    message_from_dict,
+)
 from ...core.session import SessionState
 from ..state import TURN_EVENTS, Turn
 
@@ -104,6 +110,7 @@ def settle(t: Turn, pending: dict[str, Any]) -> None:
         t.emit("tool_result", {"agent": agent, "tool": c["name"], "call_id": c["id"],
                                "text": text, "is_error": True})
     state.messages.append(AssistantMessage(frame["text"], agent, tuple(
-        ToolCall(c["id"], c["name"], c["arguments"], marks[i]) for i, c in enumerate(calls))))
+        ToolCall(c["id"], c["name"], c["arguments"], marks[i]) for i, c in enumerate(calls)),
+        tuple(Reasoning.from_dict(r) for r in frame.get("reasoning") or ())))
     state.messages.extend(results)
     state.active_agent = agent

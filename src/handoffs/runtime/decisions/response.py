@@ -33,9 +33,10 @@ from ...errors import HandoffsError, ModelError
 from ...models.base import Model, ModelResponse, Usage
 from ..state import Answer, Fail, Leg, Outcome, Transfer, Turn, append, failed, result
 from ..state.result import RunResult, RunStatus
-from . import converge, handoffs
+from . import converge, handoffs, truncation
 from .asks import HandoffAsk, validation_error
 from .recovery import rejected_text
+from .truncation import LENGTH
 
 _LLM = HandoffReason.LLM
 _PROGRAMMATIC = HandoffReason.PROGRAMMATIC
@@ -90,27 +91,38 @@ AGAIN = "again"
 """`answered`'s word for: the agent is asked again (feedback is in its line)."""
 
 
-def answered(t: Turn, leg: Leg, text: str, invalid: int) -> tuple[Outcome | str, int]:
+def answered(t: Turn, leg: Leg, response: ModelResponse, invalid: int
+             ) -> tuple[Outcome | str, int]:
     """A response with no calls: the agent's answer, a failure, or `AGAIN`; with the
     count of answers of this activation that were not the agent's output type.
 
-    An empty answer is feedback; an answer held back (a narrated handoff, a refusal
+    An answer the output limit cut is not delivered (`truncation`); an empty answer is
+    feedback; an answer held back (a narrated handoff, a forced call not made, a refusal
     echoed, a call written as text: `converge`) is asked again; an agent with an output
-    type must answer with it (three tries)."""
+    type must answer with it (three tries). The answer keeps the response's reasoning
+    state (`AssistantMessage.reasoning`), for its provider to get back."""
     name = leg.agent.name
     output = leg.plan.output
+    text = response.text
+    if response.stop == LENGTH:
+        cut = truncation.cut_answer(t, leg, response)
+        if isinstance(cut, Fail):
+            return cut, invalid
+        if not cut:
+            return AGAIN, invalid
     if not text.strip():
         append(t, leg, Note(EMPTY_RESPONSE_FEEDBACK, name, to_model=True))
         return converge.no_progress(t, leg) or AGAIN, invalid
+    reasoning = response.reasoning
     if output is None:
-        held = converge.held_back(t, leg, text)
+        held = converge.held_back(t, leg, text, reasoning)
         if held is not None:
             if leg.last_word:
                 return converge.stuck(leg), invalid
-            if held == NARRATED_HANDOFF:
+            if held == NARRATED_HANDOFF or held == converge.FORCED_CALL:
                 return AGAIN, invalid
             return converge.no_progress(t, leg) or AGAIN, invalid
-    append(t, leg, AssistantMessage(text, name))
+    append(t, leg, AssistantMessage(text, name, (), reasoning))
     t.emit("message", {"agent": name, "text": text})
     if output is None:
         return Answer(text, name), invalid
@@ -150,7 +162,11 @@ def sort_calls(t: Turn, leg: Leg, response: ModelResponse) -> Calls:
     n = len(calls)
     sorted_ = Calls([None] * n, [None] * n)
     asks, ordinary, results = sorted_.asks, sorted_.ordinary, sorted_.results
+    cut = truncation.cut_call(t, leg, response) if response.stop == LENGTH else None
     for i, c in enumerate(calls):
+        if cut is not None and i == cut[0]:  # half written: never run, never a handoff
+            results[i] = cut[1]
+            continue
         route = plan.routes.get(c.name)
         if route is not None:
             asks.append(HandoffAsk(i, c, route.target.name, route, _LLM))
@@ -222,7 +238,7 @@ def settled(t: Turn, leg: Leg, response: ModelResponse, calls: Calls,
     said = AssistantMessage(response.text, name, tuple(
         c if marks[i] is None else ToolCall(c.id, c.name, c.arguments, marks[i])
         for i, c in enumerate(response.tool_calls)
-    ))
+    ), response.reasoning)
     if leg.main:  # `append`, inlined: this runs for every response with calls
         messages = t.state.messages
         messages.append(said)

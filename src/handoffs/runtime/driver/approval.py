@@ -11,11 +11,10 @@ import logging
 from typing import Any
 
 from ...core.history import last_user_index
-from ...core.messages import ToolCall
 from ...errors import HandoffsError
 from ...log import fields
-from ...models.base import ModelResponse
 from ...telemetry.config import captures, observe
+from ..decisions.approvals import stored_response
 from ..decisions.recovery import continuing
 from ..state import Leg, Turn, finish, result
 from ..state.host import Host
@@ -81,8 +80,7 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         t.stored = len(t.raw)
         since = state.checkpoint()
         state.pending = None
-        response = ModelResponse(pending["text"], tuple(
-            ToolCall(c["id"], c["name"], c["arguments"]) for c in pending["calls"]))
+        response = stored_response(pending)
         from .continuation import continue_delegation, continue_response
         from .turn import answer
 

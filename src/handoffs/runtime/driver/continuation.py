@@ -15,7 +15,7 @@ from ...core.handoff import HandoffRecord
 from ...core.messages import HandoffMark, ToolCall, ToolResult, message_from_dict
 from ...models.base import ModelResponse
 from ..decisions import handoffs
-from ..decisions.approvals import suspend
+from ..decisions.approvals import stored_response, suspend
 from ..decisions.asks import HandoffAsk, validation_error
 from ..decisions.response import Calls
 from ..state import Fail, Leg, Outcome, Pause, Transfer, Turn
@@ -38,8 +38,8 @@ async def continue_delegation(t: Turn, leg: Leg, pending: dict[str, Any],
     goes on to its answer (its `response` continued), then the rest of the caller's
     response runs (its transfer, the response into the transcript), and the caller goes on."""
     caller = pending["caller"]
-    calls = tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in caller["calls"])
-    own = ModelResponse(caller["text"], calls)
+    own = stored_response(caller)
+    calls = own.tool_calls
     results: list[ToolResult | None] = [
         None if r is None else _tool_result(r) for r in caller["results"]]
     marks: list[HandoffMark | None] = list(caller["marks"])

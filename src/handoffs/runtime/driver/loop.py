@@ -141,13 +141,13 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         decide.count(t, name, response.usage)
         if leg.last_word and response.tool_calls:  # no tools were offered: still calls
             return converge.stuck(leg)
-        text = response.text
         if not response.tool_calls:
-            outcome, invalid = decide.answered(t, leg, text, invalid)
+            outcome, invalid = decide.answered(t, leg, response, invalid)
             if outcome is decide.AGAIN:
                 continue
             assert not isinstance(outcome, str)
             return outcome
+        text = response.text
         if text:
             t.emit("message", {"agent": name, "text": text})
         next_ = await respond(t, leg, response)

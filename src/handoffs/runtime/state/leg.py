@@ -70,8 +70,8 @@ class Leg:
 
     __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "failures", "force", "hidden",
                  "last_refusal", "last_word", "line", "main", "nudged", "pausable", "payload",
-                 "plan",
-                 "record", "rendered", "route", "sub", "summary", "system")
+                 "plan", "record", "reminded", "rendered", "route", "sub", "summary", "system",
+                 "truncated")
 
     def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
                  base: Window | None = None, line: str | None = None) -> None:
@@ -112,6 +112,11 @@ class Leg:
         self.last_word = False
         """Whether it was given its last word (a request without tools) after steps
         without progress."""
+        self.reminded = False
+        """Whether it was already told once that its answer skipped the call its forcing
+        `tool_choice` asks for (a provider that does not enforce it, or relaxed it)."""
+        self.truncated = 0
+        """Its answers cut short by the output limit in this activation."""
 
     def switch(self, plan: AgentPlan) -> None:
         self.plan = plan
@@ -122,7 +127,8 @@ class Leg:
         self.last_refusal = None
         self.hidden = frozenset()
         self.force = None
-        self.nudged = self.last_word = False
+        self.nudged = self.last_word = self.reminded = False
+        self.truncated = 0
 
     @property
     def handoff(self) -> HandoffContext | None:

@@ -126,6 +126,27 @@ export class Chat {
         if (!this.delegations.has(a)) this.onAnnounce(`${this.team.label(a)}: ${e.text}`);
         break;
       }
+      case "answer_truncated": {
+        // The output limit cut the answer: its bubble says so (a cut call's result does).
+        if (e.tool) break;
+        const s = this.streaming.get(a);
+        const tag = el("span", { class: "tag cut", title: "cut off by the output limit"
+          + (e.limit ? ` (${e.limit} tokens)` : "") }, e.delivered ? "cut off" : "cut off, not sent");
+        if (s) {
+          const msg = s.box.closest(".msg");
+          msg?.querySelector(".who")?.append(tag);
+          if (!e.delivered) { // asked again: the next answer gets a bubble of its own
+            cancelAnimationFrame(s.frame);
+            s.box.replaceChildren(render(s.text));
+            msg?.classList.remove("streaming");
+            this.streaming.delete(a);
+          }
+        } else {
+          this.add(el("li", { class: "step cut", "data-seq": e.seq }, glyph("✂"),
+            `${this.team.label(a)}'s answer was cut off by the output limit`, tag), a, e.turn);
+        }
+        break;
+      }
       case "tool_called":
         this.add(el("li", { class: "step tool", "data-seq": e.seq },
           glyph("🔧"), el("span", {}, `${this.team.label(a)} calls `),
