@@ -148,7 +148,7 @@ def search(query: str, limit: int = 5) -> str:
     return "found"
 
 
-async def test_function_tools_are_strict_only_when_their_schema_allows_it(
+async def test_function_tools_are_strict_with_optional_parameters_as_nullable(
         openai_server: FakeServer) -> None:
     openai_server.add(completion("hi"))
     team = Team([Agent("host", tools=[reserve, search], handoffs=["kitchen"]),
@@ -159,7 +159,9 @@ async def test_function_tools_are_strict_only_when_their_schema_allows_it(
     fns = {t["function"]["name"]: t["function"] for t in openai_server.bodies[0]["tools"]}
     assert fns["reserve"]["strict"] is True
     assert fns["reserve"]["parameters"]["additionalProperties"] is False
-    assert "strict" not in fns["search"]  # `limit` is optional: not strict-compatible
+    # `limit` is optional: required but nullable in the strict form (null: its default)
+    assert fns["search"]["strict"] is True
+    assert fns["search"]["parameters"]["properties"]["limit"]["anyOf"][1] == {"type": "null"}
     assert fns["search"]["parameters"]["additionalProperties"] is False
-    assert "strict" not in fns["transfer_to_kitchen"]  # `reason` is optional
+    assert fns["transfer_to_kitchen"]["strict"] is True  # `reason` is optional too
     assert openai_server.rejections == []

@@ -68,10 +68,11 @@ class Agent:
     """`MCPServer.stdio(...)` / `MCPServer.http(...)`: servers whose tools this agent may
     call, listed when the agent first needs them (connections shared by the runner)."""
     parallel_tool_calls: bool | None = None
-    """None (default): when the agent is offered a one-way handoff, its provider is told
-    to make one tool call per response (only one transfer per response can be made, and
-    refused extra ones mislead later turns); otherwise the provider's default. True: the
-    agent's tools need parallel calls, so they are never turned off. False: always off."""
+    """None (default): when the agent's only tools are one-way handoffs, its provider is
+    told to make one tool call per response (only one transfer per response can be made);
+    otherwise, tools of its own included, the provider's default (parallel calls save
+    round trips, and a second transfer in one response is refused: `multiple_handoffs`).
+    True: never turned off. False: always off."""
     handoff_instructions: bool | str | None = None
     """What this agent's system text says about handing off, when it has routes: None
     (default) follows `Team(handoff_instructions=...)` (on by default); True the default

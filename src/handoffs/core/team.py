@@ -208,8 +208,11 @@ class Team:
         own = agent.handoff_instructions
         kinds = {r.handoff.returns for r in routes.values()}
         parallel = agent.parallel_tool_calls
-        if parallel is None and False in kinds:
-            parallel = False  # one transfer per response: don't invite a second
+        if parallel is None and False in kinds and not tools and not agent.mcp:
+            # Only routes: one transfer per response, so a second call is never useful.
+            # With tools of its own, parallel calls save round trips, and the policy
+            # refuses a second transfer in one response (`multiple_handoffs`).
+            parallel = False
         return AgentPlan(agent, tools, routes, by_target, specs, static, output, approvals,
                          routing_text(kinds, instructions if own is None else own),
                          None if parallel is None else bool(parallel),
