@@ -15,8 +15,8 @@ def test_an_unknown_provider_is_a_one_line_error() -> None:
     done = run("demo", "--model", "nope:x")
     assert done.returncode == 2
     assert done.stderr.strip() == (
-        "handoffs: Unknown model provider 'nope' in 'nope:x'; known: anthropic, bedrock, "
-        "gemini, litellm, ollama, openai, openai-responses.")
+        "handoffs: Unknown model provider 'nope' in 'nope:x'; known: anthropic, azure, "
+        "bedrock, gemini, litellm, ollama, openai, openai-responses.")
     assert "Traceback" not in done.stderr
 
 

@@ -31,8 +31,8 @@ def test_model_strings_resolve_to_adapters(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_unknown_provider_and_bad_strings_say_what_is_known() -> None:
-    with pytest.raises(HandoffsError, match="known: anthropic, bedrock, gemini, litellm, "
-                                            "ollama, openai, openai-responses"):
+    with pytest.raises(HandoffsError, match="known: anthropic, azure, bedrock, gemini, "
+                                            "litellm, ollama, openai, openai-responses"):
         get_model("gemenai:pro")
     with pytest.raises(HandoffsError, match="provider:name"):
         get_model("gpt-4")

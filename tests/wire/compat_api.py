@@ -107,7 +107,8 @@ def hosted(monkeypatch: pytest.MonkeyPatch, host: str, url: str) -> str:
     real = socket.getaddrinfo
 
     def resolve(name: Any, *args: Any, **kwargs: Any) -> Any:
-        return real("127.0.0.1" if name == host else name, *args, **kwargs)
+        named = name.decode() if isinstance(name, bytes) else name
+        return real("127.0.0.1" if named == host else name, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)
     return f"http://{host}:{port}"

@@ -19,6 +19,7 @@ from typing import Any
 from ..core.messages import Message, ToolCall
 from ..core.names import tool_name
 from ..core.narration import looks_like_call
+from ..core.tools import ToolSpec
 from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
 from .chat_reasoning import (
@@ -35,7 +36,7 @@ from .endpoints import LOCAL_MAX_TOKENS, is_local, is_reasoning_model
 from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay
 from .retry import RetryPolicy
 from .sdk import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, SDKModel, import_sdk
-from .strict import strict_compatible
+from .strict import restore_defaults, strict_schema
 from .text_calls import may_be_call, read_calls
 from .tool_choice import resolve_tool_choice
 
@@ -133,12 +134,7 @@ class OpenAIModel(SDKModel):
         body: dict[str, Any] = {"model": self.model, "messages": chat_messages(
             request.system, request.messages, self.model)}
         if request.tools:
-            body["tools"] = [
-                {"type": "function", "function": {
-                    "name": t.name, "description": t.description[:MAX_DESCRIPTION_LENGTH],
-                    "parameters": t.parameters}
-                    | ({"strict": True} if strict_compatible(t.parameters) else {})}
-                for t in request.tools]
+            body["tools"] = [_tool(t) for t in request.tools]
         choice = resolve_tool_choice(request.tool_choice, request.tools)
         if choice is not None:
             kind, name = choice
@@ -163,12 +159,14 @@ class OpenAIModel(SDKModel):
     async def complete(self, request: ModelRequest) -> ModelResponse:
         response = await super().complete(request)
         if self.text_tool_calls:
-            return read_calls(response, request.tools)
-        return response
+            response = read_calls(response, request.tools)
+        return with_defaults(response, request.tools)
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
         pieces = super().stream(request)
-        return held_back(pieces, request) if self.text_tool_calls else pieces
+        async for piece in (held_back(pieces, request) if self.text_tool_calls else pieces):
+            yield (with_defaults(piece, request.tools) if isinstance(piece, ModelResponse)
+                   else piece)
 
     async def _create(self, body: dict[str, Any]) -> Any:
         return await self._client().chat.completions.create(**body)
@@ -278,6 +276,31 @@ async def held_back(pieces: AsyncIterator[TextDelta | ModelResponse], request: M
             for h in held:  # not a call after all: the text is shown
                 yield h
         yield response
+
+
+def _tool(t: ToolSpec) -> dict[str, Any]:
+    """A tool as Chat Completions takes it: strict whenever strict mode can say its schema
+    (a defaulted parameter as a nullable one: `strict.strict_schema`)."""
+    strict = strict_schema(t.parameters)
+    fn: dict[str, Any] = {"name": t.name, "description": t.description[:MAX_DESCRIPTION_LENGTH],
+                          "parameters": t.parameters if strict is None else strict}
+    if strict is not None:
+        fn["strict"] = True
+    return {"type": "function", "function": fn}
+
+
+def with_defaults(response: ModelResponse, tools: Sequence[ToolSpec]) -> ModelResponse:
+    """The response with the `null`s a strict form made the model send for parameters it
+    left alone taken out of its calls' arguments, so the tools' defaults apply."""
+    if not response.tool_calls:
+        return response
+    reshaped = {t.name: t.parameters for t in tools
+                if strict_schema(t.parameters) not in (None, t.parameters)}
+    if reshaped:
+        response.tool_calls = tuple(
+            ToolCall(c.id, c.name, restore_defaults(c.arguments, reshaped[c.name]), c.handoff)
+            if c.name in reshaped else c for c in response.tool_calls)
+    return response
 
 
 def chat_messages(system: str, messages: Sequence[Message], model: str | None = None

@@ -10,7 +10,7 @@ from .base import Model
 
 _PROVIDERS: dict[str, Callable[..., Model]] = {}
 BUILTIN = ("openai", "openai-responses", "anthropic", "gemini", "bedrock", "litellm",
-           "ollama")
+           "ollama", "azure")
 """The providers `get_model` knows without `register_provider`."""
 
 
@@ -27,9 +27,11 @@ def get_model(spec: str, **options: Any) -> Model:
     `anthropic:<model>`, `gemini:<model>` (google-genai: the Gemini API or Vertex AI),
     `bedrock:<model-id>` (Amazon Bedrock's Converse API), `litellm:<provider/model>`
     (any model LiteLLM reaches), `ollama:<model>` (OpenAI protocol at localhost:11434),
-    and any registered with `register_provider`. `options` go to the adapter's constructor (for
-    example `timeout`, `max_retries`, `base_url`, `settings`); they may also follow the
-    name as a query, so a plain string can carry them (`HANDOFFS_MODEL`, the CLI):
+    `azure:<deployment>` (Azure OpenAI: AZURE_OPENAI_ENDPOINT and a key or an Entra ID
+    token provider), and any registered with `register_provider`. `options` go to the
+    adapter's constructor (for example `timeout`, `max_retries`, `base_url`,
+    `settings`); they may also follow the name as a query, so a plain string can carry
+    them (`HANDOFFS_MODEL`, the CLI):
     `ollama:qwen2.5:0.5b?text_tool_calls=true&local_max_tokens=512` (`true`/`false`,
     numbers and `none` are read as such).
     """
@@ -114,6 +116,10 @@ def _builtin(provider: str) -> tuple[Callable[..., Model], type] | None:
         from . import litellm as litellm_adapter
 
         return litellm_adapter.litellm_model, litellm_adapter.LiteLLMModel
+    if provider == "azure":
+        from . import azure
+
+        return azure.azure_model, azure.AzureOpenAIModel
     return None
 
 
@@ -130,8 +136,14 @@ def _check_options(spec: str, adapter: type, options: dict[str, Any]) -> None:
     (`?text_tool_calls=maybe`), naming what it takes instead."""
     import inspect
 
-    params = {n: p for n, p in inspect.signature(adapter).parameters.items()
-              if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    params: dict[str, inspect.Parameter] = {}
+    for cls in adapter.__mro__:  # an adapter passing **options on takes its base's too
+        signature = inspect.signature(cls)
+        params.update((n, p) for n, p in signature.parameters.items()
+                      if p.kind is inspect.Parameter.KEYWORD_ONLY and n not in params)
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD
+                   for p in signature.parameters.values()):
+            break
     for key, value in options.items():
         param = params.get(key)
         if param is None:
