@@ -201,3 +201,29 @@ async def test_another_models_thinking_is_dropped_and_its_calls_sent_as_text(
     assert "signature" not in sent and "Check the status." not in sent
     assert '[called order_status with {\\"order_id\\": \\"A-1\\"}]' in sent
     assert "[result of order_status] A-1 shipped" in sent
+
+
+async def test_a_response_that_waited_for_approval_goes_back_with_its_thinking(
+        anthropic_server: FakeServer) -> None:
+    from handoffs import tool
+
+    @tool(needs_approval=True)
+    def issue_refund(order_id: str) -> str:
+        """Refund an order (a person approves it first)."""
+        return f"{order_id} refunded"
+
+    anthropic_server.add(
+        message(thoughts=[thinking("Refund it.")],
+                uses=[tool_use("toolu_r", "issue_refund", {"order_id": "A-1"})]),
+        message("Refunded.", thoughts=[thinking("Confirm.")]),
+    )
+    runner = Runner(Team([Agent("desk", tools=[issue_refund])]),
+                    model=thinking_model(anthropic_server))
+
+    paused = await runner.run("s1", "refund A-1")
+    done = await runner.approve("s1", "toolu_r")
+
+    assert paused.status is RunStatus.WAITING_FOR_APPROVAL
+    assert anthropic_server.rejections == []
+    assert done.output == "Refunded."
+    assert assistant_turns(anthropic_server.bodies[-1])[-1][0] == thinking("Refund it.")
