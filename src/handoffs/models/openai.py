@@ -295,7 +295,8 @@ def with_defaults(response: ModelResponse, tools: Sequence[ToolSpec]) -> ModelRe
     if not response.tool_calls:
         return response
     reshaped = {t.name: t.parameters for t in tools
-                if strict_schema(t.parameters) not in (None, t.parameters)}
+                if (strict := strict_schema(t.parameters)) is not None
+                and strict is not t.parameters}
     if reshaped:
         response.tool_calls = tuple(
             ToolCall(c.id, c.name, restore_defaults(c.arguments, reshaped[c.name]), c.handoff)

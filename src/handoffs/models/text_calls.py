@@ -43,7 +43,8 @@ def read_calls(response: ModelResponse, tools: Sequence[ToolSpec]) -> ModelRespo
     if found is None:
         return response
     calls, rest = found
-    return ModelResponse(rest, calls, response.usage, response.model)
+    return ModelResponse(rest, calls, response.usage, response.model, response.reasoning,
+                         response.stop)
 
 
 def parse(text: str, names: set[str]) -> tuple[tuple[ToolCall, ...], str] | None:
