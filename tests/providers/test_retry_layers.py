@@ -68,10 +68,10 @@ async def test_with_library_retries_off_the_given_client_retries_itself(
 
 
 async def test_a_read_timeout_is_not_sent_again(openai_server: FakeServer) -> None:
-    openai_server.add(Reply(body=completion("too late").body, delay=1.5),
+    openai_server.add(Reply(body=completion("too late").body, delay=10.0),
                       completion("a second, billed answer"))
     model = OpenAIModel("gpt-test", base_url=openai_server.url + "/v1", api_key="k",
-                        timeout=0.4, retry=FAST)
+                        timeout=1.0, retry=FAST)
 
     result = await Runner(SOLO, model=model).run("s1", "think hard")
 
@@ -82,10 +82,10 @@ async def test_a_read_timeout_is_not_sent_again(openai_server: FakeServer) -> No
 
 async def test_a_streamed_call_that_times_out_before_its_first_byte_is_not_sent_again(
         anthropic_server: FakeServer) -> None:
-    anthropic_server.add(Reply(events=anthropic_api.stream(["late"]).events, delay=1.5),
+    anthropic_server.add(Reply(events=anthropic_api.stream(["late"]).events, delay=10.0),
                          anthropic_api.stream(["again"]))
     model = AnthropicModel("claude-test", base_url=anthropic_server.url, api_key="k",
-                           timeout=0.4, retry=FAST)
+                           timeout=1.0, retry=FAST)
 
     events = [e async for e in Runner(SOLO, model=model).stream("s1", "think hard")]
 
@@ -95,10 +95,10 @@ async def test_a_streamed_call_that_times_out_before_its_first_byte_is_not_sent_
 
 async def test_read_timeouts_are_retried_when_the_user_opts_in(
         openai_server: FakeServer) -> None:
-    openai_server.add(Reply(events=stream(["late"]).events, delay=1.5), stream(["in time"]))
+    openai_server.add(Reply(events=stream(["late"]).events, delay=10.0), stream(["in time"]))
     policy = RetryPolicy(max_retries=3, base_delay=0.01, retry_read_timeouts=True)
     model = OpenAIModel("gpt-test", base_url=openai_server.url + "/v1", api_key="k",
-                        timeout=0.4, retry=policy)
+                        timeout=1.0, retry=policy)
 
     events = [e async for e in Runner(SOLO, model=model).stream("s1", "hi")]
 
