@@ -227,3 +227,27 @@ async def test_a_response_that_waited_for_approval_goes_back_with_its_thinking(
     assert anthropic_server.rejections == []
     assert done.output == "Refunded."
     assert assistant_turns(anthropic_server.bodies[-1])[-1][0] == thinking("Refund it.")
+
+
+async def test_interleaved_thinking_goes_back_in_its_place(
+        anthropic_server: FakeServer) -> None:
+    # Thinking between a text and a tool use (interleaved thinking): the API refuses the
+    # sequence rearranged, so each block goes back where it came.
+    from wire.server import Reply
+
+    cut = message(thoughts=[thinking("A billing matter.")],
+                  uses=[tool_use("toolu_h", "transfer_to_billing", {"reason": "charge"})])
+    interleaved = message(uses=[tool_use("toolu_1", "lookup_order", {"order_id": "A-1"})])
+    body = dict(interleaved.body)
+    body["content"] = [thinking("Plan first."), {"type": "text", "text": "Let me check."},
+                       thinking("Which order? A-1."), *body["content"]]
+    anthropic_server.add(cut, Reply(body=body), message("Refunding.",
+                                                        thoughts=[thinking("Done.")]))
+    runner = Runner(support_team(), model=thinking_model(anthropic_server))
+
+    result = await runner.run("s1", "charged twice for A-1")
+
+    assert anthropic_server.rejections == [] and result.output == "Refunding."
+    sent = assistant_turns(anthropic_server.bodies[-1])[-1]
+    assert [b["type"] for b in sent] == ["thinking", "text", "thinking", "tool_use"]
+    assert sent[0] == thinking("Plan first.") and sent[2] == thinking("Which order? A-1.")

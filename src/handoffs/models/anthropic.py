@@ -13,17 +13,17 @@ import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from ..core.messages import Message, Reasoning, ToolCall
+from ..core.messages import Message, ToolCall
 from ..core.names import tool_name
 from ..core.output import FINAL_OUTPUT_TOOL
 from ..errors import ModelError
 from .anthropic_thinking import KINDS as THINKING_KINDS
 from .anthropic_thinking import (
+    Placed,
     ask,
     blocks_for,
-    kept,
+    merged,
     relaxed,
-    thinking_first,
     thinking_on,
     unsigned_calls_as_text,
 )
@@ -91,7 +91,7 @@ class AnthropicModel(SDKModel):
         """The Messages API request body for `request` (without `stream`).
 
         With extended thinking on (`settings={"thinking": {...}}`), the model's own
-        thinking blocks go back first in their assistant turns, and a forced tool choice
+        thinking blocks go back in their place in their assistant turns, and a forced tool choice
         is asked for in words instead (`anthropic_thinking`)."""
         settings = ({**self.settings, **request.settings} if request.settings
                     else self.settings)
@@ -151,20 +151,18 @@ class AnthropicModel(SDKModel):
     def _response(self, raw: Any) -> ModelResponse:
         texts: list[str] = []
         calls: list[ToolCall] = []
-        reasoning: list[Reasoning] = []
+        thought = Placed(self.model)  # thinking: kept opaque, for this model to get back
         for block in getattr(raw, "content", None) or ():
             kind = getattr(block, "type", None)
             if kind == "text":
                 texts.append(block.text)
             elif kind == "tool_use":
                 calls.append(ToolCall(block.id, block.name, json.dumps(block.input or {})))
-            elif kind in THINKING_KINDS:  # kept opaque, for this model to get back
-                part = kept(kind, block, self.model)
-                if part is not None:
-                    reasoning.append(part)
-            # server-tool blocks are not part of the neutral transcript
+            elif kind not in THINKING_KINDS:
+                continue  # server-tool blocks are not part of the neutral transcript
+            thought.block(kind, block)
         return ModelResponse("".join(texts), tuple(calls), _usage(getattr(raw, "usage", None)),
-                             getattr(raw, "model", None) or self.model, tuple(reasoning),
+                             getattr(raw, "model", None) or self.model, thought.done(),
                              stop_of(getattr(raw, "stop_reason", None)))
 
     async def _stream_once(self, body: dict[str, Any]
@@ -227,19 +225,20 @@ class AnthropicModel(SDKModel):
                 await close()
         texts: list[str] = []
         calls: list[ToolCall] = []
-        reasoning: list[Reasoning] = []
+        thought = Placed(self.model)
         for _, entry in sorted(blocks.items()):
-            if entry[0] == "text":
+            kind = entry[0]
+            if kind == "text":
                 texts.extend(entry[1])
-            elif entry[0] == "tool_use":
+                thought.block(kind, None)
+            elif kind == "tool_use":
                 calls.append(ToolCall(entry[1], entry[2], "".join(entry[3]) or "{}"))
+                thought.block(kind, {"id": entry[1]})
             else:
-                block = ({"thinking": "".join(entry[1]), "signature": "".join(entry[2])}
-                         if entry[0] == "thinking" else {"data": entry[1]})
-                part = kept(entry[0], block, self.model)
-                if part is not None:
-                    reasoning.append(part)
-        yield ModelResponse("".join(texts), tuple(calls), usage, model, tuple(reasoning), stop)
+                thought.block(kind, {"thinking": "".join(entry[1]),
+                                     "signature": "".join(entry[2])}
+                              if kind == "thinking" else {"data": entry[1]})
+        yield ModelResponse("".join(texts), tuple(calls), usage, model, thought.done(), stop)
 
 
 def anthropic_messages(messages: Sequence[Message], thinking: str | None = None
@@ -253,7 +252,7 @@ def anthropic_messages(messages: Sequence[Message], thinking: str | None = None
     ending with another agent's text would otherwise be read as a prefill to continue).
 
     `thinking`: the model of a request with extended thinking on: its own thinking
-    blocks go back first in their turns, and a final turn that calls tools without them
+    blocks go back in their place, and a final turn that calls tools without them
     is sent as text (`anthropic_thinking`). None: thinking is off and none are sent.
     """
     turns: list[dict[str, Any]] = []
@@ -261,7 +260,10 @@ def anthropic_messages(messages: Sequence[Message], thinking: str | None = None
 
     def add(role: str, blocks: list[dict[str, Any]]) -> None:
         if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
+            if role == "assistant" and thinking is not None:
+                turns[-1]["content"] = merged(turns[-1]["content"], blocks)
+            else:
+                turns[-1]["content"].extend(blocks)
         else:
             turns.append({"role": role, "content": blocks})
 
@@ -274,9 +276,11 @@ def anthropic_messages(messages: Sequence[Message], thinking: str | None = None
         if item.text.strip():
             blocks.append({"type": "text", "text": item.text})
         rendered = [ids(c.id) for c in item.calls]
-        blocks.extend({"type": "tool_use", "id": rid, "name": tool_name(c.name),
-                       "input": arguments_object(c.arguments)}
-                      for rid, c in zip(rendered, item.calls, strict=True))
+        for rid, c in zip(rendered, item.calls, strict=True):
+            if thinking is not None and item.reasoning:  # interleaved: back in its place
+                blocks.extend(blocks_for(item.reasoning, thinking, c.id))
+            blocks.append({"type": "tool_use", "id": rid, "name": tool_name(c.name),
+                           "input": arguments_object(c.arguments)})
         if not blocks:
             continue
         add("assistant", blocks)
@@ -294,7 +298,6 @@ def anthropic_messages(messages: Sequence[Message], thinking: str | None = None
     if turns[-1]["role"] != "user":
         turns.append({"role": "user", "content": [{"type": "text", "text": CONTINUE}]})
     if thinking is not None:
-        thinking_first(turns)
         unsigned_calls_as_text(turns)
     return turns
 

@@ -12,7 +12,8 @@ the Messages API answers with `thinking` blocks (the model's reasoning, signed) 
 - Thinking blocks are read back only by the model that wrote them.
 
 So the blocks are kept on the transcript's assistant message (`Reasoning`, origin
-`anthropic`, with the model's name), sent back first in their assistant turn only to the
+`anthropic`, with the model's name), sent back in their place (first in their assistant
+turn, or right before the tool use they preceded: interleaved thinking) only to the
 same model and only while thinking is on, and dropped for anything else. A final
 assistant turn that calls tools without thinking of this model's (another provider's or
 model's calls, seen through a `full` history) is sent as text, which the API accepts. A
@@ -42,8 +43,10 @@ def thinking_on(settings: Mapping[str, Any]) -> bool:
     return isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive")
 
 
-def kept(kind: str, block: Any, model: str) -> Reasoning | None:
-    """A thinking block of a response (an SDK object or a dict) as the transcript keeps it."""
+def kept(kind: str, block: Any, model: str, call_id: str | None = None) -> Reasoning | None:
+    """A thinking block of a response (an SDK object or a dict) as the transcript keeps it;
+    `call_id`: the tool use it came right before, when it came after other blocks
+    (interleaved thinking), so it goes back in its place."""
     def field(name: str) -> Any:
         return block.get(name) if isinstance(block, Mapping) else getattr(block, name, None)
 
@@ -54,25 +57,70 @@ def kept(kind: str, block: Any, model: str) -> Reasoning | None:
         data = {"type": "redacted_thinking", "data": field("data") or ""}
     else:
         return None
-    return Reasoning(ORIGIN, kind, data, model)
+    return Reasoning(ORIGIN, kind, data, model, call_id)
 
 
-def blocks_for(reasoning: Iterable[Reasoning], model: str) -> list[dict[str, Any]]:
-    """The thinking blocks of a message that `model` may be sent back, as they came."""
+class Placed:
+    """A response's thinking blocks in the order they came, each placed: first in the
+    turn, or right before the tool use that followed it (interleaved thinking: the API
+    refuses a sequence rearranged)."""
+
+    __slots__ = ("after_other", "model", "parts", "waiting")
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.parts: list[Reasoning] = []
+        self.waiting: list[tuple[str, Any]] = []
+        self.after_other = False
+
+    def block(self, kind: str, block: Any) -> None:
+        """A block of the response, in order (`kind`: its type)."""
+        if kind in KINDS:
+            if self.after_other:
+                self.waiting.append((kind, block))
+            else:
+                self._keep(kind, block, None)
+        elif kind == "tool_use":
+            for waiting in self.waiting:
+                self._keep(*waiting, _field(block, "id"))
+            self.waiting.clear()
+            self.after_other = True
+        else:
+            self.after_other = True
+
+    def done(self) -> tuple[Reasoning, ...]:
+        for waiting in self.waiting:  # thinking after everything: sent first
+            self._keep(*waiting, None)
+        self.waiting.clear()
+        return tuple(self.parts)
+
+    def _keep(self, kind: str, block: Any, call_id: str | None) -> None:
+        part = kept(kind, block, self.model, call_id)
+        if part is not None:
+            self.parts.append(part)
+
+
+def _field(block: Any, name: str) -> Any:
+    return block.get(name) if isinstance(block, Mapping) else getattr(block, name, None)
+
+
+def blocks_for(reasoning: Iterable[Reasoning], model: str, call_id: str | None = None
+               ) -> list[dict[str, Any]]:
+    """The thinking blocks of a message that `model` may be sent back, as they came: those
+    that go first (`call_id` None), or those that go right before that tool use."""
     return [dict(r.data) for r in reasoning
-            if r.origin == ORIGIN and r.kind in KINDS and r.model in (model, None)]
+            if r.origin == ORIGIN and r.kind in KINDS and r.model in (model, None)
+            and r.call_id == call_id]
 
 
-def thinking_first(turns: list[dict[str, Any]]) -> None:
-    """Each assistant turn's thinking blocks first (turns merged from consecutive
-    responses would otherwise hold one after another's text)."""
-    for turn in turns:
-        if turn["role"] != "assistant":
-            continue
-        blocks = turn["content"]
-        if any(b["type"] in KINDS for b in blocks[1:]):
-            turn["content"] = ([b for b in blocks if b["type"] in KINDS]
-                               + [b for b in blocks if b["type"] not in KINDS])
+def merged(earlier: list[dict[str, Any]], later: list[dict[str, Any]]
+           ) -> list[dict[str, Any]]:
+    """Two consecutive assistant responses' blocks as one turn: the later one's leading
+    thinking goes first (a turn that calls tools must start with thinking)."""
+    lead = 0
+    while lead < len(later) and later[lead]["type"] in KINDS:
+        lead += 1
+    return [*later[:lead], *earlier, *later[lead:]]
 
 
 def unsigned_calls_as_text(turns: list[dict[str, Any]]) -> None:
