@@ -26,10 +26,11 @@ call, and validated as always.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.messages import Reasoning
+from .replay import own_reasoning
 
 ORIGIN = "anthropic"
 """`Reasoning.origin` of Anthropic's thinking blocks."""
@@ -104,13 +105,12 @@ def _field(block: Any, name: str) -> Any:
     return block.get(name) if isinstance(block, Mapping) else getattr(block, name, None)
 
 
-def blocks_for(reasoning: Iterable[Reasoning], model: str, call_id: str | None = None
+def blocks_for(reasoning: Sequence[Reasoning], model: str, call_id: str | None = None
                ) -> list[dict[str, Any]]:
     """The thinking blocks of a message that `model` may be sent back, as they came: those
     that go first (`call_id` None), or those that go right before that tool use."""
-    return [dict(r.data) for r in reasoning
-            if r.origin == ORIGIN and r.kind in KINDS and r.model in (model, None)
-            and r.call_id == call_id]
+    return [dict(r.data) for r in own_reasoning(reasoning, ORIGIN, model)
+            if r.kind in KINDS and r.call_id == call_id]
 
 
 def merged(earlier: list[dict[str, Any]], later: list[dict[str, Any]]

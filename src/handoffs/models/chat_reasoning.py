@@ -18,10 +18,11 @@ the same model; every other model, and every other provider, never sees them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.messages import Reasoning
+from .replay import own_reasoning
 
 ORIGIN = "openai-chat"
 """`Reasoning.origin` of what Chat Completions servers return."""
@@ -92,9 +93,9 @@ class ThoughtParts:
                           model)]
 
 
-def mine(reasoning: Iterable[Reasoning], model: str) -> tuple[Reasoning, ...]:
+def mine(reasoning: Sequence[Reasoning], model: str) -> tuple[Reasoning, ...]:
     """The parts a request to `model` may carry: this family's, made by that model."""
-    return tuple(r for r in reasoning if r.origin == ORIGIN and r.model in (model, None))
+    return own_reasoning(reasoning, ORIGIN, model)
 
 
 def said_back(message: dict[str, Any], own: Iterable[Reasoning]) -> None:
