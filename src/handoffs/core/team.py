@@ -73,7 +73,7 @@ class Team:
     """
 
     __slots__ = ("_plans", "agents", "entry", "fallback", "handoff_instructions", "policy",
-                 "summarizer", "supervisor")
+                 "suggested_prompts", "summarizer", "supervisor")
 
     def __init__(
         self,
@@ -84,11 +84,14 @@ class Team:
         policy: HandoffPolicy | None = None,
         summarizer: Any = None,
         handoff_instructions: bool | str = True,
+        suggested_prompts: Iterable[str] = (),
     ) -> None:
         """`handoff_instructions`: True adds `DEFAULT_HANDOFF_INSTRUCTIONS` (a few lines on
         how a transfer is made: a tool call, never announced in words) to the system text
         of every agent that has routes; a string adds that text instead; False adds
-        nothing. An agent's own `Agent(handoff_instructions=...)` wins over the team's."""
+        nothing. An agent's own `Agent(handoff_instructions=...)` wins over the team's.
+        `suggested_prompts`: first messages a user may start with (the web page offers
+        them in an empty conversation; `GET /v1/team` lists them)."""
         self.agents: tuple[Agent, ...] = tuple(agents)
         if not self.agents:
             raise TeamError("A team needs at least one agent.")
@@ -115,6 +118,8 @@ class Team:
                             f"not {handoff_instructions!r}.")
         self.handoff_instructions: bool | str = handoff_instructions
         """What agents with routes are told about handing off (see the constructor)."""
+        self.suggested_prompts: tuple[str, ...] = _prompts(suggested_prompts)
+        """First messages a user may start with, in order (empty: none suggested)."""
         self._plans: dict[str, AgentPlan] = {
             a.name: self._plan(a, by_name, handoff_instructions) for a in self.agents
         }
@@ -309,6 +314,19 @@ def _check_tool_choice(agent: Agent, tools: Mapping[str, Tool], routes: Mapping[
     raise TeamError(
         f"Agent {agent.name!r} has tool_choice={choice!r}, which names no tool or handoff "
         f"of that agent{hint}; tool_choice must be one of: {', '.join(names)}.")
+
+
+def _prompts(given: Iterable[str]) -> tuple[str, ...]:
+    """`Team(suggested_prompts=...)` checked: texts a user could send as they are."""
+    if isinstance(given, str):
+        raise TeamError("Team(suggested_prompts=...) takes a list of texts, not one text: "
+                        f"write [{given!r}].")
+    prompts = tuple(given)
+    for p in prompts:
+        if not isinstance(p, str) or not p.strip():
+            raise TeamError("Each of Team(suggested_prompts=...) is a message a user could "
+                            f"send, a non-empty text; got {p!r}.")
+    return prompts
 
 
 def _mid(name: str) -> str:

@@ -161,7 +161,15 @@ def build_team() -> Team:
         user_selectable=False,
     )
     return Team([triage, billing, policy, refunds, technical, operator], entry="triage",
-                fallback="triage")
+                fallback="triage", suggested_prompts=SUGGESTED_PROMPTS)
+
+
+SUGGESTED_PROMPTS = (
+    "I was charged twice for order A-1001.",
+    "The dock from A-1002 keeps disconnecting my monitor.",
+    "Can a person look at my account?",
+)
+"""What the web page offers a customer to start with (`Team(suggested_prompts=...)`)."""
 
 
 CONVERSATION: list[str] = [

@@ -1,9 +1,10 @@
-"""The runner's methods that go back in a session: `fork`, `rewind`, `undo_rewind`
-(`runtime.timetravel` does the work; `Runner.replay` stands beside them)."""
+"""The runner's methods that go back in a session: `fork`, `fork_with_answer`, `rewind`,
+`undo_rewind` (`runtime.timetravel` and `runtime.answer_fork` do the work;
+`Runner.replay` stands beside them)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from ..core.session import SessionState
@@ -31,6 +32,20 @@ class GoingBack:
         from .timetravel import fork
 
         return await fork(self.store, session_id, turn, new_id)
+
+    async def fork_with_answer(self, session_id: str, turn: int, call: int, answer: str,
+                               new_id: str | None = None) -> SessionState:
+        """A new session holding the conversation as it stood at model call `call` of
+        `turn` (recorded by `Runner(inspect=True)`), continued with `answer` as that
+        call's answer: the agent that was called says it, and the turn ends there.
+
+        What the inspector's "fork from here with this answer" does, after a call was
+        made again with edits (`runtime.rerun`). The fork's `metadata["forked_from"]`
+        names the call. Refused with `call_not_recorded` when the session's event log
+        holds no such call of the main line (`runtime.answer_fork`)."""
+        from .answer_fork import fork_with_answer
+
+        return await fork_with_answer(cast(Any, self), session_id, turn, call, answer, new_id)
 
     async def rewind(self, session_id: str, turn: int) -> SessionState:
         """Cut the session back to how it stood before `turn`: its next message starts

@@ -27,7 +27,7 @@ import re
 import time
 import uuid
 from bisect import bisect_left
-from collections.abc import Callable, Collection, Container
+from collections.abc import Callable, Collection, Container, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.session import SessionState
@@ -60,18 +60,20 @@ def marked(store: SessionStore) -> MarkedStore:
 
 
 async def fork(store: SessionStore, session_id: str, turn: int, new_id: str | None = None,
-               drop: Collection[str] = ()) -> SessionState:
+               drop: Collection[str] = (), metadata: Mapping[str, Any] | None = None
+               ) -> SessionState:
     """A new session holding `session_id` as it was loaded before `turn` (see module);
     `drop`: metadata keys the fork does not keep (the server drops the customer's token,
-    so an operator's fork is the operator's)."""
+    so an operator's fork is the operator's); `metadata`: keys the fork gets besides its
+    link (the server's token of the fork's own, when a chat page is to continue it)."""
     data, mark = await _prefix(store, session_id, turn, allow_end=True)
-    target = new_id if new_id is not None else _fork_id(session_id)
+    target = new_id if new_id is not None else fork_id(session_id)
     at = time.time()
     marks = [m for m in await marked(store).turn_marks(session_id) if m.turn < turn]
-    copy = await _copy(store, data, mark, marks, target,
-                       {"forked_from": {"session": session_id, "turn": turn, "at": at}},
-                       drop=drop)
-    await _link(store, session_id, "forks", {"session": target, "turn": turn, "at": at})
+    copy = await copy_prefix(store, data, mark, marks, target,
+                             {"forked_from": {"session": session_id, "turn": turn, "at": at},
+                              **(metadata or {})}, drop=drop)
+    await link(store, session_id, "forks", {"session": target, "turn": turn, "at": at})
     log.info("session %s forked before turn %d as %s", session_id, turn, target,
              extra=fields(session_id, turn, None))
     return copy
@@ -103,8 +105,8 @@ async def rewind(store: SessionStore, session_id: str, turn: int,
         end = mark_of(state, state.turn + 1, state.event_seq)
         kept = _archive_id(session_id, len(state.metadata.get("rewinds", ())) + 1)
         at = time.time()
-        await _copy(store, data, end, marks, kept,
-                    {"rewound_from": {"session": session_id, "turn": turn, "at": at}})
+        await copy_prefix(store, data, end, marks, kept,
+                          {"rewound_from": {"session": session_id, "turn": turn, "at": at}})
         header = mark.header_dict() or {"id": session_id}
         cut = SessionState.from_dict(header)
         cut.messages = state.messages[:mark.messages]
@@ -154,7 +156,7 @@ async def undo_rewind(store: SessionStore, session_id: str, running: Container[s
     if rewinds:
         links["rewinds"] = rewinds
     marks = await marked(store).turn_marks(kept)
-    restored = await _copy(store, data, end, marks, session_id, links, replace=True)
+    restored = await copy_prefix(store, data, end, marks, session_id, links, replace=True)
     await store.delete(kept)
     return restored
 
@@ -188,9 +190,9 @@ async def _prefix(store: SessionStore, session_id: str, turn: int, allow_end: bo
     return data, _find(await marked(store).turn_marks(session_id), session_id, turn)
 
 
-async def _copy(store: SessionStore, data: dict[str, Any], mark: TurnMark,
-                marks: list[TurnMark], target: str, links: dict[str, Any],
-                replace: bool = False, drop: Collection[str] = ()) -> SessionState:
+async def copy_prefix(store: SessionStore, data: dict[str, Any], mark: TurnMark,
+                      marks: list[TurnMark], target: str, links: dict[str, Any],
+                      replace: bool = False, drop: Collection[str] = ()) -> SessionState:
     """Import the prefix of `data` up to `mark` as session `target`, with new record ids,
     the marks of its earlier turns, and `links` in its metadata."""
     if not isinstance(target, str) or not 0 < len(target) <= MAX_ID_LENGTH:
@@ -224,8 +226,8 @@ async def _copy(store: SessionStore, data: dict[str, Any], mark: TurnMark,
     return copy
 
 
-async def _link(store: SessionStore, session_id: str, key: str, entry: dict[str, Any]
-                ) -> None:
+async def link(store: SessionStore, session_id: str, key: str, entry: dict[str, Any]
+               ) -> None:
     """Append `entry` to the list `metadata[key]` of the session, under its lock."""
     async with store.lock(session_id):
         state = await store.load(session_id)
@@ -328,7 +330,8 @@ def _unknown(session_id: str) -> HandoffsError:
     return HandoffsError(f"There is no session {session_id!r}.", code="unknown_session")
 
 
-def _fork_id(session_id: str) -> str:
+def fork_id(session_id: str) -> str:
+    """A new fork's default id: `<id>-fork-<random>`."""
     return f"{session_id[:MAX_ID_LENGTH - 14]}-fork-{uuid.uuid4().hex[:8]}"
 
 

@@ -3,6 +3,7 @@ export and import."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from fastapi.responses import JSONResponse
 from ..runtime.state.result import RunResult
 from ..stores.checks import STATUSES
 from .errors import ApiError, responses
+from .queue import queue
 from .routes_sessions import PICK, check_path_id, service
 from .schemas import ApprovalDecision, HumanReply, SessionExport
 from .service import Service
@@ -57,6 +59,21 @@ async def list_sessions(request: Request,
     more = len(found) > limit
     return {"sessions": [s.to_dict() for s in found[:limit]],
             "next_cursor": str(offset + limit) if more else None}
+
+
+@router.get("/queue", responses=responses(*OPERATOR))
+async def waiting_queue(request: Request) -> dict[str, Any]:
+    """The customers waiting for a person, oldest first: `{sessions: [{id, status,
+    agent, reason, since, waited, source, explanation, kind, tools, turn, messages}],
+    count}`. `reason` is `escalation` (a human agent holds it: `source`, `explanation`
+    and `kind` are the handoff's that brought it in) or `approval` (`tools` wait for a
+    decision); `waited` is in seconds. Forks and other copies made by going back in a
+    session are the operator's own and never listed."""
+    svc = service(request)
+    svc.require_operator(request)
+    found = await queue(svc.team, svc.store.list_sessions, svc.store.load)
+    now = time.time()
+    return {"sessions": [w.to_dict(now) for w in found], "count": len(found)}
 
 
 @router.post("/sessions/{session_id}/human", responses=responses(

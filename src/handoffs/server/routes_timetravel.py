@@ -10,8 +10,10 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.session import SessionState
+from ..runtime.answer_fork import fork_with_answer
 from ..runtime.replay import replay as replay_session
 from ..runtime.timetravel import fork as fork_session
+from . import auth
 from .errors import ApiError, responses
 from .routes_operator import OPERATOR
 from .routes_sessions import check_path_id, service
@@ -33,6 +35,15 @@ class ForkRequest(BaseModel):
                       "all of it).")
     new_id: str | None = Field(None, min_length=1, max_length=256,
                                description="The fork's id (default: `<id>-fork-<random>`).")
+    call: int | None = Field(None, ge=0, description="Fork at this recorded model call of "
+                             "`turn` instead (`--inspect`), continued with `answer`: the "
+                             "session as it was when the call was made, the called agent "
+                             "then saying `answer`.")
+    answer: str | None = Field(None, max_length=100_000,
+                               description="With `call`: the answer the fork continues with "
+                               "(a text, e.g. one a rerun gave).")
+    token: bool = Field(False, description="Give the fork a session token of its own "
+                        "(answered once, as `token`), so a chat page can continue it.")
 
 
 class RewindRequest(BaseModel):
@@ -66,19 +77,36 @@ def _summary(state: SessionState) -> dict[str, Any]:
 
 @router.post("/sessions/{session_id}/fork", status_code=201, responses=responses(
     *OPERATOR, "session_not_found", "session_exists", "invalid_turn", "turn_not_recorded",
-    *REFUSED, "validation_error"))
+    "call_not_recorded", "invalid_argument", *REFUSED, "validation_error"))
 async def fork(request: Request, session_id: str, ask: ForkRequest) -> dict[str, Any]:
     """A new session holding this one as it was before `turn` (its id, turn, messages,
     active agent, status and metadata, `forked_from` included); the original gains a
-    link in `metadata.forks`. The fork is the operator's: the customer's token does not
-    open it."""
+    link in `metadata.forks`. With `call` and `answer`: as it was at that recorded model
+    call of `turn`, continued with `answer` (`Runner.fork_with_answer`). The fork is the
+    operator's: the customer's token does not open it; with `token: true` it gets a
+    token of its own (`token` in the answer), for a chat page to continue it."""
     svc = await _existing(request, session_id)
     if ask.new_id is not None:
         check_path_id(ask.new_id)
+    if (ask.call is None) != (ask.answer is None):
+        raise ApiError("invalid_argument", "A fork at a model call names the call and the "
+                       "answer it continues with: give both 'call' and 'answer', or neither.")
+    token, metadata = None, {}
+    if ask.token:
+        token, digest = auth.new_token()
+        metadata = {auth.TOKEN_KEY: digest}
     # The customer's token does not open the operator's fork (HIDDEN: its hash, and the
-    # A2A tokens a remote agent was given).
-    return _summary(await fork_session(svc.runner.store, session_id, ask.turn, ask.new_id,
-                                       drop=HIDDEN))
+    # A2A tokens a remote agent was given); a token of its own may.
+    if ask.call is not None and ask.answer is not None:
+        made = await fork_with_answer(svc.runner, session_id, ask.turn, ask.call, ask.answer,
+                                      ask.new_id, drop=HIDDEN, metadata=metadata)
+    else:
+        made = await fork_session(svc.runner.store, session_id, ask.turn, ask.new_id,
+                                  drop=HIDDEN, metadata=metadata)
+    answer = _summary(made)
+    if token is not None:
+        answer["token"] = token
+    return answer
 
 
 @router.post("/sessions/{session_id}/rewind", responses=responses(

@@ -99,4 +99,4 @@ def team_view(team: Team) -> dict[str, Any]:
             routes.append({"source": a.name, "target": r.target.name, "kind": kind,
                            "tool": r.tool_name})
     return {"entry": team.entry, "agents": agents, "routes": routes,
-            "mermaid": team.mermaid()}
+            "suggested_prompts": list(team.suggested_prompts), "mermaid": team.mermaid()}
