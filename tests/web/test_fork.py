@@ -79,7 +79,7 @@ def test_fork_from_here_opens_the_conversation_as_it_was_before_that_turn(
     tab.wait_for_selector("#timeline li.turn[data-turn='1']")
     assert tab.locator("#timeline li.turn").count() == 1
     assert CHARGED_TWICE not in tab.locator("#calls").inner_text()
-    assert page.locator("#fork-note a").inner_text() == fork_id
+    assert page.locator("#fork-note a").first.inner_text() == fork_id
     assert_accessible(tab, "the inspector on a fork")
     tab.close()
     assert not errors

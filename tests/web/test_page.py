@@ -226,6 +226,7 @@ def test_a_reload_resumes_the_session(context: Any, server: str, errors: list[st
     assert page.locator(".msg.agent[data-agent=refunds]").count() == 1
     assert page.locator("#active-agent [data-agent=refunds]").count() == 1
     page.click("#new-session")
+    page.click("dialog[open] button.yes")  # New session asks first
     wait_until(page, f"document.querySelector('#session-id').textContent !== '{sid}'")
     assert page.locator(".msg").count() == 0
     assert not errors

@@ -4,12 +4,14 @@
 
 export const ROOT = new URL("../../", import.meta.url);
 
-/** An error the API answered with: its stable code and the sentence it gave. */
+/** An error the API answered with: its stable code and the sentence it gave, and for a
+ * 429 the seconds its `Retry-After` asks to wait. */
 export class ApiError extends Error {
-  constructor(code, message, status) {
+  constructor(code, message, status, retryAfter = null) {
     super(message);
     this.code = code;
     this.status = status;
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -43,7 +45,8 @@ export async function call(method, path, { token, body, params, headers: extra }
       const data = await res.json().catch(() => null);
       if (data && data.error) ({ code, message } = data.error);
     }
-    throw new ApiError(code, message, res.status);
+    const wait = Number(res.headers.get("retry-after"));
+    throw new ApiError(code, message, res.status, Number.isFinite(wait) && wait > 0 ? wait : null);
   }
   if (type.includes("json")) return res.json();
   // A streamed answer (SSE): the page follows the session's event stream instead.

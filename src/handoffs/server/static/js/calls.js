@@ -2,7 +2,10 @@
 // (`Runner(inspect=True)`), the exact request the model got (system text with the
 // handoff note, the history view after the route's filter, the tools offered) beside the
 // transcript it was filtered from, and the raw response with its tokens and latency.
+// Calls are grouped by turn, each turn with its "Fork before turn N"; with the operator
+// key each answered call can be edited and made again (js/rerun.js).
 
+import { rerunPanel, tokens } from "./rerun.js";
 import { badge, el, ms } from "./team.js";
 
 const KIND = { user: "user", assistant: "assistant", tool_result: "tool result", note: "note" };
@@ -18,7 +21,7 @@ function row(team, m, i) {
       c.handoff ? el("span", { class: "tag" }, c.handoff) : null));
   return el("li", { class: `row ${m.kind}`, "data-index": i },
     el("div", { class: "row-head" }, el("span", { class: "kind" }, KIND[m.kind] || m.kind),
-      m.agent ? badge(team, m.agent, "small") : null,
+      m.agent && m.kind !== "user" ? badge(team, m.agent, "small") : null,
       m.name ? el("code", {}, m.name) : null, m.to_model ? el("span", { class: "tag" }, "to the model") : null),
     m.text ? el("div", { class: "row-text", dir: "auto", tabindex: "0" }, m.text) : null, ...calls);
 }
@@ -27,15 +30,19 @@ export class ModelCalls {
   /**
    * @param {HTMLElement} list the <ol> calls go into
    * @param {import("./team.js").TeamInfo} team
+   * @param {{fork: (turn: number, button: HTMLButtonElement) => void,
+   *   rerun: Function, forkWith: Function} | null} actions the operator's (null: none)
    */
-  constructor(list, team) {
+  constructor(list, team, actions = null) {
     this.list = list;
     this.team = team;
+    this.actions = actions;
     this.clear();
   }
 
   clear() {
     this.list.replaceChildren();
+    this.turns = new Map(); // turn -> the <ol> of its calls
     this.open = new Map(); // "turn/call/agent" -> the call waiting for its response
     this.transcript = [];
     this.lastView = new Map(); // line -> the record id that opened the view last seen
@@ -102,21 +109,38 @@ export class ModelCalls {
     details.fill = fill;
     details.addEventListener("toggle", () => { if (details.open) fill(); });
     if (handed) fill();
-    this.list.append(item);
-    this.open.set(this.key(e), { item, outcome, body });
+    this.group(e.turn).append(item);
+    this.open.set(this.key(e), { item, outcome, body, request: e });
+  }
+
+  /** The list of turn `n`'s calls, under its heading (made on its first call). */
+  group(n) {
+    let calls = this.turns.get(n);
+    if (calls) return calls;
+    calls = el("ol", { class: "turn-call-list" });
+    const head = el("div", { class: "turn-head" },
+      el("h4", { id: `calls-turn-${n}`, tabindex: "-1" }, `Turn ${n}`),
+      this.actions ? el("button", { type: "button", class: "fork", "data-turn": String(n),
+        title: `A new session holding this one as it was before turn ${n}`,
+        onclick: (ev) => this.actions.fork(n, ev.currentTarget) }, `Fork before turn ${n}`)
+        : null);
+    const section = el("li", { class: "turn-calls", "data-turn": String(n) }, head, calls);
+    const after = [...this.list.children].find((c) => Number(c.dataset.turn) > n);
+    this.list.insertBefore(section, after || null);
+    this.turns.set(n, calls);
+    return calls;
   }
 
   response(e) {
     const call = this.open.get(this.key(e));
     if (!call) return;
     this.open.delete(this.key(e));
-    const u = e.usage;
-    const tokens = u ? `${u.input_tokens} → ${u.output_tokens} tokens` : "tokens not reported";
+    const count = tokens(e.usage);
     const what = e.error ? `failed: ${e.error.code}`
       : e.tool_calls && e.tool_calls.length ? `called ${e.tool_calls.map((c) => c.name).join(", ")}`
       : "answered";
     call.outcome.className = `outcome${e.error ? " failed" : ""}`;
-    call.outcome.textContent = `${ms(e.latency)} · ${tokens} · ${what}`;
+    call.outcome.textContent = `${ms(e.latency)} · ${count} · ${what}`;
     call.item.dataset.latency = String(e.latency);
     const box = call.body.querySelector(".response");
     box.replaceChildren(...[
@@ -124,7 +148,9 @@ export class ModelCalls {
       e.text ? el("pre", { class: "text", dir: "auto", tabindex: "0" }, e.text) : null,
       ...(e.tool_calls || []).map((c) => el("div", { class: "call-line" },
         el("code", {}, `${c.name}(${c.arguments})`), el("span", { class: "muted" }, ` id ${c.id}`))),
-      el("p", { class: "meta" }, `${tokens} · ${ms(e.latency)}${e.model ? ` · model ${e.model}` : ""}`),
+      el("p", { class: "meta" }, `${count} · ${ms(e.latency)}${e.model ? ` · model ${e.model}` : ""}`),
+      this.actions && !call.request.redacted
+        ? rerunPanel(call.request, e, this.actions) : null,
     ].filter(Boolean));
   }
 }

@@ -3,11 +3,9 @@
 // happened, a next-turn transfer saying who answers next, a delegate's work folded under
 // its caller, and a turn that a crash interrupted shown as interrupted.
 
+import { LIMITS, folded } from "./fold.js";
 import { render } from "./markdown.js";
 import { badge, el, preview } from "./team.js";
-
-/** The phone layout (app.css): the page scrolls, not the conversation's own pane. */
-const STACKED = window.matchMedia("(max-width: 820px)");
 
 /** A step line's glyph (decorative: the text says the same). */
 const glyph = (g) => el("span", { class: "glyph", "aria-hidden": "true" }, g);
@@ -17,11 +15,13 @@ export class Chat {
    * @param {HTMLElement} list an <ol> the messages go into
    * @param {import("./team.js").TeamInfo} team
    * @param {{userLabel?: string, onStatus?: (text: string) => void,
-   *   onAnnounce?: (text: string) => void, onRetry?: (text: string) => void}} options
+   *   onAnnounce?: (text: string) => void, onRetry?: (text: string) => void,
+   *   follower?: import("./follow.js").Follower}} options
    */
   constructor(list, team, options = {}) {
     this.list = list;
     this.team = team;
+    this.follower = options.follower || null;
     this.userLabel = options.userLabel || "You";
     this.onStatus = options.onStatus || (() => {});
     this.onAnnounce = options.onAnnounce || (() => {});
@@ -41,6 +41,12 @@ export class Chat {
     this.blocks = []; // interrupted turns shown: {turn, text, node, note}
     this.open = null; // the interrupted turn still unanswered, shown last
     this.deadTurn = null; // the turn a run_interrupted event just named
+    this.follower?.reset();
+  }
+
+  /** Whether nothing was said yet (the page then greets and suggests). */
+  get empty() {
+    return !this.list.querySelector(".msg");
   }
 
   /** Where an agent's output goes: under its caller's step if it is a delegate. */
@@ -49,32 +55,21 @@ export class Chat {
     return d ? d.fold : this.list;
   }
 
-  add(node, agent, turn) {
+  /** Add `node` where it belongs; `message`: it is something said (a reader who scrolled
+   * up is told of it). */
+  add(node, agent, turn, message = false) {
     const box = this.container(agent);
-    const pinned = this.pinned();
     if (box === this.list && this.open && turn !== undefined && turn < this.open.turn) {
       this.list.insertBefore(node, this.open.node);
     } else {
       box.append(node);
     }
-    this.follow(pinned);
+    this.follow(message);
     return node;
   }
 
-  /** Whether the reader is at the end of the conversation (then it follows new text). */
-  pinned() {
-    const l = this.list;
-    if (l.scrollHeight > l.clientHeight + 1) return l.scrollHeight - l.scrollTop - l.clientHeight < 60;
-    if (!STACKED.matches) return true; // the conversation has its own pane: nothing to follow yet
-    const doc = document.documentElement;
-    return window.innerHeight + window.scrollY >= doc.scrollHeight - 60;
-  }
-
-  follow(pinned) {
-    if (!pinned) return;
-    const l = this.list;
-    if (l.scrollHeight > l.clientHeight + 1) l.scrollTop = l.scrollHeight;
-    else if (STACKED.matches) window.scrollTo(0, document.documentElement.scrollHeight);
+  follow(message = false) {
+    this.follower?.added(message);
   }
 
   handle(e) {
@@ -94,34 +89,32 @@ export class Chat {
         if (!s) {
           const box = el("div", { class: "text md", dir: "auto" });
           s = { box, text: "", frame: 0 };
-          this.add(this.bubble(a, box, "streaming"), a, e.turn);
+          this.add(this.bubble(a, box, "streaming"), a, e.turn, true);
           this.streaming.set(a, s);
         }
         s.text += e.text;
         if (!s.frame) {
           s.frame = requestAnimationFrame(() => {
             s.frame = 0;
-            const pinned = this.pinned();
-            s.box.replaceChildren(render(s.text));
-            this.follow(pinned);
+            s.box.replaceChildren(reachable(render(s.text)));
+            this.follow();
           });
         }
         break;
       }
       case "message": {
         const s = this.streaming.get(a);
-        const pinned = this.pinned();
         if (s) {
           cancelAnimationFrame(s.frame);
-          s.box.replaceChildren(render(e.text));
+          s.box.replaceChildren(reachable(render(e.text)));
           const msg = s.box.closest(".msg");
           msg?.classList.remove("streaming");
           msg?.setAttribute("data-seq", e.seq);
           this.streaming.delete(a);
-          this.follow(pinned);
+          this.follow();
         } else {
-          this.add(this.bubble(a, el("div", { class: "text md", dir: "auto" }, render(e.text)),
-            "", e.seq), a, e.turn);
+          this.add(this.bubble(a, el("div", { class: "text md", dir: "auto" },
+            reachable(render(e.text))), "", e.seq), a, e.turn, true);
         }
         if (!this.delegations.has(a)) this.onAnnounce(`${this.team.label(a)}: ${e.text}`);
         break;
@@ -157,7 +150,8 @@ export class Chat {
         // decision is already shown, in words meant for people.
         if (e.is_error && !this.rejected.has(e.call_id)) {
           this.add(el("li", { class: "step tool error", "data-seq": e.seq }, glyph("⚠"),
-            el("span", { dir: "auto" }, `${e.tool} failed: ${preview(e.text, 120)}`)), a, e.turn);
+            el("span", { dir: "auto" }, `${e.tool} failed: ${preview(e.text, 120)}`)), a, e.turn,
+          true);
         }
         break;
       case "agent_handoff":
@@ -193,7 +187,8 @@ export class Chat {
       case "human_waiting":
         this.waiting = true;
         this.add(el("li", { class: "step waiting", "data-seq": e.seq }, glyph("⏳"),
-          `Waiting for ${this.team.label(a)}: a person will answer here.`), undefined, e.turn);
+          `Waiting for ${this.team.label(a)}: a person will answer here.`), undefined, e.turn,
+        true);
         this.onAnnounce(`Waiting for ${this.team.label(a)}.`);
         break;
       case "approval_requested":
@@ -227,7 +222,7 @@ export class Chat {
         this.endRun();
         this.add(el("li", { class: "step failed", "data-seq": e.seq }, glyph("✖"),
           el("span", {}, "The turn failed "), el("code", {}, e.code || "error"),
-          el("span", { dir: "auto" }, `: ${e.message || ""}`)), undefined, e.turn);
+          el("span", { dir: "auto" }, `: ${e.message || ""}`)), undefined, e.turn, true);
         this.onAnnounce(`The turn failed: ${e.message || e.code}`);
         this.onStatus("");
         break;
@@ -264,7 +259,8 @@ export class Chat {
     if (text) {
       this.add(el("li", { class: "msg user", "data-seq": e.seq },
         el("div", { class: "who" }, el("span", { class: "badge user" }, this.userLabel)),
-        el("p", { class: "text", dir: "auto" }, text)), undefined, e.turn);
+        folded("p", { class: "text", dir: "auto" }, text, LIMITS.bubble)), undefined, e.turn,
+      true);
     }
     this.onStatus(`${this.team.label(e.agent)} is reading…`);
   }
@@ -306,7 +302,7 @@ export class Chat {
     b.text = text;
     b.node.prepend(el("div", { class: "msg user" },
       el("div", { class: "who" }, el("span", { class: "badge user" }, this.userLabel)),
-      el("p", { class: "text", dir: "auto" }, text)));
+      folded("p", { class: "text", dir: "auto" }, text, LIMITS.bubble)));
   }
 
   /** Interrupted turn `turn` (its message `text`, when known) as settled by turn `at`. */
@@ -334,11 +330,12 @@ export class Chat {
   handoff(e) {
     const route = this.team.route(e.source, e.target);
     const why = e.explanation ? `: ${e.explanation}` : "";
+    const whyNode = (text) => folded("span", { class: "why", dir: "auto" }, text, LIMITS.line);
     const kind = this.team.kind(e.reason, e.source);
     if (e.returns) {
       const summary = el("summary", {},
         badge(this.team, e.source, "small"), el("span", { class: "verb" }, " asks "),
-        badge(this.team, e.target, "small"), el("span", { class: "why", dir: "auto" }, why));
+        badge(this.team, e.target, "small"), whyNode(why));
       const fold = el("ol", { class: "fold" });
       const step = el("li", { class: "step delegation", "data-seq": e.seq },
         el("details", { open: true }, summary, fold));
@@ -355,9 +352,18 @@ export class Chat {
     glyph("⇢"),
     badge(this.team, e.source, "small"), el("span", { class: "arrow" }, " → "),
     badge(this.team, e.target, "small"),
-    el("span", { class: "why", dir: "auto" }, picked ? `: ${this.userLabel} picked this agent` : why),
+    whyNode(picked ? `: ${this.userLabel} picked this agent` : why),
     el("span", { class: "tag" }, kind),
     next ? el("span", { class: "next" }, `${this.team.label(e.target)} will answer your next message.`) : null),
     this.inRun ? e.source : undefined, e.turn);
   }
+}
+
+/** A rendered answer whose code blocks and tables scroll sideways: each is reachable with
+ * the keyboard, so its hidden part can be scrolled to (axe: scrollable-region-focusable). */
+function reachable(fragment) {
+  for (const box of fragment.querySelectorAll?.("pre, .md-table") || []) {
+    box.tabIndex = 0;
+  }
+  return fragment;
 }

@@ -4,14 +4,23 @@
 // holds (shared memory, handoff_context, the active agent's view), its handoff records
 // with payloads, why it moved (the chat page's timeline), and each turn's trace.
 // Model calls and state need the operator key; a session's own token shows the rest.
-// With the operator key, each turn of the timeline has "Fork from here": a new session as
-// this one was before that turn (POST v1/sessions/{id}/fork), opened in a new tab.
+// With the operator key, each turn has "Fork from here": a new session as this one was
+// before that turn (POST v1/sessions/{id}/fork), opened in a new tab, and kept with a key
+// of its own among this browser's conversations, so the chat page can continue it; each
+// model call can be edited and made again, and a fork made from any of its answers
+// (js/rerun.js). A bar of turns jumps to each one; on a phone, picking a session scrolls
+// to it.
 
 import { call, savedSession } from "./api.js";
 import { ModelCalls } from "./calls.js";
 import { Connection } from "./connection.js";
+import { remember } from "./conversations.js";
+import { LIMITS, folded } from "./fold.js";
 import { Timeline } from "./timeline.js";
-import { TeamInfo, badge, clock, el, preview } from "./team.js";
+import { TeamInfo, badge, clock, count, el, preview } from "./team.js";
+
+/** The phone layout (app.css): the sessions list stacked above the session. */
+const STACKED = window.matchMedia("(max-width: 820px)");
 
 const $ = (sel) => document.querySelector(sel);
 const KEY = "handoffs.operatorKey";
@@ -65,7 +74,7 @@ function showSessions() {
   el("span", { class: "sid" }, s.id), " ",
   s.active_agent ? badge(ins.team, s.active_agent, "small") : null,
   el("span", { class: `status-tag ${s.status}` }, s.status.replaceAll("_", " ")),
-  el("span", { class: "muted" }, ` turn ${s.turn} · ${s.messages} messages · ${clock(s.updated_at)}`)))));
+  el("span", { class: "muted" }, ` turn ${s.turn} · ${count(s.messages, "message")} · ${clock(s.updated_at)}`)))));
 }
 
 // -- one session --------------------------------------------------------------------------
@@ -116,13 +125,15 @@ function showRecords(records) {
     el("td", {}, ins.team.kind(r.reason, r.source), r.returns ? " · returns" : ""),
     el("td", {}, r.accepted ? "accepted" : el("span", {}, el("code", {}, r.rejection || "refused"),
       el("span", { class: "why", dir: "auto" }, ` ${r.message || ""}`))),
-    el("td", { dir: "auto" }, r.explanation || ""),
+    folded("td", { dir: "auto" }, r.explanation || "", LIMITS.line),
     el("td", {}, r.payload === null || r.payload === undefined ? "–"
       : el("code", { class: "payload" }, preview(r.payload, 400)))));
-  $("#records").replaceChildren(rows.length ? el("table", { class: "records-table" },
+  // The table scrolls sideways in its own box (reachable by keyboard): a phone's page never.
+  $("#records").replaceChildren(rows.length ? el("div", { class: "table-box", tabindex: "0",
+    role: "region", "aria-label": "The handoff records, as a table that scrolls sideways" }, el("table", { class: "records-table" },
     el("thead", {}, el("tr", {}, ...["turn", "route", "kind", "outcome", "explanation", "payload"]
       .map((h) => el("th", { scope: "col" }, h)))),
-    el("tbody", {}, ...rows)) : el("p", { class: "muted" }, "No handoff yet."));
+    el("tbody", {}, ...rows))) : el("p", { class: "muted" }, "No handoff yet."));
 }
 
 async function refresh() {
@@ -133,6 +144,7 @@ async function refresh() {
     ins.key ? call("GET", `v1/sessions/${id}/state`, { token: ins.key }) : Promise.resolve(null),
   ]);
   summary(s);
+  turnNav(s.turn);
   ins.calls.setTranscript(t.messages);
   showRecords(t.handoffs);
   showState(state);
@@ -154,6 +166,16 @@ function forkControls() {
   }
 }
 
+/** Fork before turn `n`, with a key of the fork's own kept in this browser (so the chat
+ * page lists and continues it); the answer is the server's. */
+async function fork(body) {
+  const made = await call("POST", `v1/sessions/${encodeURIComponent(ins.open)}/fork`,
+    { token: ins.key, body: { ...body, token: true } });
+  remember({ id: made.id, token: made.token, at: Date.now(), title: `Fork of ${ins.open}`,
+    fork: made.metadata.forked_from });
+  return made;
+}
+
 async function forkAt(n, button) {
   // The tab is opened in the click itself, so no popup blocker stops it; it is sent to
   // the fork once the server made it (it signs in with this tab's operator key).
@@ -161,18 +183,60 @@ async function forkAt(n, button) {
   const note = $("#fork-note");
   button.disabled = true;
   try {
-    const fork = await call("POST", `v1/sessions/${encodeURIComponent(ins.open)}/fork`,
-      { token: ins.key, body: { turn: n } });
-    const target = `inspect#session=${encodeURIComponent(fork.id)}`;
+    const made = await fork({ turn: n });
+    const target = `inspect#session=${encodeURIComponent(made.id)}`;
     if (tab) tab.location.href = target;
     note.replaceChildren(`Forked before turn ${n} as `,
-      el("a", { class: "link", href: target, target: "_blank" }, fork.id), ".");
+      el("a", { class: "link", href: target, target: "_blank" }, made.id), " · ",
+      el("a", { class: "link", href: `./#session=${encodeURIComponent(made.id)}`,
+        target: "_blank" }, "continue it in the chat"), ".");
   } catch (err) {
     if (tab) tab.close();
     note.textContent = `Could not fork before turn ${n}: ${err.code}: ${err.message}`;
   } finally {
     button.disabled = false;
   }
+}
+
+/** The chat page, beside this one. */
+const ROOT_PAGE = new URL("./", location.href);
+
+/** The operator's actions on the model calls (js/calls.js, js/rerun.js). */
+const ACTIONS = {
+  fork: (n, button) => forkAt(n, button),
+  rerun: (e, edits) => call("POST", `v1/sessions/${encodeURIComponent(ins.open)}/rerun`,
+    { token: ins.key, body: { turn: e.turn, call: e.call, line: e.line || "", ...edits } }),
+  forkWith: async (e, text) => {
+    const tab = window.open("", "_blank"); // in the click, past popup blockers
+    try {
+      const made = await fork({ turn: e.turn, call: e.call, answer: text });
+      const href = new URL(`./#session=${encodeURIComponent(made.id)}`, ROOT_PAGE).href;
+      if (tab) tab.location.href = href;
+      return { id: made.id, href };
+    } catch (err) {
+      if (tab) tab.close();
+      throw err;
+    }
+  },
+};
+/** The bar of turns: one button per turn, jumping to its calls (or its timeline). */
+function turnNav(turns) {
+  const nav = $("#turn-nav");
+  nav.hidden = turns < 1;
+  if (Number(nav.dataset.turns) === turns) return;
+  nav.dataset.turns = String(turns);
+  nav.replaceChildren(el("span", { class: "muted" }, "Jump to"),
+    ...Array.from({ length: turns }, (_, i) => i + 1).map((n) => el("button", {
+      type: "button", class: "plain-jump", "data-turn": String(n), onclick: () => jump(n) },
+    `Turn ${n}`)));
+}
+
+function jump(n) {
+  const head = document.getElementById(`calls-turn-${n}`)
+    || $(`#timeline li.turn[data-turn='${n}'] h3`);
+  if (!head) return;
+  head.closest("li")?.scrollIntoView({ block: "start" });
+  if (head.tabIndex < 0 && head.id) head.focus({ preventScroll: true });
 }
 
 function onEvent(e) {
@@ -200,6 +264,7 @@ async function openSession(id) {
   history.replaceState(null, "", `#session=${encodeURIComponent(id)}`);
   $("#session-title").textContent = `Session ${id}`;
   startOver();
+  $("#turn-nav").dataset.turns = "";
   $("#calls-note").textContent = ins.key
     ? (ins.config.inspect ? "" : "This server does not record model calls: start it with "
       + "`handoffs serve --inspect` (or Runner(inspect=True)).")
@@ -211,6 +276,8 @@ async function openSession(id) {
   });
   ins.connection.open();
   if (ins.key) showSessions();
+  // On a phone the session is below the list: take the person to what they picked.
+  if (STACKED.matches) $("#session-title").scrollIntoView({ block: "start" });
 }
 
 // -- signing in ---------------------------------------------------------------------------
@@ -223,6 +290,7 @@ function wanted() {
 async function login(key) {
   ins.key = key;
   ins.token = null;
+  ins.calls.actions = ACTIONS;
   await loadSessions(); // throws for a wrong key
   sessionStorage.setItem(KEY, key);
   $("#login .error").textContent = "";
@@ -236,6 +304,7 @@ async function login(key) {
 async function openOwn() {
   const own = savedSession();
   if (!own) return;
+  ins.calls.actions = null;
   ins.key = null;
   ins.token = own.token;
   $("#login").hidden = true;
@@ -249,7 +318,7 @@ async function main() {
   const ready = Promise.all([call("GET", "v1/team"), call("GET", "v1/config")]).then(([t, c]) => {
     ins.team = new TeamInfo(t);
     ins.config = c;
-    ins.calls = new ModelCalls($("#calls"), ins.team);
+    ins.calls = new ModelCalls($("#calls"), ins.team, null);
     ins.timeline = new Timeline($("#timeline"), ins.team);
   });
   $("#login").addEventListener("submit", async (ev) => {

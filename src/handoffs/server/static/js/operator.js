@@ -1,18 +1,24 @@
-// The operator console: the queue of sessions waiting for a human (newest first, kept
-// live), one session's conversation and why it was escalated, and the human's answer,
+// The operator console: the queue of customers waiting for a person (oldest first, each
+// with how long it has waited and why, the count in the page's title, kept live), one
+// session's conversation (opened at its newest message, following it, and saying when a
+// new one arrives out of view) and why it was escalated, and the human's answer,
 // optionally handing the conversation back to an AI agent along the human's routes; and
 // the tool calls that wait for a person's approval, with Approve / Reject buttons.
 
 import { call } from "./api.js";
 import { Chat } from "./chat.js";
 import { Connection } from "./connection.js";
-import { TeamInfo, badge, clock, el, preview } from "./team.js";
+import { LIMITS, folded } from "./fold.js";
+import { Follower } from "./follow.js";
+import { TeamInfo, badge, count, el, preview, waited } from "./team.js";
 
 const $ = (sel) => document.querySelector(sel);
 const KEY = "handoffs.operatorKey";
 const POLL_MS = 1500;
 
-const op = { key: null, team: null, open: null, connection: null, chat: null, active: null, timer: null };
+const op = { key: null, team: null, open: null, connection: null, chat: null, active: null,
+  timer: null, follower: null };
+const TITLE = document.title;
 window.handoffsOperator = op;
 
 const STATES = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…",
@@ -25,19 +31,31 @@ function setConnection(state) {
   node.textContent = STATES[state];
 }
 
+/** Why a customer waits, in a line: who escalated and why, or which calls wait. */
+function why(w) {
+  if (w.reason === "approval") {
+    return [el("span", { class: "approval-tag" }, "approval"), " ",
+      `${w.tools.join(", ") || "a tool call"} waits for a decision`];
+  }
+  return [el("span", { class: "reason-tag" }, "escalation"), " ",
+    w.source ? badge(op.team, w.source, "small") : null, " ",
+    folded("span", { class: "why", dir: "auto" }, w.explanation || "no reason given", 120)];
+}
+
 async function refreshQueue() {
-  const lists = await Promise.all(["waiting_for_human", "waiting_for_approval"].map((status) =>
-    call("GET", "v1/sessions", { token: op.key, params: { status } })));
-  const sessions = lists.flatMap((d) => d.sessions).sort((a, b) => b.updated_at - a.updated_at);
+  const data = await call("GET", "v1/queue", { token: op.key });
+  const sessions = data.sessions; // oldest first, forks left out (the server's order)
   $("#queue-count").textContent = `(${sessions.length})`;
+  document.title = sessions.length ? `(${sessions.length}) ${TITLE}` : TITLE;
   $("#queue-empty").hidden = sessions.length > 0;
-  $("#queue").replaceChildren(...sessions.map((s) => el("li", {
-    class: s.id === op.open ? "current" : "", "data-session": s.id,
-  }, el("button", { type: "button", onclick: () => openSession(s.id), "aria-current": s.id === op.open ? "true" : null },
-    el("span", { class: "sid" }, s.id), " ",
-    s.active_agent ? badge(op.team, s.active_agent, "small") : null,
-    s.status === "waiting_for_approval" ? el("span", { class: "approval-tag" }, " approval") : null,
-    el("span", { class: "muted" }, ` turn ${s.turn} · ${s.messages} messages · since ${clock(s.updated_at)}`)))));
+  $("#queue").replaceChildren(...sessions.map((w) => el("li", {
+    class: w.id === op.open ? "current" : "", "data-session": w.id, "data-reason": w.reason,
+  }, el("button", { type: "button", onclick: () => openSession(w.id),
+    "aria-current": w.id === op.open ? "true" : null },
+  el("span", { class: "wait" }, `waiting ${waited(w.waited)}`), " ",
+  el("span", { class: "sid" }, w.id), " ", badge(op.team, w.agent, "small"),
+  el("span", { class: "queue-why" }, ...why(w)),
+  el("span", { class: "muted" }, `turn ${w.turn} · ${count(w.messages, "message")}`)))));
 }
 
 async function showApprovals() {
@@ -110,7 +128,8 @@ function showContext(transcript) {
     el("dl", {},
       el("dt", {}, "from"), el("dd", {}, badge(op.team, escalation.source, "small"), " → ", badge(op.team, escalation.target, "small")),
       el("dt", {}, "kind"), el("dd", {}, op.team.kind(escalation.reason, escalation.source)),
-      el("dt", {}, "reason"), el("dd", { class: "why" }, escalation.explanation || "–"),
+      el("dt", {}, "reason"), folded("dd", { class: "why", dir: "auto" },
+        escalation.explanation || "–", LIMITS.line),
       el("dt", {}, "payload"), el("dd", {}, el("code", {}, preview(escalation.payload, 400) || "none"))));
 }
 
@@ -119,9 +138,10 @@ async function openSession(id) {
   op.open = id;
   const transcript = await call("GET", `v1/sessions/${encodeURIComponent(id)}/transcript`, { token: op.key });
   showContext(transcript);
+  op.follower ||= new Follower($("#messages"), $("#new-below"));
   op.chat = new Chat($("#messages"), op.team, {
     userLabel: "Customer", onStatus: (t) => { $("#status").textContent = t; },
-    onAnnounce: announce,
+    onAnnounce: announce, follower: op.follower,
   });
   setActive(transcript.active_agent);
   op.connection = new Connection(id, op.key, (e) => {

@@ -7,6 +7,8 @@ export class TeamInfo {
     this.entry = data.entry;
     this.agents = new Map((data.agents || []).map((a) => [a.name, a]));
     this.routes = data.routes || [];
+    /** What a user may start with (`Team(suggested_prompts=...)`). */
+    this.prompts = data.suggested_prompts || [];
   }
 
   agent(name) {
@@ -78,6 +80,20 @@ export function clock(at) {
 export function ms(seconds) {
   const v = seconds * 1000;
   return v < 10 ? `${v.toFixed(1)} ms` : v < 10000 ? `${Math.round(v)} ms` : `${(v / 1000).toFixed(1)} s`;
+}
+
+/** "1 message", "2 messages": a count with its noun. */
+export function count(n, noun, plural = `${noun}s`) {
+  return `${n} ${n === 1 ? noun : plural}`;
+}
+
+/** How long, in words a person reads at a glance: "45 s", "3 min", "2 h 5 min". */
+export function waited(seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
 /** A short preview of any JSON value. */

@@ -3,6 +3,7 @@
 // and results, guardrail trips, and per turn how long each agent and each model call took
 // (from the events' timestamps).
 
+import { LIMITS, folded } from "./fold.js";
 import { badge, clock, el, ms, preview } from "./team.js";
 
 // Events an agent's model produces: the time since that agent's previous event is the
@@ -114,7 +115,8 @@ export class Timeline {
           el("div", {}, badge(t, e.source, "small"), " → ", badge(t, e.target, "small")),
           el("div", { class: "meta" }, t.kind(e.reason, e.source),
             e.returns ? " · returns an answer" : ""),
-          e.explanation ? el("div", { class: "why", dir: "auto" }, e.explanation) : null);
+          e.explanation ? folded("div", { class: "why", dir: "auto" }, e.explanation,
+            LIMITS.entry) : null);
         node.querySelector(".meta").title = `kind: ${e.reason}`;
         if (e.record_id) this.records.set(e.record_id, node);
         return node;
@@ -123,7 +125,7 @@ export class Timeline {
         return this.entry("refused", e,
           el("div", {}, badge(t, e.agent, "small"), " → ", badge(t, e.target, "small"), " ",
             el("code", {}, e.code)),
-          el("div", { class: "why", dir: "auto" }, e.message));
+          folded("div", { class: "why", dir: "auto" }, e.message, LIMITS.entry));
       case "tool_called":
         return this.entry("tool", e, el("div", {}, badge(t, e.agent, "small"), " ",
           el("code", {}, e.tool)), el("div", { class: "payload", dir: "auto" }, preview(e.arguments)));

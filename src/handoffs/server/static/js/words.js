@@ -13,10 +13,18 @@ const SENTENCES = {
   store_unavailable: "The server can't store messages right now.",
 };
 
+/** What a refusal means for a person (the server's own sentence when we have none). */
+function meaning(err) {
+  if (err.code === "too_many_requests" && err.retryAfter) {
+    return `Too many messages in a short time; retry in ${err.retryAfter} s.`;
+  }
+  const said = SENTENCES[err.code];
+  return said === null || said === undefined ? err.message : said;
+}
+
 /** Why a message was not sent, and that it is still in the box. */
 export function notSent(err) {
-  const said = SENTENCES[err.code];
-  const why = said === null || said === undefined ? err.message : said;
+  const why = meaning(err);
   const keep = err.code === "message_too_large"
     ? "Shorten it and send it again." : "Your message is still in the box: send it again then.";
   return `Not sent. ${why} ${keep}`;
@@ -24,7 +32,10 @@ export function notSent(err) {
 
 /** Why a pick was refused (the policy's sentence is for people already). */
 export function notPicked(label, err) {
-  const said = SENTENCES[err.code];
-  const why = said === null || said === undefined ? err.message : said;
-  return `${label} cannot take over (${err.code}): ${why}`;
+  return `${label} cannot take over (${err.code}): ${meaning(err)}`;
+}
+
+/** Why a conversation cannot be opened (a wrong or stale key, a deleted session). */
+export function cannotOpen(err) {
+  return meaning(err);
 }
