@@ -243,6 +243,24 @@ def new_context(browser: Any) -> Iterator[Any]:
         ctx.close()
 
 
+@pytest.fixture(params=["desktop", "laptop", "phone"])
+def size(request: Any) -> str:
+    """One of the three sizes of issue 43 (`pages.SIZES`); a test taking it runs at each."""
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+def sized(browser: Any, size: str) -> Iterator[Any]:
+    """A fresh browser profile at `size` (a phone is a touch screen)."""
+    from .pages import SIZES
+
+    ctx = browser.new_context(**SIZES[size])
+    ctx.set_default_timeout(15_000)
+    yield ctx
+    ctx.close()
+
+
 @pytest.fixture
 def errors() -> list[str]:
     """The page errors a test saw (each test asserts there were none)."""

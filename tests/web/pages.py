@@ -12,6 +12,63 @@ from .conftest import OPERATOR_KEY, open_page
 
 CHARGED_TWICE = "I was charged twice for A-1001"
 
+SIZES: dict[str, dict[str, Any]] = {
+    "desktop": {"viewport": {"width": 1440, "height": 900}},
+    "laptop": {"viewport": {"width": 1024, "height": 768}},
+    "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
+              "device_scale_factor": 2},
+}
+"""The three sizes issue 43 names: a desktop, a small laptop, a touch phone."""
+
+SEEN = """(el) => {
+  // What a person sees of `el`: its box, whether all of it is inside the viewport and
+  // inside every box that clips it (a scrolling pane), and whether something else covers
+  // its middle.
+  const r = el.getBoundingClientRect();
+  let top = 0, left = 0, bottom = innerHeight, right = innerWidth;
+  for (let p = el.parentElement; p; p = p.parentElement) {
+    const s = getComputedStyle(p);
+    if (/(auto|scroll|hidden|clip)/.test(s.overflowY + s.overflowX)) {
+      const q = p.getBoundingClientRect();
+      top = Math.max(top, q.top); left = Math.max(left, q.left);
+      bottom = Math.min(bottom, q.bottom); right = Math.min(right, q.right);
+    }
+  }
+  const s = getComputedStyle(el);
+  const shown = r.width > 0 && r.height > 0 && s.visibility !== "hidden" && s.display !== "none";
+  const inside = r.top >= top - 1 && r.bottom <= bottom + 1 && r.left >= left - 1
+    && r.right <= right + 1;
+  const x = Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1);
+  const y = Math.min(Math.max(r.top + Math.min(r.height / 2, 10), 0), innerHeight - 1);
+  const hit = document.elementFromPoint(x, y);
+  return {top: r.top, bottom: r.bottom, left: r.left, right: r.right, width: r.width,
+          height: r.height, shown, inside, seen: shown && inside,
+          covered: shown && inside && !(hit && (hit === el || el.contains(hit)))};
+}"""
+
+
+def seen(page: Any, selector: str, nth: int = 0) -> dict[str, Any]:
+    """What a person sees of the `nth` element `selector` matches (-1: the last): its box
+    on the screen, `seen` (shown, and wholly inside the viewport and any pane that clips
+    it) and `covered` (something else is drawn over its middle)."""
+    loc = page.locator(selector)
+    box: dict[str, Any] = (loc.last if nth == -1 else loc.nth(nth)).evaluate(SEEN)
+    return box
+
+
+def in_view(page: Any, selector: str, nth: int = 0) -> bool:
+    """Whether a person sees the element whole, uncovered."""
+    box = seen(page, selector, nth)
+    return bool(box["seen"] and not box["covered"])
+
+
+def confirm(page: Any, yes: bool = True) -> None:
+    """Answer the confirmation the page asks (js/confirm.js), once a person sees it."""
+    page.wait_for_selector("dialog[open]")
+    assert in_view(page, "dialog[open] button.yes")
+    page.click("dialog[open] button." + ("yes" if yes else "no"))
+    page.wait_for_selector("dialog", state="detached")
+
 
 def chat(context: Any, base: str, errors: list[str]) -> Any:
     page = open_page(context, base + "/", errors)
@@ -95,5 +152,16 @@ def visible(page: Any, selector: str) -> bool:
     return loc.count() > 0 and loc.first.is_visible()
 
 
-__all__ = ["CHARGED_TWICE", "assert_accessible", "chat", "escalate", "operator_console",
-           "pick", "say", "session_of", "stored_events", "turn_done", "visible", "wait_until"]
+def operator(base: str, method: str, path: str, body: Any = None) -> Any:
+    """Call the API with the operator key (what the inspector's buttons do, done directly)."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method, headers={
+        "Authorization": f"Bearer {OPERATOR_KEY}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        raw = r.read()
+    return json.loads(raw) if raw else None
+
+
+__all__ = ["CHARGED_TWICE", "SIZES", "assert_accessible", "chat", "confirm", "escalate",
+           "in_view", "operator", "operator_console", "pick", "say", "seen", "session_of",
+           "stored_events", "turn_done", "visible", "wait_until"]

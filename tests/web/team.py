@@ -1,9 +1,12 @@
 """The team the browser tests serve: the support team on the offline rule model, streamed
 in small pieces with a pause between them (so a turn lasts long enough to drop its
 connection), plus a phone-only agent, so that picking it from the web is refused, a
-cashier whose voucher tool waits for the operator's approval, and a notes agent that
-answers in Markdown (and tries some HTML). Turns are traced (a global SDK tracer provider
-with no exporter), so their events carry trace ids."""
+cashier whose voucher tool waits for the operator's approval, a notes agent that answers
+in Markdown (and tries some HTML; a code block with a long line when asked for the
+config), and a parcel tracker whose tool always fails. A message with `[fail]` in it
+fails the turn (every model call of it raises). The team suggests the support team's
+first messages. Turns are traced (a global SDK tracer provider with no exporter), so
+their events carry trace ids."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from collections.abc import AsyncIterator
 
 from handoffs import Agent, Runner, Team, tool
 from handoffs.core.messages import ToolCall, ToolResult, UserMessage
+from handoffs.errors import ModelError
 from handoffs.examples.support import build_team, rule_model
 from handoffs.models.base import ModelRequest, ModelResponse, TextDelta, Usage, chunked
 
@@ -34,7 +38,19 @@ and <script>window.pwned=2</script>. Code stays code: `**not bold**`.
 
 > Thanks for waiting, and *sorry* for the delay.
 """
-"""What the notes agent answers, whatever it is asked."""
+"""What the notes agent answers, whatever it is asked (but the config)."""
+
+CONFIG = """Here is the whole line to put in your config:
+
+```
+dock.firmware.channel=stable;dock.monitor.reconnect=always;dock.usb.power_management=off;dock.ethernet.wake_on_lan=on
+```
+"""
+"""What the notes agent answers when asked for the config: a code block whose line is
+wider than any pane (it scrolls sideways)."""
+
+FAIL = "[fail]"
+"""A user message with this in it fails its turn: every model call of it raises."""
 
 
 class Paced:
@@ -44,11 +60,13 @@ class Paced:
         self.inner = rule_model(stream_chunks=6)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        _fail_if_asked(request)
         if request.agent in OWN:
             return OWN[request.agent](request)
         return await self.inner.complete(request)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        _fail_if_asked(request)
         if request.agent in OWN:
             for piece in chunked(OWN[request.agent](request), 12):
                 await asyncio.sleep(PAUSE)
@@ -57,6 +75,12 @@ class Paced:
         async for part in self.inner.stream(request):
             await asyncio.sleep(PAUSE)
             yield part
+
+
+def _fail_if_asked(request: ModelRequest) -> None:
+    users = [m for m in request.messages if isinstance(m, UserMessage)]
+    if users and FAIL in users[-1].text:
+        raise ModelError("The model is down (the test asked for a failure).")
 
 
 @tool(needs_approval=True)
@@ -85,10 +109,32 @@ def notes(request: ModelRequest) -> ModelResponse:
         return ModelResponse("", (ToolCall(f"policy_{n}", "transfer_to_policy",
                                            '{"reason": "Ask the policy desk"}'),),
                              Usage(25, 7, 1), "notes-1")
-    return ModelResponse(NOTES, (), Usage(30, 120, 1), "notes-1")
+    users = [m for m in request.messages if isinstance(m, UserMessage)]
+    asked = users[-1].text if users else ""
+    return ModelResponse(CONFIG if "config" in asked else NOTES, (), Usage(30, 120, 1),
+                         "notes-1")
 
 
-OWN = {"cashier": cashier, "notes": notes}
+@tool
+def track_parcel(parcel: str) -> str:
+    """Where a parcel is now."""
+    raise RuntimeError(f"the carrier's tracking service is down (parcel {parcel})")
+
+
+def tracker(request: ModelRequest) -> ModelResponse:
+    """Calls its tool (which always fails) on a user's message, then says it could not."""
+    last = request.messages[-1]
+    if isinstance(last, UserMessage):
+        n = sum(isinstance(m, UserMessage) for m in request.messages)
+        return ModelResponse("", (ToolCall(f"track_{n}", "track_parcel",
+                                           f'{{"parcel": "P-{n:04d}"}}'),), Usage(20, 6, 1),
+                             "tracker-1")
+    return ModelResponse("Sorry, I can't see where your parcel is right now: the carrier's "
+                         "tracking is down. Please try again later.", (), Usage(30, 14, 1),
+                         "tracker-1")
+
+
+OWN = {"cashier": cashier, "notes": notes, "tracker": tracker}
 
 
 def make_runner(traced: bool = True) -> Runner:
@@ -109,5 +155,9 @@ def make_runner(traced: bool = True) -> Runner:
                  tools=[issue_voucher], display_name="Cashier", icon="💶", color="#b45309")
     writer = Agent("notes", description="Answers in Markdown.", display_name="Notes",
                    icon="📝", color="#475569")
-    team = Team([*support.agents, phone, till, writer], entry="triage", fallback="triage")
+    parcels = Agent("tracker", description="Tracks parcels (its tool is down).",
+                    tools=[track_parcel], display_name="Parcel tracker", icon="📦",
+                    color="#0369a1")
+    team = Team([*support.agents, phone, till, writer, parcels], entry="triage",
+                fallback="triage", suggested_prompts=support.suggested_prompts)
     return Runner(team, model=Paced())
