@@ -4,7 +4,7 @@
 import { el } from "./team.js";
 
 /** How many characters are shown before "Show more", by where the text is. */
-export const LIMITS = { bubble: 700, line: 240, entry: 200 };
+export const LIMITS = { bubble: 400, line: 240, entry: 200 };
 
 /**
  * An element holding `text`, shortened to `limit` characters with a "Show more" button
