@@ -11,6 +11,7 @@ from typing import Any
 from .conftest import Proxy, free_port
 from .pages import (
     CHARGED_TWICE,
+    SIZES,
     assert_accessible,
     chat,
     in_view,
@@ -124,16 +125,22 @@ def test_a_long_paste_is_folded_behind_show_more_in_the_bubble_the_handoff_and_t
 
 
 def test_every_control_on_a_touch_phone_is_at_least_44_px(
-        sized: Any, size: str, server: str, errors: list[str]) -> None:
-    page = chat(sized, server, errors)
-    controls = ["#send", "#picker button", "#new-session", "#agent-select", "#text",
-                "#prompts button", "#conversations button.open", "#conversations .delete"]
-    sizes = {sel: page.locator(sel).first.bounding_box() for sel in controls}
-    if size == "phone":
-        small = {s: (b["width"], b["height"]) for s, b in sizes.items()
-                 if b["height"] < 44 or b["width"] < 44}
+        browser: Any, server: str, errors: list[str]) -> None:
+    ctx = browser.new_context(**SIZES["phone"])
+    try:
+        page = chat(ctx, server, errors)
+        assert page.evaluate("matchMedia('(pointer: coarse)').matches")
+        small: dict[str, tuple[float, float]] = {}
+        for sel in ("#send", "#picker button", "#new-session", "#agent-select", "#text",
+                    "#prompts button", "#conversations button.open",
+                    "#conversations .delete"):
+            b = page.locator(sel).first.bounding_box()
+            if b["height"] < 44 or b["width"] < 44:
+                small[sel] = (b["width"], b["height"])
         assert not small, small
-    assert_accessible(page, f"the chat's controls ({size})")
+        assert_accessible(page, "the chat's controls on a phone")
+    finally:
+        ctx.close()
     assert not errors
 
 
@@ -149,7 +156,7 @@ def test_dark_mode_follows_the_system_and_stays_readable(
         page = chat(ctx, server, errors)
         say(page, CHARGED_TWICE)
         turn_done(page, 1)
-        bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        bg = page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
         ink = page.evaluate("getComputedStyle(document.body).color")
         assert page.evaluate(LUMINANCE, bg) < 0.05 and page.evaluate(LUMINANCE, ink) > 0.6
         panel = page.evaluate("getComputedStyle(document.querySelector('.chat'))"
@@ -158,7 +165,7 @@ def test_dark_mode_follows_the_system_and_stays_readable(
         assert_accessible(page, "the chat in dark mode")  # contrast included
         console = operator_console(ctx, server, errors)
         assert page.evaluate(LUMINANCE, console.evaluate(
-            "getComputedStyle(document.body).backgroundColor")) < 0.05
+            "getComputedStyle(document.documentElement).backgroundColor")) < 0.05
         assert_accessible(console, "the console in dark mode")
     finally:
         ctx.close()
