@@ -42,7 +42,7 @@ def three_turns(context: Any, server: str, errors: list[str]) -> str:
 
 def test_the_inspector_fits_a_phone_and_tapping_a_session_goes_to_it(
         browser: Any, context: Any, server: str, errors: list[str]) -> None:
-    for _ in range(12):  # a list longer than the phone's screen
+    for _ in range(20):  # a list longer than the phone's screen
         operator(server, "POST", "/v1/sessions", {"channel": "web"})
     sid = three_turns(context, server, errors)
     phone = browser.new_context(**SIZES["phone"])
