@@ -16,7 +16,7 @@ import pytest
 from stores.conftest import PG_DSN, drop_schema, require_pg
 
 from .conftest import start_test_server
-from .pages import CHARGED_TWICE, assert_accessible, chat, say, session_of, turn_done
+from .pages import CHARGED_TWICE, assert_accessible, chat, confirm, say, session_of, turn_done
 from .test_inspector import inspector
 
 
@@ -82,4 +82,40 @@ def test_fork_from_here_opens_the_conversation_as_it_was_before_that_turn(
     assert page.locator("#fork-note a").first.inner_text() == fork_id
     assert_accessible(tab, "the inspector on a fork")
     tab.close()
+    assert not errors
+
+
+def test_a_fork_is_continued_in_the_chat_marked_as_a_fork_and_deleted(
+        context: Any, server: str, errors: list[str]) -> None:
+    user = chat(context, server, errors)
+    say(user, "hello")
+    turn_done(user, 1)
+    say(user, CHARGED_TWICE)
+    turn_done(user, 2)
+    sid = session_of(user)[0]
+    page = inspector(context, server, errors, sid)
+    button = page.locator("#timeline li.turn[data-turn='2'] > button.fork")
+    with context.expect_page() as opened:
+        button.click()
+    opened.value.close()  # the fork in the inspector: the test above
+    go_on = page.locator("#fork-note a", has_text="continue it in the chat")
+    with context.expect_page() as chatted:
+        go_on.click()
+    tab = chatted.value
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.wait_for_selector("#connection[data-state=live]")
+    turn_done(tab, 1)
+    fork = session_of(tab)[0]
+    assert fork.startswith(f"{sid}-fork-") and fork != sid
+    assert "before turn 2" in tab.locator("#fork-banner").inner_text()
+    assert tab.locator(".msg.user").count() == 1  # turn 1 only
+    assert "fork" in tab.locator(f"#conversations li[data-session='{fork}']"
+                                 ).inner_text().lower()
+    say(tab, CHARGED_TWICE)
+    turn_done(tab, 2)
+    assert tab.locator(".msg.agent[data-agent=refunds]").count() == 1
+    tab.locator(f"#conversations li[data-session='{fork}'] button.delete").click()
+    confirm(tab)
+    tab.wait_for_selector(f"#conversations li[data-session='{fork}']", state="detached")
+    assert session_of(tab)[0] != fork
     assert not errors
