@@ -1,6 +1,8 @@
 """The pictures of the page in the README and docs/web.md, taken of `handoffs serve --demo
 --inspect` (what `make web` runs, so they show the demo team and nothing else):
-`make web-screenshots` writes them to docs/img/; a plain test run to a temporary folder."""
+`make web-screenshots` writes them to docs/img/; a plain test run to a temporary folder.
+Each picture is of a state a test checks elsewhere (the console following a customer,
+edit and rerun side by side, dark mode, a phone)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from .conftest import OPERATOR_KEY, open_page
-from .pages import CHARGED_TWICE, assert_accessible, chat, say, turn_done
+from .pages import CHARGED_TWICE, SIZES, assert_accessible, chat, in_view, say, turn_done
 
 DEMO_AGENTS = ["triage", "billing", "policy", "refunds", "technical", "operator"]
-PICTURES = ("web_chat.png", "web_timeline.png", "web_operator.png", "web_inspect.png")
+PICTURES = ("web_chat.png", "web_timeline.png", "web_operator.png", "web_inspect.png",
+            "web_operator_following.png", "web_rerun.png", "web_dark.png", "web_phone.png")
 
 
 def test_screenshots(browser: Any, demo_server: str, errors: list[str], tmp_path: Path) -> None:
@@ -42,6 +45,15 @@ def test_screenshots(browser: Any, demo_server: str, errors: list[str], tmp_path
         console.select_option("#handback", "technical")
         assert_accessible(console, "the console as pictured")
         console.screenshot(path=str(out / "web_operator.png"))
+        # The operator reads back; the customer writes: the marker says so.
+        console.fill("#text", "")
+        console.evaluate("document.querySelector('#messages').scrollTop = 0")
+        console.wait_for_timeout(200)
+        say(page, "Hello, are you there?")
+        console.wait_for_selector("#new-below", state="visible")
+        assert in_view(console, "#new-below")
+        assert_accessible(console, "the console following, as pictured")
+        console.screenshot(path=str(out / "web_operator_following.png"))
         inspect = open_page(op_ctx, demo_server + f"/inspect#session={sid}", errors)
         inspect.fill("#key", OPERATOR_KEY)
         inspect.press("#key", "Enter")
@@ -49,6 +61,36 @@ def test_screenshots(browser: Any, demo_server: str, errors: list[str], tmp_path
         inspect.wait_for_selector("#calls .call[data-agent=refunds]")
         assert_accessible(inspect, "the inspector as pictured")
         inspect.screenshot(path=str(out / "web_inspect.png"))
+        # Edit and rerun triage's first call without its transfer tools: it answers itself.
+        call = inspect.locator("#calls .call[data-agent=triage]").first
+        call.locator("summary").first.click()
+        call.locator("button.edit-rerun").click()
+        for box in call.locator("form.rerun input[type=checkbox]").all():
+            box.uncheck()
+        call.locator("button.rerun-go").click()
+        call.locator(".compare .side.again pre.text").wait_for()
+        call.locator("form.rerun h4").evaluate("e => e.scrollIntoView({block: 'start'})")
+        inspect.evaluate("window.scrollBy(0, -44)")
+        assert_accessible(inspect, "edit and rerun, as pictured")
+        inspect.screenshot(path=str(out / "web_rerun.png"))
+        dark = browser.new_context(viewport={"width": 1280, "height": 860}, color_scheme="dark")
+        try:
+            night = chat(dark, demo_server, errors)
+            say(night, CHARGED_TWICE)
+            turn_done(night, 1)
+            assert_accessible(night, "the chat in dark mode, as pictured")
+            night.screenshot(path=str(out / "web_dark.png"))
+        finally:
+            dark.close()
+        phone = browser.new_context(**SIZES["phone"])
+        try:
+            small = chat(phone, demo_server, errors)
+            say(small, CHARGED_TWICE)
+            turn_done(small, 1)
+            assert_accessible(small, "the chat on a phone, as pictured")
+            small.screenshot(path=str(out / "web_phone.png"))
+        finally:
+            phone.close()
     finally:
         ctx.close()
         op_ctx.close()

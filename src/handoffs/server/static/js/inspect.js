@@ -69,7 +69,7 @@ function showSessions() {
   $("#sessions-empty").hidden = shown.length > 0;
   $("#sessions").replaceChildren(...shown.map((s) => el("li", {
     class: s.id === ins.open ? "current" : "", "data-session": s.id,
-  }, el("button", { type: "button", onclick: () => openSession(s.id),
+  }, el("button", { type: "button", class: "plain", onclick: () => openSession(s.id),
     "aria-current": s.id === ins.open ? "true" : null },
   el("span", { class: "sid" }, s.id), " ",
   s.active_agent ? badge(ins.team, s.active_agent, "small") : null,

@@ -50,7 +50,7 @@ async function refreshQueue() {
   $("#queue-empty").hidden = sessions.length > 0;
   $("#queue").replaceChildren(...sessions.map((w) => el("li", {
     class: w.id === op.open ? "current" : "", "data-session": w.id, "data-reason": w.reason,
-  }, el("button", { type: "button", onclick: () => openSession(w.id),
+  }, el("button", { type: "button", class: "plain", onclick: () => openSession(w.id),
     "aria-current": w.id === op.open ? "true" : null },
   el("span", { class: "wait" }, `waiting ${waited(w.waited)}`), " ",
   el("span", { class: "sid" }, w.id), " ", badge(op.team, w.agent, "small"),

@@ -4,7 +4,7 @@
 // recorded one, each with its tool calls; "Fork from here with this answer" makes a new
 // session as it was at that call, continued with that answer, and opens it in the chat.
 
-import { el, ms } from "./team.js";
+import { count as counted, el, ms } from "./team.js";
 
 let made = 0;
 
@@ -77,8 +77,8 @@ export function rerunPanel(e, recorded, actions) {
   const form = el("form", { class: "rerun" },
     el("h4", {}, "Edit and rerun this call"),
     el("label", { for: system.id }, "System text"), system,
-    el("label", { for: windowInput.id },
-      `History window: how many of the ${count} messages to send (the newest)`), windowInput,
+    el("label", { for: windowInput.id }, "History window: how many of the "
+      + `${counted(count, "message")} to send (the newest)`), windowInput,
     tools.length ? el("fieldset", { class: "tool-picks" }, el("legend", {}, "Tools offered"),
       ...tools.map((box) => el("label", { for: box.id, class: "tool-pick" }, box, " ",
         el("code", {}, box.value)))) : el("p", { class: "muted" }, "No tools were offered."),
@@ -102,7 +102,7 @@ export function rerunPanel(e, recorded, actions) {
           (text, b, note) => fork(text, b, note), Boolean(e.line)),
         answer("again", `This rerun (${r.model})`, mine,
           `${tokens(mine.usage)} · ${ms(r.latency)}${mine.model ? ` · model ${mine.model}` : ""}`
-          + ` · sent ${r.request.messages.length} messages, tools: `
+          + ` · sent ${counted(r.request.messages.length, "message")}, tools: `
           + `${r.request.tools.join(", ") || "none"}`,
           (text, b, note) => fork(text, b, note), Boolean(e.line)));
       compare.hidden = false;
