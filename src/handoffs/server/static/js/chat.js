@@ -335,7 +335,9 @@ export class Chat {
     if (e.returns) {
       const summary = el("summary", {},
         badge(this.team, e.source, "small"), el("span", { class: "verb" }, " asks "),
-        badge(this.team, e.target, "small"), whyNode(why));
+        badge(this.team, e.target, "small"),
+        // Inside <summary>: a preview, never a button of its own (the timeline folds it).
+        el("span", { class: "why", dir: "auto" }, preview(why, LIMITS.line)));
       const fold = el("ol", { class: "fold" });
       const step = el("li", { class: "step delegation", "data-seq": e.seq },
         el("details", { open: true }, summary, fold));

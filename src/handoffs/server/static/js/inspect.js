@@ -32,7 +32,7 @@ const ins = {
 window.handoffsInspector = ins; // for the browser tests and for curious people
 
 const STATES = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…",
-  closed: "offline", signedOut: "signed out" };
+  closed: "offline", signedOut: "signed out", refused: "stopped" };
 
 function setConnection(state) {
   const node = $("#connection");

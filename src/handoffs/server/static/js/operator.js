@@ -22,7 +22,7 @@ const TITLE = document.title;
 window.handoffsOperator = op;
 
 const STATES = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…",
-  closed: "offline", polling: "live · queue", signedOut: "signed out" };
+  closed: "offline", polling: "live · queue", signedOut: "signed out", refused: "stopped" };
 
 /** The badge: the open session's stream, or, with none open, the queue's polling. */
 function setConnection(state) {
@@ -39,7 +39,9 @@ function why(w) {
   }
   return [el("span", { class: "reason-tag" }, "escalation"), " ",
     w.source ? badge(op.team, w.source, "small") : null, " ",
-    folded("span", { class: "why", dir: "auto" }, w.explanation || "no reason given", 120)];
+    // Inside the row's button: a preview, never a button of its own (the console shows
+    // the whole reason, folded, once the session is open).
+    el("span", { class: "why", dir: "auto" }, preview(w.explanation, 160) || "no reason given")];
 }
 
 async function refreshQueue() {
