@@ -60,7 +60,8 @@ class RerunRequest(BaseModel):
 
 @router.post("/sessions/{session_id}/rerun", responses=responses(
     *OPERATOR, "session_not_found", "call_not_recorded", "content_not_captured",
-    "invalid_argument", "invalid_model", "no_model", "validation_error"))
+    "invalid_argument", "invalid_model", "no_model", "validation_error", "invalid_json",
+    "body_too_large"))
 async def rerun_call(request: Request, session_id: str, ask: RerunRequest) -> dict[str, Any]:
     """Make a recorded model call again (`--inspect`), with its system text, history
     window, tools or model changed, and answer what came back beside the recorded

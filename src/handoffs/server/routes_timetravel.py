@@ -77,7 +77,8 @@ def _summary(state: SessionState) -> dict[str, Any]:
 
 @router.post("/sessions/{session_id}/fork", status_code=201, responses=responses(
     *OPERATOR, "session_not_found", "session_exists", "invalid_turn", "turn_not_recorded",
-    "call_not_recorded", "invalid_argument", *REFUSED, "validation_error"))
+    "call_not_recorded", "invalid_argument", *REFUSED, "validation_error", "invalid_json",
+    "body_too_large"))
 async def fork(request: Request, session_id: str, ask: ForkRequest) -> dict[str, Any]:
     """A new session holding this one as it was before `turn` (its id, turn, messages,
     active agent, status and metadata, `forked_from` included); the original gains a
