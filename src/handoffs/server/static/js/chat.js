@@ -130,7 +130,7 @@ export class Chat {
           msg?.querySelector(".who")?.append(tag);
           if (!e.delivered) { // asked again: the next answer gets a bubble of its own
             cancelAnimationFrame(s.frame);
-            s.box.replaceChildren(render(s.text));
+            s.box.replaceChildren(reachable(render(s.text)));
             msg?.classList.remove("streaming");
             this.streaming.delete(a);
           }
