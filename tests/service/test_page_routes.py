@@ -192,3 +192,24 @@ def test_the_team_declares_its_suggested_prompts(served: Served) -> None:
         Team(build_team().agents, suggested_prompts="hi")  # type: ignore[arg-type]
     with pytest.raises(TeamError, match="non-empty"):
         Team(build_team().agents, suggested_prompts=["hi", " "])
+
+
+def test_a_rewound_fork_is_still_opened_by_its_own_token_and_never_by_the_original(
+        inspected: Served) -> None:
+    sid, token = inspected.session()
+    inspected.say(sid, token, "hello")
+    inspected.say(sid, token, "I was charged twice for A-1001")
+    made = inspected.client.post(f"/v1/sessions/{sid}/fork", json={"turn": 3, "token": True},
+                                 headers=OP)
+    assert made.status_code == 201, made.text
+    fork = made.json()
+    # The fork's turn marks before turn 3 are copies of the original's: rewinding to one
+    # of them must not bring back the original customer's token.
+    rewound = inspected.client.post(f"/v1/sessions/{fork['id']}/rewind", json={"turn": 2},
+                                    headers=OP)
+    assert rewound.status_code == 200, rewound.text
+
+    assert inspected.client.get(f"/v1/sessions/{fork['id']}", headers=bearer(token)
+                                ).status_code in (401, 403)
+    assert inspected.client.get(f"/v1/sessions/{fork['id']}", headers=bearer(fork["token"])
+                                ).status_code == 200

@@ -210,16 +210,20 @@ async def copy_prefix(store: SessionStore, data: dict[str, Any], mark: TurnMark,
     renamed = _renamer(ids)
     out = renamed(header)
     out["id"] = target
-    out["metadata"] = {k: v for k, v in out.get("metadata", {}).items()
-                       if k not in LINKS and k not in drop} | links
+    out["metadata"] = _kept(out.get("metadata", {}), drop) | links
     out["messages"] = data.get("messages", ())[:mark.messages]
     out["handoffs"] = renamed(records)
     out["events"] = renamed(events)
     for e in out["events"]:
         e["session_id"] = target
     copy = await store.import_session(out, replace=replace)
+    # The copy's earlier marks get what its header got: without the dropped keys (a
+    # customer's token hash) and with the copy's own (its token), so rewinding the copy
+    # to one of them never brings back the original's credential.
+    own = {k: v for k, v in links.items() if k not in LINKS}
     fork_marks = [TurnMark(m.turn, m.messages, m.records, bisect_left(seqs, m.events),
-                           None if m.header is None else _rename_header(m.header, renamed, target))
+                           None if m.header is None
+                           else _rename_header(m.header, renamed, target, drop, own))
                   for m in marks if m.turn < mark.turn]
     if fork_marks:
         await marked(store).put_turn_marks(target, fork_marks)
@@ -285,10 +289,16 @@ def _walk(value: Any, ids: dict[str, str]) -> Any:
     return value
 
 
-def _rename_header(header: str, renamed: Callable[[Any], Any], target: str) -> str:
+def _kept(metadata: Mapping[str, Any], drop: Collection[str]) -> dict[str, Any]:
+    """A copy's metadata from its source's: without the links and the `drop` keys."""
+    return {k: v for k, v in metadata.items() if k not in LINKS and k not in drop}
+
+
+def _rename_header(header: str, renamed: Callable[[Any], Any], target: str,
+                   drop: Collection[str], own: Mapping[str, Any]) -> str:
     d = renamed(TurnMark(0, 0, 0, 0, header).header_dict())
     d["id"] = target
-    d["metadata"] = {k: v for k, v in d.get("metadata", {}).items() if k not in LINKS}
+    d["metadata"] = _kept(d.get("metadata", {}), drop) | dict(own)
     return dumps(d)
 
 
