@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from handoffs import Agent, HumanAgent, ModelError, Runner, Team, tool
+from handoffs import Agent, Handoff, HumanAgent, ModelError, Runner, Team, tool
 from handoffs.models.base import ModelRequest, ModelResponse, TextDelta
 from handoffs.testing import ScriptedModel, call, reply, transfer
 
@@ -81,3 +81,12 @@ class SlowModel:
 
 
 slow = Runner(Team([Agent("slow", description="Takes its time.")]), model=SlowModel())
+
+
+def _three_argument_hook(ctx: object, payload: object, extra: object) -> None:
+    """No handoff can call this: it needs a third argument."""
+
+
+def bad_hook() -> Team:
+    return Team([Agent("a", handoffs=[Handoff("b", on_handoff=_three_argument_hook)]),
+                 Agent("b")])

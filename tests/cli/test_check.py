@@ -70,3 +70,10 @@ def test_the_cycle_warning_names_the_teams_own_entry(handoffs: Handoffs) -> None
     done = handoffs("check", f"{TEAMS}:team")
     assert "warning handoff_cycle: front, maths" in done.stdout
     assert "Fine for a return to front;" in done.stdout and "triage" not in done.stdout
+
+
+def test_an_on_handoff_hook_no_handoff_can_call_is_an_error(handoffs: Handoffs) -> None:
+    done = handoffs("check", f"{TEAMS}:bad_hook")
+    assert done.returncode == 1
+    assert "error   invalid_team: Handoff on_handoff '_three_argument_hook' must accept " \
+        "(ctx, payload) or (ctx)" in done.stdout

@@ -90,14 +90,19 @@ class Handoff:
     transfer and the target answers the user's next message (cold)."""
     enabled: EnabledFlag = True
     """False, or a callable returning False, hides the route from the model and rejects it."""
-    on_handoff: Callable[[RunContext, Any], Any] | None = None
-    """Called (sync or async) with the context and the payload when the handoff is accepted."""
+    on_handoff: Callable[[RunContext, Any], Any] | Callable[[RunContext], Any] | None = None
+    """Called (sync or async) when the handoff is accepted: `hook(ctx, payload)`, or
+    `hook(ctx)` for a hook that takes no payload. A callable that cannot be called either
+    way is refused here, when the route is declared (`invalid_team`)."""
     requires: tuple[str, ...] | str | None = None
     """Capabilities the target must have for the route to be usable."""
     timeout: float | None = None
     """Seconds a delegation (`returns=True`) may take; None means no limit of its own."""
     summarizer: Any = None
     """For `history="summary"`: a `Summarizer` (model and prompt); None uses the team's."""
+    hook_takes_payload: bool = field(default=True, init=False, repr=False, compare=False)
+    """Whether `on_handoff` is called `(ctx, payload)` (True) or `(ctx)`: read off its
+    signature when the route is declared."""
 
     def __post_init__(self) -> None:
         h = self.history
@@ -117,6 +122,8 @@ class Handoff:
                 f"Handoff payload must be a pydantic model class, not {self.payload!r}.",
                 code="invalid_team",
             )
+        if self.on_handoff is not None:
+            object.__setattr__(self, "hook_takes_payload", hook_takes_payload(self.on_handoff))
         if self.returns and self.respond == "next_turn":
             raise HandoffsError(
                 "A delegation (returns=True) answers within the turn; it cannot use "
@@ -233,6 +240,29 @@ def payload_preview(payload: Any, limit: int = 200) -> str:
         except (TypeError, ValueError):
             text = str(payload)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def hook_takes_payload(hook: Callable[..., Any]) -> bool:
+    """Whether an `on_handoff` hook is called `(ctx, payload)` (True) or `(ctx)` (False);
+    a hook that accepts neither raises `HandoffsError` (`invalid_team`)."""
+    import inspect  # only when a hook is declared or called
+
+    if not callable(hook):
+        raise HandoffsError(f"Handoff on_handoff must be callable, not {hook!r}.",
+                            code="invalid_team")
+    try:
+        sig = inspect.signature(hook)
+    except (TypeError, ValueError):  # a builtin without a signature: assume (ctx, payload)
+        return True
+    for n in (2, 1):
+        try:
+            sig.bind(*range(n))
+        except TypeError:
+            continue
+        return n == 2
+    raise HandoffsError(
+        f"Handoff on_handoff {getattr(hook, '__qualname__', hook)!r} must accept (ctx, payload) "
+        f"or (ctx); its signature is {sig}.", code="invalid_team")
 
 
 def _is_model_class(obj: Any) -> bool:

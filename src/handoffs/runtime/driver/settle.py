@@ -7,6 +7,7 @@ is half applied."""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from ...core.context import RunContext
@@ -70,10 +71,12 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
 
 
 async def call_hook(route: Route | None, ctx: RunContext, payload: Any) -> None:
-    """The route's `on_handoff(ctx, payload)`, awaited if it is a coroutine."""
-    if route is None or route.handoff.on_handoff is None:
+    """The route's `on_handoff(ctx, payload)` (or `on_handoff(ctx)`), awaited if it is a
+    coroutine."""
+    hook: Callable[..., Any] | None = None if route is None else route.handoff.on_handoff
+    if route is None or hook is None:
         return
-    value = route.handoff.on_handoff(ctx, payload)
+    value = hook(ctx, payload) if route.handoff.hook_takes_payload else hook(ctx)
     if inspect.isawaitable(value):
         await value
 
