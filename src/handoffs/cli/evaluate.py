@@ -58,6 +58,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], team_he
     p.add_argument("--baseline", default=None, metavar="single",
                    help="also play the cases with one agent holding every tool of the team "
                    "(instructions merged, no routes), reported beside the team")
+    p.add_argument("--routing", action="append", default=[], metavar="MODE",
+                   help="how every agent routes: tools, choice (one constrained choice per "
+                   "message), tools+examples or choice+examples (routes taught by the "
+                   "--train cases); repeat to compare side by side")
+    p.add_argument("--train", type=float, default=None, metavar="SHARE",
+                   help="the share of cases (0.5) that only teach: routes get examples from "
+                   "them, the other cases are played (never the same case on both sides)")
     p.add_argument("--concurrency", type=int, default=4,
                    help="cases played at once (1 for a local server; default 4)")
     p.add_argument("--max-steps", type=int, default=None, help="model calls per turn")
@@ -109,6 +116,12 @@ def eval_command(args: argparse.Namespace, color: bool) -> int:
     models: list[str | None] = args.model or [_default_model(target)]
     named = ", ".join(m or "the runner's own" for m in models)
     print(f"handoffs eval: {len(cases)} cases; model {named}", file=sys.stderr)
+    if args.train is not None:
+        from ..eval.examples import split_cases
+
+        taught, played = split_cases(cases, args.train)
+        print(f"handoffs eval: {len(taught)} cases teach the routes (examples), the other "
+              f"{len(played)} are played", file=sys.stderr)
     report = _run(target, cases, models, args)
     if args.html:
         with open(args.html, "w", encoding="utf-8") as f:
@@ -139,7 +152,8 @@ def _run(target: Team | Runner, cases: list[Case], models: list[str | None],
             target, cases, model=models, repeat=args.repeat,
             history=args.history or None, concurrency=args.concurrency,
             progress=bar.update if bar else None, store=args.store,
-            max_steps=args.max_steps, baseline=args.baseline))
+            max_steps=args.max_steps, baseline=args.baseline,
+            routing=args.routing or None, train=args.train))
     finally:
         if bar is not None:
             bar.close()

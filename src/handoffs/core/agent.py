@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from ..errors import HandoffsError
 from .context import RunContext
@@ -82,6 +82,15 @@ class Agent:
     JSON-schema mode, or a `final_output` tool), validated by the runner; invalid answers
     go back to the model. `RunResult.output_data` holds the instance, `output` its JSON.
     None: the agent answers in text."""
+    routing: Literal["tools", "choice"] | None = None
+    """How the agent's model decides who handles a user's message. `tools`: one-way
+    routes are `transfer_to_<agent>` tools the model may call at any step. `choice`: when
+    the agent receives a user message, its model first makes one constrained choice
+    ("you, or billing, or technical?" as JSON whose `route` can only be one of them, by the
+    provider's structured output) and the runtime makes the handoff it names; the agent's
+    own steps are then offered no one-way transfer tools (delegations stay tools). Small
+    models route far better this way (`docs/guides/routing.md`). None (default): the
+    team's `Team(routing=...)`, which is `tools`."""
     accept_truncated: bool = False
     """What an answer cut short by the output limit (the provider's `max_tokens`) does.
     False (default): it is not delivered; the agent is told so and asked once more for a
@@ -108,6 +117,9 @@ class Agent:
                     raise HandoffsError(
                         f"Agent {self.name!r}: mcp takes MCPServer.stdio(...) or "
                         f"MCPServer.http(...) values, got {s!r}.", code="invalid_team")
+        if self.routing not in (None, "tools", "choice"):
+            raise HandoffsError(f"Agent {self.name!r}: routing must be 'tools' or "
+                                f"'choice', not {self.routing!r}.", code="invalid_team")
         for t in self.tools:
             if not isinstance(t, Tool):
                 raise HandoffsError(

@@ -100,6 +100,12 @@ class Handoff:
     """Seconds a delegation (`returns=True`) may take; None means no limit of its own."""
     summarizer: Any = None
     """For `history="summary"`: a `Summarizer` (model and prompt); None uses the team's."""
+    examples: Sequence[str] = ()
+    """User messages this route is for ("the dock keeps disconnecting my monitor"): shown
+    compactly in the route's tool description and in the agent's routing choice
+    (`Agent(routing="choice")`), the cheapest way to teach a model a boundary."""
+    counter_examples: Sequence[str] = ()
+    """User messages this route is NOT for, shown the same way ("Not for: ...")."""
     hook_takes_payload: bool = field(default=True, init=False, repr=False, compare=False)
     """Whether `on_handoff` is called `(ctx, payload)` (True) or `(ctx)`: read off its
     signature when the route is declared."""
@@ -122,6 +128,13 @@ class Handoff:
                 f"Handoff payload must be a pydantic model class, not {self.payload!r}.",
                 code="invalid_team",
             )
+        for attr in ("examples", "counter_examples"):
+            value = getattr(self, attr)
+            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise HandoffsError(f"Handoff {attr} must be a sequence of texts, not "
+                                    f"{value!r}.", code="invalid_team")
+            if not isinstance(value, tuple):
+                object.__setattr__(self, attr, tuple(value))
         if self.on_handoff is not None:
             object.__setattr__(self, "hook_takes_payload", hook_takes_payload(self.on_handoff))
         if self.returns and self.respond == "next_turn":

@@ -58,6 +58,7 @@ def handoff_tool(h: Handoff, target: Agent, name: str) -> HandoffTool:
         about = f": {target.description}" if target.description else "."
         description = (f"Ask {label} and get the answer back{about}" if h.returns
                        else f"Hand the conversation to {label}{about}")
+    description += examples_text(h)
     props: dict[str, Any] = {}
     required: list[str] = []
     if h.returns:  # a delegation: the target works on a task and answers the caller
@@ -166,6 +167,16 @@ DEFAULT_ASK_INSTRUCTIONS = (
     "An ask_ tool brings another agent's answer back to you; then you answer the user."
 )
 """Added for an agent with delegation routes (`returns=True`)."""
+
+
+def examples_text(h: Handoff) -> str:
+    """A route's examples and counter-examples, compactly (empty when it has none)."""
+    text = ""
+    if h.examples:
+        text += " For: " + "; ".join(f'"{e}"' for e in h.examples) + "."
+    if h.counter_examples:
+        text += " Not for: " + "; ".join(f'"{e}"' for e in h.counter_examples) + "."
+    return text
 
 
 def routing_text(kinds: Collection[bool], setting: bool | str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import TeamError
 from .agent import Agent
@@ -73,7 +73,7 @@ class Team:
     """
 
     __slots__ = ("_plans", "agents", "entry", "fallback", "handoff_instructions", "policy",
-                 "suggested_prompts", "summarizer", "supervisor")
+                 "routing", "suggested_prompts", "summarizer", "supervisor")
 
     def __init__(
         self,
@@ -85,13 +85,16 @@ class Team:
         summarizer: Any = None,
         handoff_instructions: bool | str = True,
         suggested_prompts: Iterable[str] = (),
+        routing: Literal["tools", "choice"] = "tools",
     ) -> None:
         """`handoff_instructions`: True adds `DEFAULT_HANDOFF_INSTRUCTIONS` (a few lines on
         how a transfer is made: a tool call, never announced in words) to the system text
         of every agent that has routes; a string adds that text instead; False adds
         nothing. An agent's own `Agent(handoff_instructions=...)` wins over the team's.
         `suggested_prompts`: first messages a user may start with (the web page offers
-        them in an empty conversation; `GET /v1/team` lists them)."""
+        them in an empty conversation; `GET /v1/team` lists them).
+        `routing`: how agents that set no `Agent(routing=...)` route (`tools`, or
+        `choice`: one constrained choice per user message; see `Agent.routing`)."""
         self.agents: tuple[Agent, ...] = tuple(agents)
         if not self.agents:
             raise TeamError("A team needs at least one agent.")
@@ -118,6 +121,10 @@ class Team:
                             f"not {handoff_instructions!r}.")
         self.handoff_instructions: bool | str = handoff_instructions
         """What agents with routes are told about handing off (see the constructor)."""
+        if routing not in ("tools", "choice"):
+            raise TeamError(f"Team(routing=...) takes 'tools' or 'choice', not {routing!r}.")
+        self.routing: Literal["tools", "choice"] = routing
+        """How agents that set no `Agent(routing=...)` route."""
         self.suggested_prompts: tuple[str, ...] = _prompts(suggested_prompts)
         """First messages a user may start with, in order (empty: none suggested)."""
         self._plans: dict[str, AgentPlan] = {

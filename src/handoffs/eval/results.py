@@ -43,13 +43,19 @@ class EvalRun:
     baseline: str | None = None
     """None: the team played the cases. `"single"`: the single-agent baseline did
     (`eval.baseline`), judged on the answer's labels only."""
+    routing: str | None = None
+    """How the team's agents routed (`tools`, `choice`, `choice+examples`...; see
+    `eval.examples`); None: as the team declares."""
 
     @property
     def setup(self) -> dict[str, str]:
         """What this run's configuration is, dimension by dimension, in label order:
-        `model`, `history`, `player` (`team` or `single agent`)."""
-        return {"model": self.model, "history": f"history {self.history}",
-                "player": "team" if self.baseline is None else f"{self.baseline} agent"}
+        `model`, `history`, `routing` (when set), `player` (`team` or `single agent`)."""
+        setup = {"model": self.model, "history": f"history {self.history}"}
+        if self.routing is not None:
+            setup["routing"] = f"routing {self.routing}"
+        setup["player"] = "team" if self.baseline is None else f"{self.baseline} agent"
+        return setup
 
     @property
     def label(self) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import logging
 import os
 import time
@@ -26,6 +25,7 @@ from ..errors import HandoffsError
 from ..models.base import Model
 from .baseline import BASELINES, single_agent_team
 from .cases import Case, check_cases, load_cases
+from .examples import ROUTING_MODES, rebuilt, split_cases, with_examples, with_routing
 from .judge import TurnResult, judge, observe
 from .recording import Recorder, recording
 from .report import EvalReport
@@ -61,6 +61,8 @@ async def run_eval(
     store: SessionStore | str | None = None,
     max_steps: int | None = None,
     baseline: str | None = None,
+    routing: str | Sequence[str] | None = None,
+    train: float | None = None,
 ) -> EvalReport:
     """Play `cases` against `target` (a `Team`, or a `Runner` whose settings are kept) and
     measure who answered each turn.
@@ -77,7 +79,13 @@ async def run_eval(
     beside the team. `concurrency`: cases played at once (a local server that answers one request
     at a time wants 1). `store`: where the sessions go (default: a new memory store per
     evaluation). `max_steps`: the runner's bound on model calls per turn (default: the
-    `Runner`'s, else 20).
+    `Runner`'s, else 20). `routing`: how every agent routes in this run (`tools`,
+    `choice`: see `Agent.routing`), or a list of modes played side by side; a mode ending
+    in `+examples` (`choice+examples`) also gives each route examples taken from the
+    training cases. `train`: the share of cases (0.5) that only teach (`eval.examples`:
+    the routes' examples come from them), the rest being played; with `train` and no
+    `routing`, the team plays as `tools+examples`. None (default): the team as it is,
+    every case played.
 
     Raises `HandoffsError` before anything is played when the cases name agents or tools
     the team does not have, or an agent has no model.
@@ -94,6 +102,20 @@ async def run_eval(
     if not case_list:
         raise HandoffsError("There are no cases to play.", code="invalid_case")
     check_cases(case_list, team)
+    taught: list[Case] = []
+    if train is not None:
+        taught, case_list = split_cases(case_list, train)
+    modes: list[str | None] = (
+        [routing] if isinstance(routing, str) else list(routing) if routing is not None
+        else ["tools+examples"] if train is not None else [None])
+    for mode in modes:
+        if mode is not None and mode not in ROUTING_MODES:
+            raise HandoffsError(f"Unknown routing {mode!r}; one of "
+                                f"{', '.join(ROUTING_MODES)}.", code="invalid_argument")
+        if mode is not None and mode.endswith("+examples") and train is None:
+            raise HandoffsError(f"Routing {mode!r} takes its examples from training cases: "
+                                "give a training share too (train=0.5, --train 0.5).",
+                                code="invalid_argument")
     models: list[Model | str | None] = (
         [model] if model is None or isinstance(model, str) or not isinstance(model, Sequence)
         else list(model))
@@ -104,7 +126,8 @@ async def run_eval(
             raise HandoffsError(f"Unknown history view {view!r}; one of "
                                 f"{', '.join(HISTORY_MODES)}.", code="invalid_argument")
     players: list[str | None] = [None] if baseline is None else [None, baseline]
-    configs = [(m, v, b) for m in models for v in views for b in players]
+    configs = [(m, v, r, b) for m in models for v in views
+               for r, b in [(r, None) for r in modes] + [(None, b) for b in players[1:]]]
     single = single_agent_team(team) if baseline is not None else None
     names = speakers(team)  # a single agent that promises "billing" is caught too
     total = len(configs) * len(case_list) * repeat
@@ -117,8 +140,9 @@ async def run_eval(
             progress(done, total)
 
     runs = []
-    for m, v, b in configs:
-        players_team = team if b is None or single is None else single
+    for m, v, r, b in configs:
+        players_team = (team if r is None else _routed(team, r, taught)) if (
+            b is None or single is None) else single
         setup, label = _runner(target, players_team, m, v, store, max_steps)
         started = time.perf_counter()
         try:
@@ -129,7 +153,8 @@ async def run_eval(
                 await setup.runner.store.close()
         runs.append(EvalRun(model=label, history=setup.history_label, cases=case_list,
                             turns=turns, repeat=repeat,
-                            seconds=time.perf_counter() - started, baseline=b))
+                            seconds=time.perf_counter() - started, baseline=b,
+                            routing=r))
     return EvalReport(runs)
 
 
@@ -160,7 +185,7 @@ def _runner(target: Team | Runner, team: Team, model: Model | str | None,
 
     base = target if isinstance(target, Runner) else None
     runner = Runner(
-        _rebuilt(team, _recorded(team, model, base)),
+        rebuilt(team, _recorded(team, model, base)),
         store=store if store is not None else "memory://",
         max_steps=max_steps or (base.max_steps if base is not None else 20),
         history=cast("HistoryMode", history) if history is not None else (
@@ -222,13 +247,12 @@ def _label(model: Model | str | None, base: Runner | None) -> str:
     return os.environ.get("HANDOFFS_MODEL") or "each agent's own model"
 
 
-def _rebuilt(team: Team, agents: list[Any]) -> Team:
-    """`team` with `agents` in place of its own; every other setting of the constructor
-    (entry, fallback, policy...) read back from the team under the parameter's name."""
-    params = inspect.signature(Team.__init__).parameters
-    kwargs = {name: getattr(team, name) for name in params
-              if name not in ("self", "agents") and hasattr(team, name)}
-    return Team(agents, **kwargs)
+def _routed(team: Team, mode: str, taught: Sequence[Case]) -> Team:
+    """`team` routing by `mode` (`choice+examples`: `choice`, with the routes' examples
+    from the `taught` cases)."""
+    base, _, examples = mode.partition("+")
+    routed = with_routing(team, base)
+    return with_examples(routed, taught) if examples else routed
 
 
 async def _play_all(runner: Runner, cases: list[Case], repeat: int, concurrency: int,

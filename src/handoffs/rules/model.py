@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from ..core.handoff_tool import REASON_DESCRIPTION
 from ..core.messages import ToolCall
 from ..core.team import Team
+from ..core.tools import ToolSpec
 from ..errors import HandoffsError
 from ..models.base import ModelRequest, ModelResponse, TextDelta, Usage, chunked
+from ..models.routing import CHOICE_NAME
 from .fallback import Fallback
 from .request import Seen, asks_task, payload_schema
 from .rule import SKIP, Rule, Template, fill
@@ -86,8 +90,41 @@ class RuleModel:
         yield response
 
     def respond(self, request: ModelRequest) -> ModelResponse:
-        """The response to `request` (what `complete` returns)."""
+        """The response to `request` (what `complete` returns). A routing choice
+        (`Agent(routing="choice")`) is answered with the handoff the same rules would make
+        had the routes been offered as tools, as the choice's JSON."""
         self.requests.append(request)
+        if request.output is not None and request.output.name == CHOICE_NAME:
+            return self._choose(request)
+        return self._respond(request)
+
+    def _choose(self, request: ModelRequest) -> ModelResponse:
+        assert request.output is not None
+        props = request.output.schema.get("properties", {})
+        targets = [t for t in props.get("route", {}).get("enum", ()) if t != request.agent]
+        team = self.fallback.team
+        routes = (team.plan(request.agent).routes_by_target
+                  if team is not None and request.agent in team else {})
+        specs = tuple(routes[t].spec if t in routes else ToolSpec(
+            f"transfer_to_{t}", "", {"type": "object", "properties": {
+                "reason": {"type": "string", "description": REASON_DESCRIPTION}}})
+            for t in targets)
+        by_tool = {s.name: t for s, t in zip(specs, targets, strict=True)}
+        answer = self._respond(dataclasses.replace(request, tools=specs, output=None))
+        picked: dict[str, Any] = {"route": request.agent, "reason": "I can answer it."}
+        for c in answer.tool_calls:
+            if c.name in by_tool:
+                args = json.loads(c.arguments or "{}")
+                target = by_tool[c.name]
+                picked = {"route": target, "reason": str(args.pop("reason", ""))}
+                if target in props:
+                    picked[target] = args.get("payload", args) or None
+                break
+        for key in props:
+            picked.setdefault(key, None)
+        return self._text(json.dumps(picked, ensure_ascii=False))
+
+    def _respond(self, request: ModelRequest) -> ModelResponse:
         seen = Seen(request)
         for rule in self.rules_for(request.agent):
             found = rule.match(seen.text)

@@ -36,6 +36,7 @@ from .settings import (
     model_spec,
     no_running_loop,
     resolve_model,
+    routed,
 )
 from .state import Turn
 from .state.host import Dispatcher, Executor
@@ -140,7 +141,7 @@ class Runner(GoingBack):
         return model_spec(agent, self.model)
 
     def _resolve_model(self, agent: Agent) -> Model | None:
-        return resolve_model(agent, self.model)
+        return routed(resolve_model(agent, self.model), agent, self.team)
 
     # -- turns ---------------------------------------------------------------------------
 

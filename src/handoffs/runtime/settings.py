@@ -94,6 +94,19 @@ def resolve_model(agent: Agent, default: Any) -> Model | None:
     return model
 
 
+def routed(model: Model | None, agent: Agent, team: Team) -> Model | None:
+    """`model`, wrapped to route by one constrained choice when the agent routes that way
+    (`Agent(routing="choice")`, or the team's `routing`) and has one-way routes."""
+    if model is None or (agent.routing or team.routing) != "choice":
+        return model
+    plan = team.plan(agent.name)
+    if not any(not r.handoff.returns for r in plan.routes.values()):
+        return model
+    from ..models.routing import RoutingChoice
+
+    return RoutingChoice(model, plan)
+
+
 def in_other_thread(loop: asyncio.AbstractEventLoop) -> bool:
     """Whether the caller runs outside `loop`'s thread (or outside any loop)."""
     try:

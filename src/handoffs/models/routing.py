@@ -1,0 +1,226 @@
+"""Routing by one constrained choice (`Agent(routing="choice")`).
+
+Calling a `transfer_to_<agent>` tool asks a lot of a small model at once: decide whether
+to call a tool at all, pick one among handoff tools and ordinary ones, and write its
+arguments, in one free-form generation. A single constrained choice is the form small
+models classify best in. `RoutingChoice` wraps an agent's model: when the agent receives
+a user message (the request's last message is the user's), it first asks the model who
+should handle it, as a JSON object whose `route` can only be the agent itself or one of
+its one-way routes offered in the request (the provider's structured output enforces it:
+OpenAI's strict JSON schema, llama.cpp's `json_schema`, Anthropic's forced tool), with a
+short `reason` and, for a route with a payload, its payload. Then:
+
+- a route: the response is that route's transfer call (`reason` from the choice), so the
+  runtime makes the handoff as for any transfer the model calls (`llm` reason, through
+  the policy, payload validated);
+- the agent itself, and every later step: the inner model answers the request with the
+  one-way transfer tools (and the system text's lines on making them) left out, so it
+  cannot second-guess the choice. Delegation tools (`ask_<agent>`) stay.
+
+An answer that is not a valid choice (a provider without structured output, a model that
+ignores it) falls back to the request as it came, transfer tools included. A request
+that forces a transfer (`tool_choice` names one, as the narrated-handoff nudge does)
+passes through unchanged. Both model calls are one effect for the runtime (one executor
+call, one Temporal activity), and their usage is summed on the response.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import secrets
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..core.messages import ToolCall
+from ..core.output import OutputSpec
+from .base import Model, ModelRequest, ModelResponse, TextDelta, Usage
+from .strict import strict_compatible
+
+if TYPE_CHECKING:
+    from ..core.team import AgentPlan, Route
+
+CHOICE_NAME = "route_choice"
+"""The structured-output name the choice is asked under."""
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.S)
+
+
+class RoutingChoice:
+    """A `Model` that routes an agent's user messages by one constrained choice, then
+    lets the model it wraps answer (see the module's text)."""
+
+    def __init__(self, inner: Model, plan: AgentPlan) -> None:
+        self.inner = inner
+        """The agent's own model: it makes the choice and answers."""
+        self.agent = plan.agent.name
+        self.description = plan.agent.description
+        self.routes: dict[str, Route] = {
+            name: r for name, r in plan.routes.items() if not r.handoff.returns}
+        """The agent's one-way routes by tool name (the choice's options)."""
+        self.handoff_text = plan.handoff_text
+
+    def __getattr__(self, name: str) -> Any:  # provider, model, retry, base_url, ...
+        return getattr(self.inner, name)
+
+    # -- Model -------------------------------------------------------------------------
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        options = self._options(request)
+        if not options:
+            return await self.inner.complete(self._plain(request))
+        routed, usage = await self._choose(request, options)
+        if routed is None:  # not a valid choice: the request as it came
+            return _with(await self.inner.complete(request), usage)
+        if isinstance(routed, ModelResponse):
+            return routed
+        return _with(await self.inner.complete(self._plain(request)), usage)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[TextDelta | ModelResponse]:
+        options = self._options(request)
+        usage = None
+        if options:
+            routed, usage = await self._choose(request, options)
+            if isinstance(routed, ModelResponse):
+                yield routed
+                return
+            if routed is None:
+                async for piece in self.inner.stream(request):
+                    yield _with(piece, usage) if isinstance(piece, ModelResponse) else piece
+                return
+        async for piece in self.inner.stream(self._plain(request)):
+            yield _with(piece, usage) if isinstance(piece, ModelResponse) else piece
+
+    # -- the choice --------------------------------------------------------------------
+
+    def _options(self, request: ModelRequest) -> list[Route]:
+        """The routes to choose among for this request; empty when no choice is made
+        (not a fresh user message, a forced call, no route offered)."""
+        if not self.routes or not request.messages:
+            return []
+        if request.messages[-1].role != "user":
+            return []
+        if request.tool_choice in self.routes:
+            return []
+        return [self.routes[s.name] for s in request.tools if s.name in self.routes]
+
+    def choice_request(self, request: ModelRequest, options: list[Route]) -> ModelRequest:
+        """The constrained request: the agent's system text and view, no tools, and the
+        answer's schema (`route` one of the agent and `options`' targets)."""
+        lines = [f'- "{self.agent}": you handle it yourself'
+                 + (f" ({self.description})" if self.description else "") + "."]
+        lines += [f'- "{r.target.name}": {r.spec.description}' for r in options]
+        system = _without(request.system, self.handoff_text)
+        system = (f"{system}\n\n" if system else "") + (
+            "Decide who should handle the user's latest message: you, or an agent you can "
+            "hand the conversation to. The options:\n" + "\n".join(lines) + "\n"
+            'Answer only with a JSON object: "route" (one of the names above) and '
+            '"reason" (why, in a few words)'
+            + (", and the details the chosen agent needs where the schema asks for them"
+               if any(_payload(r) for r in options) else "") + ".")
+        schema = _schema(self.agent, options)
+        spec = OutputSpec(CHOICE_NAME, schema, strict_compatible(schema), None)
+        return dataclasses.replace(request, system=system, tools=(), tool_choice=None,
+                                   output=spec, parallel_tool_calls=None)
+
+    async def _choose(self, request: ModelRequest, options: list[Route]
+                      ) -> tuple[ModelResponse | bool | None, Usage | None]:
+        """(a transfer response, True for the agent itself, or None for no valid choice),
+        and the choice's usage."""
+        answer = await self.inner.complete(self.choice_request(request, options))
+        usage = answer.usage or Usage(requests=1)
+        picked = _parse(answer.text)
+        if picked is None:
+            return None, usage
+        route = picked.get("route")
+        if route == self.agent:
+            return True, usage
+        chosen = next((r for r in options if r.target.name == route), None)
+        if chosen is None:
+            return None, usage
+        args: dict[str, Any] = {"reason": str(picked.get("reason") or "")}
+        details = picked.get(chosen.target.name)
+        if isinstance(details, Mapping):
+            args.update(details)
+        call = ToolCall(f"call_route_{secrets.token_hex(6)}", chosen.tool_name,
+                        json.dumps(args, ensure_ascii=False))
+        return ModelResponse(tool_calls=(call,), usage=usage, model=answer.model,
+                             stop="tool_calls"), usage
+
+    def _plain(self, request: ModelRequest) -> ModelRequest:
+        """The request without the one-way transfer tools and the lines on making them."""
+        if request.tool_choice in self.routes or not any(
+                s.name in self.routes for s in request.tools):
+            return request
+        tools = tuple(s for s in request.tools if s.name not in self.routes)
+        choice = request.tool_choice
+        if not tools and choice is not None:
+            choice = None
+        parallel = request.parallel_tool_calls
+        if parallel is False and tools:  # it was off for the transfers' sake only
+            parallel = None
+        return dataclasses.replace(request, system=_without(request.system, self.handoff_text),
+                                   tools=tools, tool_choice=choice,
+                                   parallel_tool_calls=parallel)
+
+
+def _payload(route: Route) -> dict[str, Any]:
+    """The properties of a route's tool other than `reason` (its payload's)."""
+    props = route.spec.parameters.get("properties", {})
+    return {k: v for k, v in props.items() if k != "reason"}
+
+
+def _schema(agent: str, options: list[Route]) -> dict[str, Any]:
+    props: dict[str, Any] = {
+        "route": {"type": "string", "enum": [agent, *(r.target.name for r in options)]},
+        "reason": {"type": "string"},
+    }
+    required = ["route", "reason"]
+    defs: dict[str, Any] = {}
+    for r in options:
+        fields = _payload(r)
+        if not fields:
+            continue
+        params = r.spec.parameters
+        defs.update(copy.deepcopy(params.get("$defs", {})))
+        props[r.target.name] = {
+            "anyOf": [{"type": "object", "properties": copy.deepcopy(fields),
+                       "required": [k for k in params.get("required", ()) if k != "reason"],
+                       "additionalProperties": False},
+                      {"type": "null"}],
+            "description": f"Only when route is {r.target.name!r}: what it needs."}
+        required.append(r.target.name)
+    schema: dict[str, Any] = {"type": "object", "properties": props, "required": required,
+                              "additionalProperties": False}
+    if defs:
+        schema["$defs"] = defs
+    return schema
+
+
+def _parse(text: str) -> dict[str, Any] | None:
+    m = _FENCE.match(text)
+    raw = m.group(1) if m else text.strip()
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _without(system: str, text: str) -> str:
+    if not text or text not in system:
+        return system
+    return re.sub(r"\n{3,}", "\n\n", system.replace(text, "")).strip()
+
+
+def _with(response: ModelResponse, usage: Usage | None) -> ModelResponse:
+    """`response` with `usage` (the choice's) added to its own."""
+    if usage is None:
+        return response
+    total = Usage()
+    total.add(usage)
+    if response.usage is not None:
+        total.add(response.usage)
+    return dataclasses.replace(response, usage=total)
