@@ -58,6 +58,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-steps", type=int, default=None, help="model calls per turn")
     p.add_argument("--turn-timeout", type=float, default=300.0,
                    help="seconds a turn may take (default 300)")
+    p.add_argument("--routing", default=None, metavar="MODE",
+                   help="how every agent routes: tools, choice, tools+examples, "
+                   "choice+examples (default: as the team declares)")
+    p.add_argument("--train", type=float, default=None, metavar="SHARE",
+                   help="the share of cases that only teach the routes (examples); the "
+                   "rest are played (the same split as handoffs eval --train)")
     p.add_argument("--label", default="", help="a name for this run (before, after, ...)")
     p.add_argument("--out", default=str(RESULTS), help="the results folder")
     args = p.parse_args(argv)
@@ -100,8 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     report = asyncio.run(run_eval(runner, cases, model=args.model, repeat=args.repeat,
                                   concurrency=args.concurrency, progress=progress,
-                                  max_steps=args.max_steps))
+                                  max_steps=args.max_steps, routing=args.routing,
+                                  train=args.train))
     run = report.run
+    cases = list(run.cases)  # with --train, the played share only
     shaped = sum(1 for t in run.turns if t.status == "completed" and CALL_SHAPED.match(t.output))
     result: dict[str, Any] = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -109,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "base_url": args.base_url, "cases_file": args.cases or "support (built in)",
         "tags": args.tag, "limit": args.limit, "sample": args.sample,
         "case_ids": [c.id for c in cases], "turn_timeout": args.turn_timeout,
+        "routing": args.routing, "train": args.train,
         "call_shaped_answers": shaped, **run.to_dict(),
     }
     out = Path(args.out)
