@@ -16,9 +16,11 @@ from ..core.agent import Agent
 from ..core.context import RunContext
 from ..core.events import Event
 from ..core.handoff import HandoffRecord, HistoryMode
+from ..core.idempotency import IdempotencyKey, as_key
 from ..core.plan import PlanStep
 from ..core.session import SessionState
 from ..core.team import Team
+from ..errors import HandoffsError
 from ..models.base import Model
 from ..stores.base import SessionStore
 from ..stores.opening import open_store
@@ -153,6 +155,7 @@ class Runner(GoingBack):
         timeout: float | None = None,
         *,
         on_event: Callable[[Event], None] | None = None,
+        idempotency_key: str | IdempotencyKey | None = None,
     ) -> RunResult:
         """Run one user turn on the session and return its result.
 
@@ -166,8 +169,23 @@ class Runner(GoingBack):
         turn is stored), inside the turn: it must return at once and not raise. It costs
         a turn less than `stream` (no task, no generator): what a server fanning events
         out uses.
+
+        `idempotency_key`: the client's key for this message (a UUID it reuses when it
+        retries). A second call with the same key on the same session stores and runs
+        nothing: it returns the first call's result (its stored events in
+        `result.events`, `on_event` called with them), waiting for the first if it still
+        runs, across processes on one store and after a restart; a first turn that died
+        is resumed. The key is recorded with the message, atomically; keys are kept 24
+        hours (`core.idempotency`). The same key with different text is refused
+        (`idempotency_key_reused`).
         """
         check_timeout(timeout, "timeout")
+        key = as_key(idempotency_key) if idempotency_key is not None else None
+        if key is not None:
+            if self._dispatch is not None:
+                raise _unsupported()
+            return await run_turn(self, session_id, text, channel, context, on_event,
+                                  timeout, None, key)
         if self._dispatch is not None:
             if on_event is not None:
                 return await fed(self._dispatch.stream(self, session_id, text, channel,
@@ -288,6 +306,8 @@ class Runner(GoingBack):
         channel: str | None = None,
         context: Any = None,
         timeout: float | None = None,
+        *,
+        idempotency_key: str | IdempotencyKey | None = None,
     ) -> AsyncIterator[Event]:
         """Run one user turn and yield its events as they happen.
 
@@ -298,9 +318,15 @@ class Runner(GoingBack):
         stream raises that error, as `run` does. A turn, once started, runs to its end
         and is persisted even if the consumer stops reading (a client that disconnects
         finds the answer in the session). Each event's `seq` is its number in the
-        session's event log. `context` and `timeout` are `run`'s.
+        session's event log. `context`, `timeout` and `idempotency_key` are `run`'s (a
+        retry yields the first call's stored events).
         """
         check_timeout(timeout, "timeout")
+        key = as_key(idempotency_key) if idempotency_key is not None else None
+        if key is not None:
+            if self._dispatch is not None:
+                raise _unsupported()
+            return stream_turn(self, session_id, text, channel, context, timeout, key)
         if self._dispatch is not None:
             return self._dispatch.stream(self, session_id, text, channel, context, timeout)
         return stream_turn(self, session_id, text, channel, context, timeout)
@@ -397,3 +423,11 @@ class Runner(GoingBack):
         from .replay import replay
 
         return await replay(self, session_id, from_turn, team, model)
+
+
+def _unsupported() -> HandoffsError:
+    return HandoffsError(
+        "Idempotency keys are not supported by an executor that runs turns elsewhere "
+        "(handoffs.temporal); leave idempotency_key out there, or run the session with "
+        "the default executor.",
+        code="idempotency_unsupported")
