@@ -12,6 +12,7 @@ from ..core.session import SessionState
 from ..stores.checks import session_id as check_id
 from . import auth, sse
 from .errors import ApiError, body, from_exception, responses
+from .idempotency import request_key
 from .schemas import AgentPick, NewMessage, NewSession
 from .service import Service, new_session_id
 from .views import Answer, agent_view, session_view, transcript_view
@@ -125,13 +126,15 @@ async def pick_agent(request: Request, session_id: str, pick: AgentPick) -> dict
                         202: {"description": "Prefer: respond-async: the turn started"},
                         **responses(*OPENS, "invalid_json", "session_busy",
                                     "waiting_for_approval", "message_too_large",
+                                    "idempotency_key_reused",
                                     "body_too_large", "validation_error",
                                     "too_many_requests")})
 async def post_message(request: Request, session_id: str, message: NewMessage) -> Response:
     """Run one user turn. JSON `RunResult` by default; `Accept: text/event-stream`
     streams the turn's events; `Prefer: respond-async` answers 202 once the turn has
     started. Messages to a busy session queue; `Prefer: wait=0` asks for 409
-    `session_busy` instead."""
+    `session_busy` instead. An `Idempotency-Key` header makes a retry (the same key)
+    store and run nothing: it gets the first request's answer (docs/serving.md)."""
     svc = service(request)
     busy = svc.turns.busy(session_id)
     # The message's place in the session's queue is taken before anything is awaited:
@@ -140,6 +143,7 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
     try:
         state = await svc.session(request, session_id)
         svc.check_text(message.text)
+        key = request_key(request)
         svc.check_rate(request)
         prefer = request.headers.get("prefer", "").lower()
         if "wait=0" in prefer and (busy or state.status == "running"):
@@ -148,7 +152,7 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
     except BaseException:
         run.drop()
         raise
-    run.go(message.text, message.channel, message.context)
+    run.go(message.text, message.channel, message.context, key)
     if "respond-async" in prefer:
         first = await run.started()
         if first is None:
