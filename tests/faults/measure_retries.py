@@ -8,6 +8,9 @@ copies of the message in the stored transcript and the answers to it:
 
 - `openai 502`: the official `openai` client, a proxy answering its first try 502 (the
   turn ran behind it); the client retries by itself;
+- `openai failed turn`: the official client on a turn that fails (the server answers
+  502 with the turn's code); the client retries twice by itself, each retry must get
+  the same failure without storing the message again (`answered` is 0 here: it failed);
 - `raw timeout`: raw HTTP with an `Idempotency-Key`, a client timeout shorter than the
   turn, then the same request again;
 - `dropped response`: raw HTTP with a key, a proxy that drops the first response (closes
@@ -178,6 +181,22 @@ def openai_502(server: Server) -> Outcome:
     return Outcome("openai 502", *count(server, sid, text), answer)
 
 
+def openai_failed_turn(server: Server) -> Outcome:
+    import openai
+
+    sid, token = server.session()
+    text = "fail openai"
+    client = openai.OpenAI(base_url=server.url + "/v1", api_key=token,
+                           default_headers={"X-Handoffs-Session": sid}, timeout=30)
+    try:
+        client.chat.completions.create(model="team",
+                                       messages=[{"role": "user", "content": text}])
+        answer = "an answer"
+    except openai.APIStatusError as exc:
+        answer = f"error {exc.status_code}"
+    return Outcome("openai failed turn", *count(server, sid, text), answer)
+
+
 def raw_timeout(server: Server) -> Outcome:
     sid, token = server.session()
     text = "slow 1.5 timeout"
@@ -234,7 +253,8 @@ def _quietly(server: Server, sid: str, token: str, text: str, key: dict[str, str
 def measure(cwd: Path) -> list[Outcome]:
     """Every scenario, each on its own SQLite store under `cwd`."""
     found = []
-    for name, scenario in (("openai", openai_502), ("timeout", raw_timeout),
+    for name, scenario in (("openai", openai_502), ("failed", openai_failed_turn),
+                           ("timeout", raw_timeout),
                            ("dropped", dropped_response)):
         with serve(f"sqlite:///{cwd / (name + '.db')}", cwd) as server:
             found.append(scenario(server))
