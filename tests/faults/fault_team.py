@@ -20,8 +20,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from handoffs import Agent, Runner, Team, tool
-from handoffs.errors import ModelError
 from handoffs.core.messages import ToolResult, UserMessage
+from handoffs.errors import ModelError
 from handoffs.models.base import ModelRequest, ModelResponse, TextDelta
 from handoffs.testing import ScriptedModel, call, reply
 

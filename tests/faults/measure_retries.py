@@ -32,7 +32,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,10 +109,8 @@ class DropFirstProxy:
             pass
         finally:
             for s in (client, upstream):
-                try:
+                with suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 s.close()
 
 
@@ -244,10 +242,8 @@ def sigkill(store: str, cwd: Path) -> Outcome:
 
 
 def _quietly(server: Server, sid: str, token: str, text: str, key: dict[str, str]) -> None:
-    try:
+    with suppress(httpx.HTTPError):
         server.say(sid, token, text, timeout=30, **key)
-    except httpx.HTTPError:
-        pass
 
 
 def measure(cwd: Path) -> list[Outcome]:
