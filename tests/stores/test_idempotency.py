@@ -8,7 +8,7 @@ import pytest
 
 from handoffs import Agent, HandoffsError, Runner, Team, tool
 from handoffs.core.messages import UserMessage
-from handoffs.testing import ScriptedModel, call, reply
+from handoffs.testing import ScriptedModel, call, reply, transfer
 
 from .conftest import Backend
 
@@ -154,3 +154,61 @@ async def test_a_streamed_retry_yields_the_first_turns_events(backend: Backend) 
     assert [e.type for e in again] == [e.type for e in first]
     assert again[-1].result.output == "streamed"
     assert len(model.requests) == 1
+
+
+async def test_a_retried_approval_runs_the_tool_once_and_gets_the_first_outcome(
+        backend: Backend) -> None:
+    runs: list[str] = []
+
+    @tool(needs_approval=True)
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        runs.append(order_id)
+        return f"refunded {order_id}"
+
+    model = ScriptedModel([call("refund", order_id="A-1"), reply("done"), reply("never")])
+    runner = Runner(Team([Agent("billing", tools=[refund])]), model=model,
+                    store=backend.open())
+    paused = await runner.run("s", "refund A-1")
+    call_id = next(e for e in paused.events if e.type == "approval_requested")["call_id"]
+
+    first = await runner.approve("s", call_id, idempotency_key="d-1")
+    again = await runner.approve("s", call_id, idempotency_key="d-1")
+
+    assert again.output == first.output == "done"
+    assert runs == ["A-1"]
+    with pytest.raises(HandoffsError) as caught:  # the same key for another decision
+        await runner.reject("s", call_id, "no", idempotency_key="d-1")
+    assert caught.value.code == "idempotency_key_reused"
+
+
+async def test_a_retried_pick_gets_its_record_and_stores_no_second_one(
+        backend: Backend) -> None:
+    team = Team([Agent("triage", handoffs=["billing"]), Agent("billing")])
+    runner = Runner(team, model=ScriptedModel([]), store=backend.open())
+    first = await runner.select_agent("s", "billing", idempotency_key="p-1")
+    again = await runner.select_agent("s", "billing", idempotency_key="p-1")
+
+    assert again.id == first.id
+    state = await runner.store.load("s")
+    assert state is not None and len(state.handoffs) == 1
+
+
+async def test_a_retried_operator_reply_is_stored_once(backend: Backend) -> None:
+    from handoffs import HumanAgent
+
+    team = Team([Agent("bot", handoffs=["operator"]),
+                 HumanAgent("operator", handoffs=["bot"])])
+    runner = Runner(team, model=ScriptedModel([transfer("operator")]),
+                    store=backend.open())
+    await runner.run("s", "a person please")
+    first = await runner.reply_as_human("s", "I refunded it", handoff_to="bot",
+                                        idempotency_key="r-1")
+    again = await runner.reply_as_human("s", "I refunded it", handoff_to="bot",
+                                        idempotency_key="r-1")
+
+    assert (again.status, again.agent) == (first.status, first.agent)
+    assert [r.id for r in again.handoffs] == [r.id for r in first.handoffs]
+    state = await runner.store.load("s")
+    assert state is not None
+    assert [m.text for m in state.messages].count("I refunded it") == 1

@@ -30,7 +30,7 @@ MAX_KEY_CHARS = 255
 """The longest key accepted (`invalid_argument` beyond)."""
 FIELD = "idempotency"
 """Where the keys are kept: `SessionState.metadata[FIELD]`, key -> [turn, first event
-number, fingerprint, time]."""
+number, fingerprint, time, and the outcome of an operation that has no terminal event]."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -59,6 +59,9 @@ class Seen:
     """The session's next event number when the request was stored: its events are at
     or after it."""
     fingerprint: str
+    outcome: Any = None
+    """What an operation without events of its own left to give a retry (a pick's
+    record id, an operator reply's agent and status); None for a turn."""
 
 
 def as_key(key: str | IdempotencyKey | None) -> IdempotencyKey | None:
@@ -96,12 +99,14 @@ def seen(state: SessionState, key: IdempotencyKey, print_: str, now: float) -> S
             f"The idempotency key {key.key!r} was used for a different request on this "
             "session; use a new key for a new request (the same key only for a retry of "
             "the same request).", code="idempotency_key_reused")
-    return Seen(entry[0], entry[1], entry[2])
+    return Seen(entry[0], entry[1], entry[2], entry[4] if len(entry) > 4 else None)
 
 
-def remember(state: SessionState, key: IdempotencyKey, print_: str, now: float) -> None:
+def remember(state: SessionState, key: IdempotencyKey, print_: str, now: float,
+             outcome: Any = None) -> None:
     """Record `key` for the request the session is starting now (its turn and next event
-    number); commit it with the request's first change. Expired and surplus keys go."""
+    number, and a JSON `outcome` when the request has no terminal event to read back);
+    commit it with the request's first change. Expired and surplus keys go."""
     old: dict[str, Any] | None = state.metadata.get(FIELD)
     keys: dict[str, Any] = {}
     if old:
@@ -110,5 +115,6 @@ def remember(state: SessionState, key: IdempotencyKey, print_: str, now: float) 
         items = [(k, v) for k, v in old.items()
                  if k != key.key and now - v[3] <= KEY_TTL]
         keys = dict(items[-(MAX_KEYS - 1):])
-    keys[key.key] = [state.turn, state.event_seq, print_, now]
+    keys[key.key] = [state.turn, state.event_seq, print_, now] + (
+        [] if outcome is None else [outcome])
     state.metadata[FIELD] = keys

@@ -134,6 +134,15 @@ class Runner(GoingBack):
         self._mcp: Hub | None = None
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
 
+    def _key(self, key: str | IdempotencyKey | None) -> IdempotencyKey | None:
+        """A caller's idempotency key, checked; refused under an executor that runs
+        turns elsewhere (Temporal), which does not record keys."""
+        if key is None:
+            return None
+        if self._dispatch is not None:
+            raise _unsupported()
+        return as_key(key)
+
     def model_for(self, name: str) -> Model | None:
         """The model agent `name` uses (None for a human agent); `no_model` if none is set."""
         return self._models[name]
@@ -209,29 +218,34 @@ class Runner(GoingBack):
 
         return await resume(self, session_id, context, None)
 
-    async def approve(self, session_id: str, call_id: str, context: Any = None) -> RunResult:
+    async def approve(self, session_id: str, call_id: str, context: Any = None, *,
+                      idempotency_key: str | IdempotencyKey | None = None) -> RunResult:
         """Approve a tool call that waits for a person (`@tool(needs_approval=...)`).
 
         When it was the last undecided call of its response, the same turn goes on (the
         call runs, the agent continues) and its result is returned; otherwise the result
         is still `waiting_for_approval`. Refused with `no_pending_approval` when the call
-        does not wait (already decided, or unknown)."""
+        does not wait (already decided, or unknown). `idempotency_key`: as `run`'s; a
+        retry of the decision gets its first outcome instead of `no_pending_approval`."""
+        key = self._key(idempotency_key)
         if self._dispatch is not None:
             return await self._dispatch.decide(self, session_id, call_id, True, "", context)
         from .driver.approval import decide
 
-        return await decide(self, session_id, call_id, True, "", context)
+        return await decide(self, session_id, call_id, True, "", context, key)
 
     async def reject(self, session_id: str, call_id: str, reason: str = "",
-                     context: Any = None) -> RunResult:
+                     context: Any = None, *,
+                     idempotency_key: str | IdempotencyKey | None = None) -> RunResult:
         """Reject a waiting tool call: it does not run, and the agent reads that a person
         did not approve it (with `reason`) as the call's result. Otherwise as `approve`."""
+        key = self._key(idempotency_key)
         if self._dispatch is not None:
             return await self._dispatch.decide(self, session_id, call_id, False, reason,
                                              context)
         from .driver.approval import decide
 
-        return await decide(self, session_id, call_id, False, reason, context)
+        return await decide(self, session_id, call_id, False, reason, context, key)
 
     def cancel(self, session_id: str) -> bool:
         """Stop the turn this runner is running on the session, if any (True if there was).
@@ -351,33 +365,40 @@ class Runner(GoingBack):
 
     # -- people ----------------------------------------------------------------------------
 
-    async def select_agent(self, session_id: str, name: str) -> HandoffRecord:
+    async def select_agent(self, session_id: str, name: str, *,
+                           idempotency_key: str | IdempotencyKey | None = None
+                           ) -> HandoffRecord:
         """Make `name` the session's active agent because the user picked it.
 
         Records a `user_request` handoff; raises `HandoffsError` with the rejection code
         (`unknown_target`, `not_user_selectable`, `system_only`, `target_disabled`,
-        `channel_unsupported`) when the pick is not allowed.
+        `channel_unsupported`) when the pick is not allowed. `idempotency_key`: as
+        `run`'s; a retry of the pick gets its record (or its refusal) again.
         """
+        key = self._key(idempotency_key)
         if self._dispatch is not None:
             return await self._dispatch.select_agent(self, session_id, name)
         from .driver.human import select_agent
 
-        return await select_agent(self, session_id, name)
+        return await select_agent(self, session_id, name, key)
 
     async def reply_as_human(
-        self, session_id: str, text: str, handoff_to: str | None = None
+        self, session_id: str, text: str, handoff_to: str | None = None, *,
+        idempotency_key: str | IdempotencyKey | None = None,
     ) -> RunResult:
         """Post a human operator's message into the session, optionally handing back.
 
         The message is tagged with the active human agent. With `handoff_to`, control
         passes to that AI agent (reason `programmatic`) and it answers the user's next
-        message.
+        message. `idempotency_key`: as `run`'s; a retry stores nothing and gets the
+        first reply's result (without its events).
         """
+        key = self._key(idempotency_key)
         if self._dispatch is not None:
             return await self._dispatch.reply_as_human(self, session_id, text, handoff_to)
         from .driver.human import reply_as_human
 
-        return await reply_as_human(self, session_id, text, handoff_to)
+        return await reply_as_human(self, session_id, text, handoff_to, key)
 
     # -- sessions ----------------------------------------------------------------------------
 
