@@ -106,16 +106,18 @@ async def delete_session(request: Request, session_id: str) -> Response:
 
 
 @router.post("/sessions/{session_id}/agent", responses=responses(
-    *OPENS, *PICK, "invalid_json", "body_too_large", "validation_error"))
+    *OPENS, *PICK, "invalid_json", "body_too_large", "validation_error",
+    "idempotency_key_reused"))
 async def pick_agent(request: Request, session_id: str, pick: AgentPick) -> dict[str, Any]:
     """The user picks who answers next; refused with the policy's code
     (`unknown_target`, `not_user_selectable`, `system_only`, `target_disabled`,
     `channel_unsupported`; `waiting_for_approval` while a tool call waits for a
     person). The pick is stored and published like any handoff (`agent_handoff`,
-    `agent_changed`; `handoff_rejected` when refused)."""
+    `agent_changed`; `handoff_rejected` when refused). A retry with the same
+    `Idempotency-Key` stores nothing and gets the first pick's answer."""
     svc = service(request)
     await svc.session(request, session_id)
-    record = await svc.pick(session_id, pick.agent)
+    record = await svc.pick(session_id, pick.agent, request_key(request))
     return {"record": record.to_dict(),
             "active_agent": agent_view(svc.team.get(pick.agent), pick.agent)}
 
