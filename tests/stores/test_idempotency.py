@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +16,8 @@ from handoffs.core.messages import UserMessage
 from handoffs.testing import ScriptedModel, call, reply, transfer
 
 from .conftest import Backend
+
+WORKER = str(Path(__file__).with_name("worker.py"))
 
 
 def _users(state: object) -> list[str]:
@@ -212,3 +219,29 @@ async def test_a_retried_operator_reply_is_stored_once(backend: Backend) -> None
     state = await runner.store.load("s")
     assert state is not None
     assert [m.text for m in state.messages].count("I refunded it") == 1
+
+
+async def test_the_same_key_from_two_processes_is_stored_and_answered_once(
+        backend: Backend, tmp_path: Path) -> None:
+    backend.require_processes()
+    assert backend.url is not None
+    env = {**os.environ, "IDEMPOTENCY_KEY": "k-shared"}
+
+    def start(ready: str) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, WORKER, backend.url or "", "shared", "A",
+                                 "slow", str(tmp_path / ready)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    first = start("a.ready")
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "a.ready").exists():  # the first holds the session, mid-turn
+        assert first.poll() is None, first.communicate()
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.02)
+    second = start("b.ready")  # a retry from another process: it waits for the first
+    outs = [await asyncio.to_thread(p.communicate, timeout=60) for p in (first, second)]
+
+    assert [o.strip() for o, _ in outs] == ["answer to A", "answer to A"], outs
+    assert not (tmp_path / "b.ready").exists()  # the retry ran no tool
+    state = await backend.open().load("shared")
+    assert state is not None and _users(state) == ["A"]

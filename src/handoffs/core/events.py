@@ -96,10 +96,13 @@ class Event:
         return self.type in TERMINAL_EVENTS
 
 
-@dataclass(slots=True)
 class StoredEvent(Event):
     """An event read back from the session's log, not one happening now: what a retried
     request (the same idempotency key) is given of the first request's turn."""
+
+    # Event's fields as they are: no dataclass of its own, whose generated methods would
+    # cost every `import handoffs` a compile.
+    __slots__ = ()
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StoredEvent:

@@ -15,7 +15,6 @@ without a key costs nothing.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +77,8 @@ def as_key(key: str | IdempotencyKey | None) -> IdempotencyKey | None:
 
 def fingerprint(operation: str, *parts: str) -> str:
     """What a request asked, in short: a retry must ask the same."""
+    import hashlib  # here: only a keyed request needs it, and the runtime's import not
+
     h = hashlib.sha256(operation.encode())
     for p in parts:
         h.update(b"\0")

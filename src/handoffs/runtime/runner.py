@@ -16,7 +16,6 @@ from ..core.agent import Agent
 from ..core.context import RunContext
 from ..core.events import Event
 from ..core.handoff import HandoffRecord, HistoryMode
-from ..core.idempotency import IdempotencyKey, as_key
 from ..core.plan import PlanStep
 from ..core.session import SessionState
 from ..core.team import Team
@@ -44,6 +43,7 @@ from .state.host import Dispatcher, Executor
 from .state.result import RunResult
 
 if TYPE_CHECKING:
+    from ..core.idempotency import IdempotencyKey
     from ..mcp.hub import Hub
     from .replay import Replay
 
@@ -141,6 +141,8 @@ class Runner(GoingBack):
             return None
         if self._dispatch is not None:
             raise _unsupported()
+        from ..core.idempotency import as_key
+
         return as_key(key)
 
     def model_for(self, name: str) -> Model | None:
@@ -189,12 +191,9 @@ class Runner(GoingBack):
         (`idempotency_key_reused`).
         """
         check_timeout(timeout, "timeout")
-        key = as_key(idempotency_key) if idempotency_key is not None else None
-        if key is not None:
-            if self._dispatch is not None:
-                raise _unsupported()
+        if idempotency_key is not None:
             return await run_turn(self, session_id, text, channel, context, on_event,
-                                  timeout, None, key)
+                                  timeout, None, self._key(idempotency_key))
         if self._dispatch is not None:
             if on_event is not None:
                 return await fed(self._dispatch.stream(self, session_id, text, channel,
@@ -336,11 +335,9 @@ class Runner(GoingBack):
         retry yields the first call's stored events).
         """
         check_timeout(timeout, "timeout")
-        key = as_key(idempotency_key) if idempotency_key is not None else None
-        if key is not None:
-            if self._dispatch is not None:
-                raise _unsupported()
-            return stream_turn(self, session_id, text, channel, context, timeout, key)
+        if idempotency_key is not None:
+            return stream_turn(self, session_id, text, channel, context, timeout,
+                               self._key(idempotency_key))
         if self._dispatch is not None:
             return self._dispatch.stream(self, session_id, text, channel, context, timeout)
         return stream_turn(self, session_id, text, channel, context, timeout)

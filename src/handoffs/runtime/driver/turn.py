@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.events import Event
 from ...core.history import last_user_index
-from ...core.idempotency import IdempotencyKey, fingerprint, remember, seen
 from ...core.messages import Note, UserMessage
 from ...core.session import Checkpoint, SessionState, ViewSpec
 from ...errors import HandoffsError
@@ -32,10 +31,10 @@ from ...telemetry.config import observe
 from ..decisions import recovery
 from ..state import Fail, Leg, Outcome, Turn, failed, finish
 from ..state.result import RunResult, RunStatus
-from . import retried
 from .loop import drive
 
 if TYPE_CHECKING:
+    from ...core.idempotency import IdempotencyKey
     from ..state.host import Host
 
 
@@ -68,7 +67,10 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
             state = await store.load(session_id)  # (`load` without a coroutine of its own)
             if state is None:
                 state = new_session(runner, session_id)
-            if key is not None:
+            if key is not None:  # imported here: a turn without a key never needs them
+                from ...core.idempotency import fingerprint, remember, seen
+                from . import retried
+
                 print_ = fingerprint("message", text)
                 now = runner.executor.now()
                 hit = seen(state, key, print_, now)
