@@ -245,3 +245,24 @@ async def test_the_same_key_from_two_processes_is_stored_and_answered_once(
     assert not (tmp_path / "b.ready").exists()  # the retry ran no tool
     state = await backend.open().load("shared")
     assert state is not None and _users(state) == ["A"]
+
+
+async def test_a_retried_plan_runs_no_step_again_and_gets_its_result(
+        backend: Backend) -> None:
+    from handoffs import PlanStep
+
+    team = Team([Agent("planner"), Agent("research"), Agent("writer")],
+                supervisor="planner")
+    model = ScriptedModel([reply("facts"), reply("essay"), reply("never")])
+    runner = Runner(team, model=model, store=backend.open())
+    steps = [PlanStep("research", "Find facts", name="facts"),
+             PlanStep("writer", "Write it up", name="essay")]
+
+    first = await runner.run_plan("s", steps, idempotency_key="plan-1")
+    again = await runner.run_plan("s", steps, idempotency_key="plan-1")
+
+    assert again.steps == first.steps == {"facts": "facts", "essay": "essay"}
+    assert again.output == "essay"
+    assert len(model.requests) == 2
+    state = await runner.store.load("s")
+    assert state is not None and state.turn == 1

@@ -347,6 +347,8 @@ class Runner(GoingBack):
         session_id: str,
         steps: Sequence[PlanStep | Mapping[str, Any] | Sequence[Any]],
         context: Any = None,
+        *,
+        idempotency_key: str | IdempotencyKey | None = None,
     ) -> RunResult:
         """Run a supervisor's plan: each step delegates a task to an agent (`plan_step`).
 
@@ -355,10 +357,13 @@ class Runner(GoingBack):
         `ctx.handoff.results` (and the handoff note), and are appended to the transcript.
         A failed step goes to the team's fallback (`error_recovery`); if that fails too,
         or there is none, the plan ends FAILED. `result.steps` holds every answer.
+        `idempotency_key`: as `run`'s; a retry of the plan gets its result, no step
+        runs again (the key is stored with the plan's one commit).
         """
         from .driver.plans import run_plan
 
-        return await run_plan(self, session_id, steps, context)
+        return await run_plan(self, session_id, steps, context,
+                              None if idempotency_key is None else self._key(idempotency_key))
 
     # -- people ----------------------------------------------------------------------------
 
