@@ -49,7 +49,7 @@ router = APIRouter(prefix="/v1", tags=["agui"])
                                  **responses("unauthorized", "forbidden", "invalid_argument",
                                              "validation_error", "message_too_large",
                                              "no_pending_approval", "too_many_requests",
-                                             "idempotency_key_reused")})
+                                             "idempotency_key_reused", "idempotency_unsupported")})
 async def agui(request: Request) -> StreamingResponse:
     """Run one turn (or continue one after approvals: `resume`) and stream it as AG-UI
     events: `RUN_STARTED`, `STATE_SNAPSHOT`, text messages per agent message (`name`: the

@@ -79,7 +79,8 @@ async def waiting_queue(request: Request) -> dict[str, Any]:
 
 @router.post("/sessions/{session_id}/human", responses=responses(
     *OPERATOR, "session_not_found", "not_waiting_for_human", *PICK, "not_declared",
-    "invalid_json", "message_too_large", "validation_error", "idempotency_key_reused"))
+    "invalid_json", "message_too_large", "validation_error", "idempotency_key_reused",
+    "idempotency_unsupported"))
 async def human_reply(request: Request, session_id: str, reply: HumanReply) -> JSONResponse:
     """The human agent that holds the session speaks; with `handoff_to`, it hands the
     conversation back to that agent (the human's routes and the policy apply). An
@@ -107,7 +108,8 @@ async def approvals(request: Request, session_id: str) -> dict[str, Any]:
 
 @router.post("/sessions/{session_id}/approvals/{call_id}", responses=responses(
     *OPERATOR, "session_not_found", "no_pending_approval", "invalid_json",
-    "body_too_large", "validation_error", "idempotency_key_reused"))
+    "body_too_large", "validation_error", "idempotency_key_reused",
+    "idempotency_unsupported"))
 async def decide(request: Request, session_id: str, call_id: str,
                  decision: ApprovalDecision) -> JSONResponse:
     """Approve (`{"approved": true}`) or reject (`{"approved": false, "reason": ...}`) a

@@ -107,7 +107,7 @@ async def delete_session(request: Request, session_id: str) -> Response:
 
 @router.post("/sessions/{session_id}/agent", responses=responses(
     *OPENS, *PICK, "invalid_json", "body_too_large", "validation_error",
-    "idempotency_key_reused"))
+    "idempotency_key_reused", "idempotency_unsupported"))
 async def pick_agent(request: Request, session_id: str, pick: AgentPick) -> dict[str, Any]:
     """The user picks who answers next; refused with the policy's code
     (`unknown_target`, `not_user_selectable`, `system_only`, `target_disabled`,
@@ -128,7 +128,7 @@ async def pick_agent(request: Request, session_id: str, pick: AgentPick) -> dict
                         202: {"description": "Prefer: respond-async: the turn started"},
                         **responses(*OPENS, "invalid_json", "session_busy",
                                     "waiting_for_approval", "message_too_large",
-                                    "idempotency_key_reused",
+                                    "idempotency_key_reused", "idempotency_unsupported",
                                     "body_too_large", "validation_error",
                                     "too_many_requests")})
 async def post_message(request: Request, session_id: str, message: NewMessage) -> Response:

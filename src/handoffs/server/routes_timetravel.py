@@ -135,7 +135,7 @@ async def fork(request: Request, session_id: str, ask: ForkRequest) -> dict[str,
 
 @router.post("/sessions/{session_id}/rewind", responses=responses(
     *OPERATOR, "session_not_found", "invalid_turn", "turn_not_recorded", *REFUSED,
-    "validation_error"))
+    "validation_error", "idempotency_key_reused"))
 async def rewind(request: Request, session_id: str, ask: RewindRequest) -> dict[str, Any]:
     """Cut the session back to before `turn`; what was cut is kept as the session named
     in `metadata.rewinds[-1].kept_as`. 409 while a turn runs or a person is awaited. A
