@@ -23,7 +23,7 @@ from .session import SessionState
 
 KEY_TTL = 24 * 3600.0
 """Seconds a key is remembered: a retry later than this is a new request."""
-MAX_KEYS = 200
+MAX_KEYS = 100
 """Keys a session remembers at most; older ones are forgotten first."""
 MAX_KEY_CHARS = 255
 """The longest key accepted (`invalid_argument` beyond)."""
