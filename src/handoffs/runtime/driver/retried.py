@@ -7,18 +7,22 @@ outcome. Nothing is stored and nothing runs again (`core.idempotency`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...core.events import TERMINAL_EVENTS, Event, StoredEvent
 from ...core.idempotency import Seen
 from ...errors import HandoffsError
+from ...log import fields
 from ..state.result import RunResult
 
 if TYPE_CHECKING:
     from ..state.host import Host
 
 PAGE = 1000
+
+log = logging.getLogger("handoffs.runtime.turn")  # a retry is told of with its turn
 
 
 def deliver(result: RunResult, sink: Callable[[Event], None] | None, feed: Any) -> None:
@@ -60,6 +64,9 @@ async def outcome(runner: Host, session_id: str, seen: Seen) -> RunResult:
                     d["result"], None if agent is None else agent.output_type)
                 event.result = result
                 result.bind_events(events)
+                log.info("turn %d of %s: a retry (the same idempotency key) was given "
+                         "its stored outcome", result.turn, session_id,
+                         extra=fields(session_id, result.turn, result.agent))
                 return result
         if len(page) < PAGE:
             break
