@@ -39,7 +39,9 @@ class GoingBack:
                           key=as_key(idempotency_key))
 
     async def fork_with_answer(self, session_id: str, turn: int, call: int, answer: str,
-                               new_id: str | None = None) -> SessionState:
+                               new_id: str | None = None, *,
+                               idempotency_key: str | IdempotencyKey | None = None
+                               ) -> SessionState:
         """A new session holding the conversation as it stood at model call `call` of
         `turn` (recorded by `Runner(inspect=True)`), continued with `answer` as that
         call's answer: the agent that was called says it, and the turn ends there.
@@ -47,10 +49,13 @@ class GoingBack:
         What the inspector's "fork from here with this answer" does, after a call was
         made again with edits (`runtime.rerun`). The fork's `metadata["forked_from"]`
         names the call. Refused with `call_not_recorded` when the session's event log
-        holds no such call of the main line (`runtime.answer_fork`)."""
+        holds no such call of the main line (`runtime.answer_fork`). `idempotency_key`:
+        as `fork`'s."""
+        from ..core.idempotency import as_key
         from .answer_fork import fork_with_answer
 
-        return await fork_with_answer(cast(Any, self), session_id, turn, call, answer, new_id)
+        return await fork_with_answer(cast(Any, self), session_id, turn, call, answer, new_id,
+                                      key=as_key(idempotency_key))
 
     async def rewind(self, session_id: str, turn: int, *,
                      idempotency_key: str | IdempotencyKey | None = None) -> SessionState:

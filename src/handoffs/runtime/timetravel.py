@@ -236,7 +236,7 @@ async def copy_prefix(store: SessionStore, data: dict[str, Any], mark: TurnMark,
     out = renamed(header)
     out["id"] = target
     if target != source:  # its keys name events by the original's numbers
-        drop = (*drop, FIELD)
+        drop = (*drop, FIELD, FORK_KEY)
     out["metadata"] = _kept(out.get("metadata", {}), drop) | links
     out["messages"] = data.get("messages", ())[:mark.messages]
     out["handoffs"] = renamed(records)

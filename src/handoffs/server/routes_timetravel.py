@@ -100,7 +100,7 @@ async def fork(request: Request, session_id: str, ask: ForkRequest) -> dict[str,
     call of `turn`, continued with `answer` (`Runner.fork_with_answer`). The fork is the
     operator's: the customer's token does not open it; with `token: true` it gets a
     token of its own (`token` in the answer), for a chat page to continue it. With an
-    `Idempotency-Key` (a fork without `call`), a retry answers with the fork the first
+    `Idempotency-Key`, a retry answers with the fork the first
     request made, and makes no other (with `token: true`, a new token: the first
     answer's never arrived)."""
     svc = await _existing(request, session_id)
@@ -115,18 +115,18 @@ async def fork(request: Request, session_id: str, ask: ForkRequest) -> dict[str,
         metadata = {auth.TOKEN_KEY: digest}
     # The customer's token does not open the operator's fork (HIDDEN: its hash, and the
     # A2A tokens a remote agent was given); a token of its own may.
+    key = request_key(request)
     if ask.call is not None and ask.answer is not None:
         made = await fork_with_answer(svc.runner, session_id, ask.turn, ask.call, ask.answer,
-                                      ask.new_id, drop=HIDDEN, metadata=metadata)
+                                      ask.new_id, drop=HIDDEN, metadata=metadata, key=key)
     else:
-        key = request_key(request)
         made = await fork_session(svc.runner.store, session_id, ask.turn, ask.new_id,
                                   drop=HIDDEN, metadata=metadata, key=key)
-        if key is not None and token is not None and \
-                made.metadata.get(auth.TOKEN_KEY) != metadata[auth.TOKEN_KEY]:
-            # A retry: the first answer's token never reached the client, so the fork
-            # takes this answer's instead.
-            await _retoken(svc, made, metadata[auth.TOKEN_KEY])
+    if key is not None and token is not None and \
+            made.metadata.get(auth.TOKEN_KEY) != metadata[auth.TOKEN_KEY]:
+        # A retry: the first answer's token never reached the client, so the fork takes
+        # this answer's instead.
+        await _retoken(svc, made, metadata[auth.TOKEN_KEY])
     answer = _summary(made)
     if token is not None:
         answer["token"] = token
