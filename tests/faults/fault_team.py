@@ -7,6 +7,7 @@ any session:
 - `stall`: waits a minute (a test kills or cuts the server meanwhile);
 - `slow S ...`: waits S seconds, then calls the tool `mark` (which appends the message to
   the file `$FAULT_MARKS`), then answers;
+- `fail ...`: the model fails (`model_error`): the turn fails, the API answers 502;
 - anything else: `answer to <message>` at once.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 
 from handoffs import Agent, Runner, Team, tool
 from handoffs.core.messages import ToolResult, UserMessage
+from handoffs.errors import ModelError
 from handoffs.models.base import ModelRequest, ModelResponse, TextDelta
 from handoffs.testing import ScriptedModel, call, reply
 
@@ -44,6 +46,8 @@ class FaultModel:
                    default=-1)
         text = messages[last].text.split("\n\n")[-1] if last >= 0 else ""
         marked = any(isinstance(m, ToolResult) for m in messages[last + 1:])
+        if text.startswith("fail "):
+            raise ModelError("the provider is down (a test's fault)", code="model_error")
         if text == "big":
             return reply("x" * BIG)
         if text == "stall":

@@ -166,3 +166,38 @@ def test_a_cancelled_interrupt_rejects_the_call_and_the_agent_goes_on() -> None:
     said = "".join(e.delta for e in resumed if kinds([e])[0] == "TEXT_MESSAGE_CONTENT")
     assert said == "Not refunded, then."
     assert resumed[-1].outcome.type == "success"
+
+
+def test_a_run_sent_again_with_its_run_id_is_answered_once_with_the_same_events(
+        served: Served) -> None:
+    first = run(served, "t-retry", "I was charged twice")
+    token = next(e for e in first if getattr(e, "name", None) == "handoffs_session").value[
+        "token"]
+    again = run(served, "t-retry", "I was charged twice", token)  # the same runId
+
+    def said(events: list[Any]) -> str:
+        return "".join(e.delta for e in events if kinds([e])[0] == "TEXT_MESSAGE_CONTENT")
+
+    assert said(again) == said(first) == "A-1 was charged twice."
+    assert kinds(again)[-1] == "RUN_FINISHED"
+    transcript = served.client.get("/v1/sessions/t-retry/transcript",
+                                   headers={"Authorization": f"Bearer {token}"}).json()
+    users = [m["text"] for m in transcript["messages"] if m["kind"] == "user"]
+    assert users == ["I was charged twice"]
+
+
+def test_a_resume_sent_again_decides_once_and_streams_the_continued_turn_again(
+        served: Served) -> None:
+    first = run(served, "t-resume", "I was charged twice")
+    token = next(e for e in first if getattr(e, "name", None) == "handoffs_session").value[
+        "token"]
+    paused = run(served, "t-resume", "refund it please", token)
+    interrupt = paused[-1].outcome.interrupts[0]
+    decision = [{"interruptId": interrupt.id, "status": "resolved",
+                 "payload": {"approved": True}}]
+
+    resumed = run(served, "t-resume", None, OPERATOR_KEY, resume=decision)
+    again = run(served, "t-resume", None, OPERATOR_KEY, resume=decision)
+
+    assert kinds(again) == kinds(resumed)
+    assert again[-1].outcome.type == "success"

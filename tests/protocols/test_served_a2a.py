@@ -155,3 +155,30 @@ async def test_a_call_waiting_for_approval_is_input_required() -> None:
     assert state_of(again) == "TASK_STATE_FAILED"
     last = [e for e in again if "statusUpdate" in e][-1]["statusUpdate"]
     assert last["metadata"]["code"] == "waiting_for_approval"
+
+
+async def test_a_message_sent_again_with_its_message_id_is_stored_and_answered_once(
+        served: ServeProcess) -> None:
+    async def send(context_id: str | None, token: str | None) -> list[dict[str, Any]]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+            client = await create_client(served.url, ClientConfig(httpx_client=http))
+            message = new_text_message("I was charged twice for my order",
+                                       context_id=context_id, role=Role.ROLE_USER)
+            message.message_id = "m-retried-1"  # a client's retry sends the same message
+            out = [MessageToDict(e) async for e in
+                   client.send_message(SendMessageRequest(message=message))]
+            await client.close()
+        return out
+
+    first = await send(None, None)
+    task = first[0]["task"]
+    context, token = task["contextId"], task["metadata"]["handoffs_session_token"]
+    again = await send(context, token)
+
+    assert artifacts(again) == artifacts(first)
+    assert state_of(again) == "TASK_STATE_COMPLETED"
+    transcript = httpx.get(f"{served.url}/v1/sessions/{context}/transcript",
+                           headers={"Authorization": f"Bearer {token}"}).json()
+    users = [m["text"] for m in transcript["messages"] if m["kind"] == "user"]
+    assert users == ["I was charged twice for my order"]

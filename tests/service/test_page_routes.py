@@ -184,6 +184,26 @@ def test_a_fork_at_a_call_continues_with_the_chosen_answer_and_goes_on(
     assert half.status_code == 400 and half.json()["error"]["code"] == "invalid_argument"
 
 
+def test_a_retried_fork_at_a_call_returns_the_fork_it_made(inspected: Served) -> None:
+    sid, token = inspected.session()
+    inspected.say(sid, token, "I was charged twice for A-1001")
+    call = next(e for e in _events(inspected, sid, 1) if e["type"] == "model_request")
+    ask = {"turn": 1, "call": call["call"], "answer": "Let me check.", "token": True}
+    headers = {**OP, "Idempotency-Key": "fa-1"}
+
+    made = [inspected.client.post(f"/v1/sessions/{sid}/fork", headers=headers, json=ask)
+            for _ in range(2)]
+
+    assert [r.status_code for r in made] == [201, 201], made[1].text
+    assert made[0].json()["id"] == made[1].json()["id"]
+    fork = made[1].json()
+    t = inspected.client.get(f"/v1/sessions/{fork['id']}/transcript",
+                             headers=bearer(fork["token"])).json()
+    assert [m["text"] for m in t["messages"]].count("Let me check.") == 1
+    state = inspected.client.get(f"/v1/sessions/{sid}/state", headers=OP).json()
+    assert len(state["metadata"]["forks"]) == 1
+
+
 def test_the_team_declares_its_suggested_prompts(served: Served) -> None:
     assert served.client.get("/v1/team").json()["suggested_prompts"] == \
         list(SUGGESTED_PROMPTS)

@@ -112,3 +112,29 @@ def test_a_replays_fork_is_the_operators(served: Served) -> None:
     assert mine.status_code in (401, 403, 404), mine.text
     assert served.client.get(f"/v1/sessions/{fork_id}/transcript",
                              headers=OP).status_code == 200
+
+
+def test_a_retried_fork_returns_the_first_fork_and_makes_no_other(served: Served) -> None:
+    sid, _ = _two_turns(served)
+    headers = {**OP, "Idempotency-Key": "f-1"}
+    made = [served.client.post(f"/v1/sessions/{sid}/fork", json={"turn": 2, "token": True},
+                               headers=headers) for _ in range(2)]
+    assert [r.status_code for r in made] == [201, 201], made[1].text
+    assert made[0].json()["id"] == made[1].json()["id"]
+    fork = made[1].json()
+    opened = served.client.get(f"/v1/sessions/{fork['id']}", headers=bearer(fork["token"]))
+    assert opened.status_code == 200  # the retry's token opens it
+    original = served.client.get(f"/v1/sessions/{sid}", headers=OP).json()
+    assert len(original["metadata"]["forks"]) == 1
+
+
+def test_a_retried_rewind_cuts_nothing_more(served: Served) -> None:
+    sid, _ = _two_turns(served)
+    served.say(sid, _, "thanks")
+    headers = {**OP, "Idempotency-Key": "w-1"}
+    cut = [served.client.post(f"/v1/sessions/{sid}/rewind", json={"turn": 2},
+                              headers=headers) for _ in range(2)]
+    assert [r.status_code for r in cut] == [200, 200], cut[1].text
+    assert cut[0].json()["turn"] == cut[1].json()["turn"] == 1
+    session = served.client.get(f"/v1/sessions/{sid}", headers=OP).json()
+    assert len(session["metadata"]["rewinds"]) == 1

@@ -4,12 +4,14 @@
 
 MODE `slow`: the turn's tool creates READY_FILE, sleeps 0.5 s, and the agent answers
 "answer to TEXT". MODE `hang`: the tool creates READY_FILE and sleeps for a minute, so
-the test can kill the process mid-turn. Prints the answer on success.
+the test can kill the process mid-turn. Prints the answer on success. With
+`$IDEMPOTENCY_KEY` set, the message is sent with that idempotency key.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import pathlib
 import sys
 
@@ -29,7 +31,8 @@ async def main(url: str, session_id: str, text: str, mode: str, ready: str) -> N
     model = ScriptedModel([call("work"), reply(f"answer to {text}")])
     runner = Runner(team, model=model, store=url)
     try:
-        result = await runner.run(session_id, text)
+        result = await runner.run(session_id, text,
+                                  idempotency_key=os.environ.get("IDEMPOTENCY_KEY"))
         print(result.output, flush=True)
     finally:
         await runner.store.close()

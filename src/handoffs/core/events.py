@@ -94,3 +94,21 @@ class Event:
         """True for the turn's last event, `run_completed` or `run_failed`, whose `result`
         is the `RunResult`."""
         return self.type in TERMINAL_EVENTS
+
+
+class StoredEvent(Event):
+    """An event read back from the session's log, not one happening now: what a retried
+    request (the same idempotency key) is given of the first request's turn."""
+
+    # Event's fields as they are: no dataclass of its own, whose generated methods would
+    # cost every `import handoffs` a compile.
+    __slots__ = ()
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> StoredEvent:
+        """An event from its stored data (`to_dict()` plus `seq`); a terminal event's
+        `result` stays a dict here (the caller makes the `RunResult`)."""
+        data = {k: v for k, v in d.items()
+                if k not in ("type", "session_id", "turn", "at", "seq", "result")}
+        return cls(d["type"], d["session_id"], d.get("turn", 0), d.get("at", 0.0), data,
+                   None, d.get("seq", -1))

@@ -21,19 +21,22 @@ import time
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..core.idempotency import fingerprint
 from ..core.messages import AssistantMessage
 from ..core.session import SessionState
 from ..errors import HandoffsError
 from ..log import fields
+from ..stores.checks import MAX_ID_LENGTH
 from ..stores.marks import TurnMark
 from ..stores.rows import dumps
 from .recorded import recorded_call
 from .state import Turn
 from .state.result import RunResult, RunStatus
 from .state.turn import finish
-from .timetravel import copy_prefix, fork_id, link, marked
+from .timetravel import FORK_KEY, copy_prefix, fork_id, link, marked
 
 if TYPE_CHECKING:
+    from ..core.idempotency import IdempotencyKey
     from .state.host import Host
 
 log = logging.getLogger("handoffs.runtime.answer_fork")
@@ -44,14 +47,26 @@ VIEW_KEYS = ("mode", "start", "pivot", "record_id")
 
 async def fork_with_answer(runner: Host, session_id: str, turn: int, call: int, answer: str,
                            new_id: str | None = None, drop: Collection[str] = (),
-                           metadata: Mapping[str, Any] | None = None) -> SessionState:
+                           metadata: Mapping[str, Any] | None = None,
+                           key: IdempotencyKey | None = None) -> SessionState:
     """A new session holding `session_id` as it was at model call `call` of turn `turn`,
-    continued with `answer` as that call's answer (see the module); `drop` and `metadata`
-    as `timetravel.fork`'s. Returns a snapshot of the fork."""
+    continued with `answer` as that call's answer (see the module); `drop`, `metadata`
+    and `key` as `timetravel.fork`'s. Returns a snapshot of the fork."""
     if not isinstance(answer, str) or not answer.strip():
         raise HandoffsError("The answer a fork continues with is a text a customer can "
                             "read; it is empty.", code="invalid_argument")
     store = runner.store
+    print_, replace = None, False
+    if key is not None:
+        print_ = fingerprint("fork-answer", session_id, str(turn), str(call), answer,
+                             key.key)
+        if new_id is None:
+            new_id = f"{session_id[:MAX_ID_LENGTH - 19]}-fork-{print_[-12:]}"
+        made = await store.load(new_id)
+        if made is not None and made.metadata.get(FORK_KEY) == print_:
+            return made.snapshot()  # a retry: the fork it made the first time
+        # A fork the first request copied but never gave its answer: made again.
+        replace = made is not None and made.metadata.get(FORK_KEY) == f"{print_}:copying"
     found = await recorded_call(store, session_id, turn, call)
     data = await store.export_session(session_id)
     if data is None:
@@ -80,8 +95,11 @@ async def fork_with_answer(runner: Host, session_id: str, turn: int, call: int, 
     mark = TurnMark(turn + 1, int(view.get("transcript", start.messages)), kept, found.seq,
                     dumps(header))
     origin = {"session": session_id, "turn": turn, "call": call, "at": at}
+    links = {"forked_from": origin, **(metadata or {})}
+    if print_ is not None:
+        links[FORK_KEY] = f"{print_}:copying"
     await copy_prefix(store, data, mark, [m for m in marks if m.turn <= turn], target,
-                      {"forked_from": origin, **(metadata or {})}, drop=drop)
+                      links, replace=replace, drop=drop)
     async with store.lock(target):
         state = await store.load(target)
         assert state is not None
@@ -90,6 +108,8 @@ async def fork_with_answer(runner: Host, session_id: str, turn: int, call: int, 
         state.messages.append(AssistantMessage(answer, found.agent))
         t.emit("message", {"agent": found.agent, "text": answer})
         finish(t, RunResult(target, answer, found.agent, RunStatus.COMPLETED, state.turn))
+        if print_ is not None:  # whole now: a retry may return it
+            state.metadata[FORK_KEY] = print_
         await store.commit(state, since, t.lazy_events)
         fork = state.snapshot()
     await link(store, session_id, "forks", {"session": target, "turn": turn, "call": call,

@@ -19,6 +19,7 @@ from ..core.handoff import HandoffRecord, HistoryMode
 from ..core.plan import PlanStep
 from ..core.session import SessionState
 from ..core.team import Team
+from ..errors import HandoffsError
 from ..models.base import Model
 from ..stores.base import SessionStore
 from ..stores.opening import open_store
@@ -43,6 +44,7 @@ from .state.host import Dispatcher, Executor
 from .state.result import RunResult
 
 if TYPE_CHECKING:
+    from ..core.idempotency import IdempotencyKey
     from ..mcp.hub import Hub
     from .replay import Replay
 
@@ -133,6 +135,17 @@ class Runner(GoingBack):
         self._mcp: Hub | None = None
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
 
+    def _key(self, key: str | IdempotencyKey | None) -> IdempotencyKey | None:
+        """A caller's idempotency key, checked; refused under an executor that runs
+        turns elsewhere (Temporal), which does not record keys."""
+        if key is None:
+            return None
+        if self._dispatch is not None:
+            raise _unsupported()
+        from ..core.idempotency import as_key
+
+        return as_key(key)
+
     def model_for(self, name: str) -> Model | None:
         """The model agent `name` uses (None for a human agent); `no_model` if none is set."""
         return self._models[name]
@@ -154,6 +167,7 @@ class Runner(GoingBack):
         timeout: float | None = None,
         *,
         on_event: Callable[[Event], None] | None = None,
+        idempotency_key: str | IdempotencyKey | None = None,
     ) -> RunResult:
         """Run one user turn on the session and return its result.
 
@@ -167,8 +181,20 @@ class Runner(GoingBack):
         turn is stored), inside the turn: it must return at once and not raise. It costs
         a turn less than `stream` (no task, no generator): what a server fanning events
         out uses.
+
+        `idempotency_key`: the client's key for this message (a UUID it reuses when it
+        retries). A second call with the same key on the same session stores and runs
+        nothing: it returns the first call's result (its stored events in
+        `result.events`, `on_event` called with them), waiting for the first if it still
+        runs, across processes on one store and after a restart; a first turn that died
+        is resumed. The key is recorded with the message, atomically; keys are kept 24
+        hours (`core.idempotency`). The same key with different text is refused
+        (`idempotency_key_reused`).
         """
         check_timeout(timeout, "timeout")
+        if idempotency_key is not None:
+            return await run_turn(self, session_id, text, channel, context, on_event,
+                                  timeout, None, self._key(idempotency_key))
         if self._dispatch is not None:
             if on_event is not None:
                 return await fed(self._dispatch.stream(self, session_id, text, channel,
@@ -192,29 +218,34 @@ class Runner(GoingBack):
 
         return await resume(self, session_id, context, None)
 
-    async def approve(self, session_id: str, call_id: str, context: Any = None) -> RunResult:
+    async def approve(self, session_id: str, call_id: str, context: Any = None, *,
+                      idempotency_key: str | IdempotencyKey | None = None) -> RunResult:
         """Approve a tool call that waits for a person (`@tool(needs_approval=...)`).
 
         When it was the last undecided call of its response, the same turn goes on (the
         call runs, the agent continues) and its result is returned; otherwise the result
         is still `waiting_for_approval`. Refused with `no_pending_approval` when the call
-        does not wait (already decided, or unknown)."""
+        does not wait (already decided, or unknown). `idempotency_key`: as `run`'s; a
+        retry of the decision gets its first outcome instead of `no_pending_approval`."""
+        key = self._key(idempotency_key)
         if self._dispatch is not None:
             return await self._dispatch.decide(self, session_id, call_id, True, "", context)
         from .driver.approval import decide
 
-        return await decide(self, session_id, call_id, True, "", context)
+        return await decide(self, session_id, call_id, True, "", context, key)
 
     async def reject(self, session_id: str, call_id: str, reason: str = "",
-                     context: Any = None) -> RunResult:
+                     context: Any = None, *,
+                     idempotency_key: str | IdempotencyKey | None = None) -> RunResult:
         """Reject a waiting tool call: it does not run, and the agent reads that a person
         did not approve it (with `reason`) as the call's result. Otherwise as `approve`."""
+        key = self._key(idempotency_key)
         if self._dispatch is not None:
             return await self._dispatch.decide(self, session_id, call_id, False, reason,
                                              context)
         from .driver.approval import decide
 
-        return await decide(self, session_id, call_id, False, reason, context)
+        return await decide(self, session_id, call_id, False, reason, context, key)
 
     def cancel(self, session_id: str) -> bool:
         """Stop the turn this runner is running on the session, if any (True if there was).
@@ -289,6 +320,8 @@ class Runner(GoingBack):
         channel: str | None = None,
         context: Any = None,
         timeout: float | None = None,
+        *,
+        idempotency_key: str | IdempotencyKey | None = None,
     ) -> AsyncIterator[Event]:
         """Run one user turn and yield its events as they happen.
 
@@ -299,9 +332,13 @@ class Runner(GoingBack):
         stream raises that error, as `run` does. A turn, once started, runs to its end
         and is persisted even if the consumer stops reading (a client that disconnects
         finds the answer in the session). Each event's `seq` is its number in the
-        session's event log. `context` and `timeout` are `run`'s.
+        session's event log. `context`, `timeout` and `idempotency_key` are `run`'s (a
+        retry yields the first call's stored events).
         """
         check_timeout(timeout, "timeout")
+        if idempotency_key is not None:
+            return stream_turn(self, session_id, text, channel, context, timeout,
+                               self._key(idempotency_key))
         if self._dispatch is not None:
             return self._dispatch.stream(self, session_id, text, channel, context, timeout)
         return stream_turn(self, session_id, text, channel, context, timeout)
@@ -311,6 +348,8 @@ class Runner(GoingBack):
         session_id: str,
         steps: Sequence[PlanStep | Mapping[str, Any] | Sequence[Any]],
         context: Any = None,
+        *,
+        idempotency_key: str | IdempotencyKey | None = None,
     ) -> RunResult:
         """Run a supervisor's plan: each step delegates a task to an agent (`plan_step`).
 
@@ -319,40 +358,50 @@ class Runner(GoingBack):
         `ctx.handoff.results` (and the handoff note), and are appended to the transcript.
         A failed step goes to the team's fallback (`error_recovery`); if that fails too,
         or there is none, the plan ends FAILED. `result.steps` holds every answer.
+        `idempotency_key`: as `run`'s; a retry of the plan gets its result, no step
+        runs again (the key is stored with the plan's one commit).
         """
         from .driver.plans import run_plan
 
-        return await run_plan(self, session_id, steps, context)
+        return await run_plan(self, session_id, steps, context,
+                              None if idempotency_key is None else self._key(idempotency_key))
 
     # -- people ----------------------------------------------------------------------------
 
-    async def select_agent(self, session_id: str, name: str) -> HandoffRecord:
+    async def select_agent(self, session_id: str, name: str, *,
+                           idempotency_key: str | IdempotencyKey | None = None
+                           ) -> HandoffRecord:
         """Make `name` the session's active agent because the user picked it.
 
         Records a `user_request` handoff; raises `HandoffsError` with the rejection code
         (`unknown_target`, `not_user_selectable`, `system_only`, `target_disabled`,
-        `channel_unsupported`) when the pick is not allowed.
+        `channel_unsupported`) when the pick is not allowed. `idempotency_key`: as
+        `run`'s; a retry of the pick gets its record (or its refusal) again.
         """
+        key = self._key(idempotency_key)
         if self._dispatch is not None:
             return await self._dispatch.select_agent(self, session_id, name)
         from .driver.human import select_agent
 
-        return await select_agent(self, session_id, name)
+        return await select_agent(self, session_id, name, key)
 
     async def reply_as_human(
-        self, session_id: str, text: str, handoff_to: str | None = None
+        self, session_id: str, text: str, handoff_to: str | None = None, *,
+        idempotency_key: str | IdempotencyKey | None = None,
     ) -> RunResult:
         """Post a human operator's message into the session, optionally handing back.
 
         The message is tagged with the active human agent. With `handoff_to`, control
         passes to that AI agent (reason `programmatic`) and it answers the user's next
-        message.
+        message. `idempotency_key`: as `run`'s; a retry stores nothing and gets the
+        first reply's result (without its events).
         """
+        key = self._key(idempotency_key)
         if self._dispatch is not None:
             return await self._dispatch.reply_as_human(self, session_id, text, handoff_to)
         from .driver.human import reply_as_human
 
-        return await reply_as_human(self, session_id, text, handoff_to)
+        return await reply_as_human(self, session_id, text, handoff_to, key)
 
     # -- sessions ----------------------------------------------------------------------------
 
@@ -398,3 +447,11 @@ class Runner(GoingBack):
         from .replay import replay
 
         return await replay(self, session_id, from_turn, team, model)
+
+
+def _unsupported() -> HandoffsError:
+    return HandoffsError(
+        "Idempotency keys are not supported by an executor that runs turns elsewhere "
+        "(handoffs.temporal); leave idempotency_key out there, or run the session with "
+        "the default executor.",
+        code="idempotency_unsupported")

@@ -30,6 +30,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Collection, Container, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..core.idempotency import FIELD, fingerprint, remember, seen
 from ..core.session import SessionState
 from ..errors import HandoffsError
 from ..log import fields
@@ -39,6 +40,7 @@ from ..stores.rows import dumps
 from .effects.ids import new_id as new_record_id
 
 if TYPE_CHECKING:
+    from ..core.idempotency import IdempotencyKey
     from ..stores.base import SessionStore
 
 log = logging.getLogger("handoffs.runtime.timetravel")
@@ -47,6 +49,8 @@ PAGE = 1000
 """Events read per call while copying a session's events."""
 
 LINKS = ("forked_from", "forks", "rewinds", "rewound_from")
+FORK_KEY = "fork_key"
+"""A fork made with an idempotency key keeps its hash here: a retry finds the fork."""
 """Metadata keys that link sessions made by going back; a fork does not inherit them."""
 
 
@@ -60,19 +64,31 @@ def marked(store: SessionStore) -> MarkedStore:
 
 
 async def fork(store: SessionStore, session_id: str, turn: int, new_id: str | None = None,
-               drop: Collection[str] = (), metadata: Mapping[str, Any] | None = None
-               ) -> SessionState:
+               drop: Collection[str] = (), metadata: Mapping[str, Any] | None = None,
+               key: IdempotencyKey | None = None) -> SessionState:
     """A new session holding `session_id` as it was loaded before `turn` (see module);
     `drop`: metadata keys the fork does not keep (the server drops the customer's token,
     so an operator's fork is the operator's); `metadata`: keys the fork gets besides its
-    link (the server's token of the fork's own, when a chat page is to continue it)."""
+    link (the server's token of the fork's own, when a chat page is to continue it).
+    `key`: the fork's idempotency key; the fork's id is made of it (unless `new_id`
+    names one), and a retry finds the fork it made and returns it, making no other."""
+    print_ = None
+    if key is not None:
+        print_ = fingerprint("fork", session_id, str(turn), key.key)
+        if new_id is None:
+            new_id = f"{session_id[:MAX_ID_LENGTH - 19]}-fork-{print_[-12:]}"
+        made = await store.load(new_id)
+        if made is not None and made.metadata.get(FORK_KEY) == print_:
+            return made.snapshot()  # a retry: the fork it made the first time
     data, mark = await _prefix(store, session_id, turn, allow_end=True)
     target = new_id if new_id is not None else fork_id(session_id)
     at = time.time()
     marks = [m for m in await marked(store).turn_marks(session_id) if m.turn < turn]
-    copy = await copy_prefix(store, data, mark, marks, target,
-                             {"forked_from": {"session": session_id, "turn": turn, "at": at},
-                              **(metadata or {})}, drop=drop)
+    links = {"forked_from": {"session": session_id, "turn": turn, "at": at},
+             **(metadata or {})}
+    if print_ is not None:
+        links[FORK_KEY] = print_
+    copy = await copy_prefix(store, data, mark, marks, target, links, drop=drop)
     await link(store, session_id, "forks", {"session": target, "turn": turn, "at": at})
     log.info("session %s forked before turn %d as %s", session_id, turn, target,
              extra=fields(session_id, turn, None))
@@ -80,9 +96,12 @@ async def fork(store: SessionStore, session_id: str, turn: int, new_id: str | No
 
 
 async def rewind(store: SessionStore, session_id: str, turn: int,
-                 running: Container[str] = ()) -> SessionState:
+                 running: Container[str] = (), key: IdempotencyKey | None = None
+                 ) -> SessionState:
     """Cut the session back to before `turn`, keeping what was cut (see module);
-    `running`: the sessions this process is running a turn on (refused at once)."""
+    `running`: the sessions this process is running a turn on (refused at once).
+    `key`: the rewind's idempotency key; a retry cuts nothing more and returns the
+    session as it is."""
     if session_id in running:
         raise _busy(session_id)
     mstore = marked(store)
@@ -93,6 +112,10 @@ async def rewind(store: SessionStore, session_id: str, turn: int,
         state = await store.load(session_id)
         if state is None:
             raise _unknown(session_id)
+        if key is not None:
+            print_ = fingerprint("rewind", str(turn))
+            if seen(state, key, print_, time.time()) is not None:
+                return state.snapshot()  # a retry: rewound the first time
         _check_still(state, held=True)
         if not isinstance(turn, int) or isinstance(turn, bool) or not 1 <= turn <= state.turn:
             raise HandoffsError(
@@ -114,14 +137,16 @@ async def rewind(store: SessionStore, session_id: str, turn: int,
         cut.version = state.version
         cut.event_seq = state.event_seq  # numbers already shown are never given again
         meta = {k: v for k, v in cut.metadata.items() if k not in LINKS}
-        for key in ("forked_from", "forks", "rewound_from"):
-            if key in state.metadata:
-                meta[key] = state.metadata[key]
+        for name in ("forked_from", "forks", "rewound_from"):
+            if name in state.metadata:
+                meta[name] = state.metadata[name]
         meta["rewinds"] = [*state.metadata.get("rewinds", ()), {
             "turn": turn, "at": at, "kept_as": kept,
             "messages": len(state.messages) - mark.messages,
             "records": len(state.handoffs) - mark.records}]
         cut.metadata = meta
+        if key is not None:  # on the cut session (whose keys are its turns'), with it
+            remember(cut, key, print_, at)
         await mstore.truncate(cut, mark)
     log.info("session %s rewound to before turn %d; what was cut is kept as %s",
              session_id, turn, kept, extra=fields(session_id, turn, None))
@@ -210,6 +235,8 @@ async def copy_prefix(store: SessionStore, data: dict[str, Any], mark: TurnMark,
     renamed = _renamer(ids)
     out = renamed(header)
     out["id"] = target
+    if target != source:  # its keys name events by the original's numbers
+        drop = (*drop, FIELD, FORK_KEY)
     out["metadata"] = _kept(out.get("metadata", {}), drop) | links
     out["messages"] = data.get("messages", ())[:mark.messages]
     out["handoffs"] = renamed(records)

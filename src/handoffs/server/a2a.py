@@ -28,6 +28,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from ..a2a.cards import CARD_PATH, sdk
+from ..core.idempotency import IdempotencyKey
 from ..core.remote import TOKEN_FIELD
 from ..core.team import Team
 from ..runtime.state.result import RunResult, RunStatus
@@ -184,7 +185,10 @@ async def _execute(svc: Service, context: Any, queue: EventQueue) -> None:
         return
     await up.start_work()
     run = svc.turns.queue(sid)
-    run.go(text)
+    # The message's own id is its idempotency key: a client that sends it again (a
+    # timeout, a dropped connection) gets the first turn's answer, stored once.
+    mid = getattr(context.message, "message_id", "")
+    run.go(text, key=IdempotencyKey(f"a2a:{mid}") if mid else None)
     async for event in run.follow():
         kind = event["type"]
         if kind == "message":

@@ -14,6 +14,9 @@ A tool call that waits for a person's approval ends the run with an `interrupt` 
 whose `resume` answers them (`status: "resolved"` with that payload, or `"cancelled"`: a
 rejection) continues the turn. Deciding is the operator's: a resume needs the operator
 key, as `POST /v1/sessions/{id}/approvals/{call_id}` does.
+
+A run sent again with the same `runId` (or `Idempotency-Key`) is a retry: its message is
+stored and answered once, and the retry streams the first run's stored events.
 """
 
 from __future__ import annotations
@@ -25,11 +28,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import StreamingResponse
 
+from ..core.events import StoredEvent
+from ..core.idempotency import IdempotencyKey
 from ..errors import missing_extra
 from . import auth
 from .agui_events import Translator
 from .contexts import bearer, open_context
 from .errors import ApiError, from_exception, responses
+from .idempotency import request_key
 from .service import Service, new_session_id
 from .sse import HEADERS
 
@@ -42,7 +48,8 @@ router = APIRouter(prefix="/v1", tags=["agui"])
                                        "(text/event-stream)"},
                                  **responses("unauthorized", "forbidden", "invalid_argument",
                                              "validation_error", "message_too_large",
-                                             "no_pending_approval", "too_many_requests")})
+                                             "no_pending_approval", "too_many_requests",
+                                             "idempotency_key_reused", "idempotency_unsupported")})
 async def agui(request: Request) -> StreamingResponse:
     """Run one turn (or continue one after approvals: `resume`) and stream it as AG-UI
     events: `RUN_STARTED`, `STATE_SNAPSHOT`, text messages per agent message (`name`: the
@@ -76,8 +83,12 @@ async def agui(request: Request) -> StreamingResponse:
     if opened.refused is not None:
         raise ApiError(opened.refused, opened.message)
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
+    # The run's id is its idempotency key (the header, when given, wins): a client that
+    # sends the run again gets the first one's events, its message stored once.
+    key = request_key(request) or (
+        IdempotencyKey(f"agui:{run_input.run_id}") if run_input.run_id else None)
     frames = _frames(svc, sid, run_input.run_id or new_session_id("run_"), text, resume,
-                     opened.token, encoder)
+                     opened.token, encoder, key)
     return StreamingResponse(frames, media_type=encoder.get_content_type(), headers=HEADERS)
 
 
@@ -97,7 +108,8 @@ def _last_user_text(messages: Any) -> str:
 
 
 async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[Any],
-                  token: str | None, encoder: Any) -> AsyncIterator[str]:
+                  token: str | None, encoder: Any,
+                  key: IdempotencyKey | None) -> AsyncIterator[str]:
     from ag_ui.core import CustomEvent
 
     from ..runtime.effects.ids import new_id
@@ -113,13 +125,13 @@ async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[A
                                          value={"session_id": sid, "token": token}))
     try:
         if resume:  # the continued turn, once it has ended
-            events, result = await _resumed(svc, sid, resume)
+            events, result = await _resumed(svc, sid, resume, key)
             for event in events:
                 for e in tr.event(event):
                     yield encoder.encode(e)
         else:  # the turn, live
             run = svc.turns.queue(sid)
-            run.go(text)
+            run.go(text, key=key)
             async for event in run.follow():
                 for e in tr.event(event):
                     yield encoder.encode(e)
@@ -135,10 +147,12 @@ async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[A
         yield encoder.encode(e)
 
 
-async def _resumed(svc: Service, sid: str, resume: list[Any]
+async def _resumed(svc: Service, sid: str, resume: list[Any], key: IdempotencyKey | None
                    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Apply a resume's decisions in order (the last continues the turn); the events the
-    continued turn stored, and its result."""
+    continued turn stored, and its result. With `key` (the run's), each decision has a
+    key of its own made of it and the interrupt's id: a resume sent again decides
+    nothing twice and gets the continued turn's stored events."""
     runner = svc.runner
     store = svc.store
     first = await store.event_count(sid)
@@ -147,11 +161,16 @@ async def _resumed(svc: Service, sid: str, resume: list[Any]
         for entry in resume:
             payload = entry.payload if isinstance(entry.payload, dict) else {}
             approved = entry.status == "resolved" and payload.get("approved", True) is True
+            each = None if key is None else IdempotencyKey(f"{key.key}:{entry.interrupt_id}")
             if approved:
-                result = await runner.approve(sid, entry.interrupt_id)
+                result = await runner.approve(sid, entry.interrupt_id, idempotency_key=each)
             else:
                 result = await runner.reject(sid, entry.interrupt_id,
-                                             str(payload.get("reason") or ""))
+                                             str(payload.get("reason") or ""),
+                                             idempotency_key=each)
     svc.hub.wake(sid)
+    kept = result.events if result is not None else []
+    if kept and isinstance(kept[0], StoredEvent):  # a retry: the first resume's events
+        return [e.to_dict() | {"seq": e.seq} for e in kept], result.to_dict()
     events = await store.events_after(sid, first - 1)
     return events, result.to_dict()

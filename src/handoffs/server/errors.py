@@ -36,6 +36,8 @@ STATUS: dict[str, int] = {
     "turn_running": 409, "waiting_for_human": 409, "turn_not_recorded": 409,
     "invalid_turn": 400, "no_rewind": 409, "call_not_recorded": 404,
     "content_not_captured": 409, "invalid_model": 400,
+    "idempotency_key_reused": 409, "idempotency_outcome_lost": 409,
+    "idempotency_unsupported": 501,
     "not_declared": 409, "self_handoff": 409, "missing_capability": 409,
     "loop_detected": 409, "too_many_handoffs": 409, "invalid_payload": 422,
     "message_too_large": 413, "body_too_large": 413,

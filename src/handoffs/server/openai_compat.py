@@ -9,6 +9,10 @@ throw-away session, deleted once the turn ends (also when the client goes away o
 request is refused), unless the turn waits for a person: then it is kept, and the
 answer gives its id and token so the conversation can go on where the person answers.
 
+With a session, a retry is answered once: a request with the `Idempotency-Key` of an
+earlier one, or an official SDK's retry (`x-stainless-retry-count` above 0) of the same
+messages, stores and runs nothing and gets the first request's answer (or its error).
+
 The reply is the final agent's text. A turn that waits for a person answers a sentence
 saying so (the text is never empty); a person's replies since the client's last message
 come first in the next answer of that session. Which agent answered, the session and
@@ -37,6 +41,7 @@ from ..runtime.state.result import RunResult, RunStatus
 from ..stores.text import valid
 from . import auth, sse
 from .errors import ApiError, from_exception, responses
+from .idempotency import request_key, sdk_retry_key
 from .routes_sessions import service
 from .service import Service, new_session_id
 from .turns import TurnRun
@@ -89,6 +94,7 @@ async def models(request: Request) -> dict[str, Any]:
     "invalid_request", "invalid_argument", "unauthorized", "forbidden",
     "not_user_selectable", "system_only", "unknown_model", "session_not_found",
     "target_disabled", "channel_unsupported", "waiting_for_approval", "message_too_large",
+    "idempotency_key_reused", "idempotency_unsupported",
     "body_too_large", "validation_error", "too_many_requests", "store_unavailable"),
     502: {"description": "The turn failed: the error carries the run's own code."}})
 async def chat_completions(request: Request, body: ChatRequest) -> Response:
@@ -110,8 +116,9 @@ async def chat_completions(request: Request, body: ChatRequest) -> Response:
         svc.check_rate(request)
         if agent is not None and (state.active_agent or svc.team.entry) != agent:
             await svc.runner.select_agent(sid, agent)
+        key = request_key(request) or sdk_retry_key(request, body.messages)
         talk = Conversation(sid, False, unseen=_persons_replies(svc, state))
-        run = svc.turns.start(sid, text)
+        run = svc.turns.start(sid, text, key=key)
     if body.stream:
         return sse.response(_chunks(svc, run, body.model, talk))
     result = await run.finished()

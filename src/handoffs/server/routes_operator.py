@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 from ..runtime.state.result import RunResult
 from ..stores.checks import STATUSES
 from .errors import ApiError, responses
+from .idempotency import request_key
 from .queue import queue
 from .routes_sessions import PICK, check_path_id, service
 from .schemas import ApprovalDecision, HumanReply, SessionExport
@@ -78,15 +79,18 @@ async def waiting_queue(request: Request) -> dict[str, Any]:
 
 @router.post("/sessions/{session_id}/human", responses=responses(
     *OPERATOR, "session_not_found", "not_waiting_for_human", *PICK, "not_declared",
-    "invalid_json", "message_too_large", "validation_error"))
+    "invalid_json", "message_too_large", "validation_error", "idempotency_key_reused",
+    "idempotency_unsupported"))
 async def human_reply(request: Request, session_id: str, reply: HumanReply) -> JSONResponse:
     """The human agent that holds the session speaks; with `handoff_to`, it hands the
-    conversation back to that agent (the human's routes and the policy apply)."""
+    conversation back to that agent (the human's routes and the policy apply). An
+    `Idempotency-Key` makes a retry store nothing and get the first reply's result."""
     svc = service(request)
     svc.require_operator(request)
     svc.check_text(reply.text)
+    key = request_key(request)
     return await _operator_turn(svc, session_id, lambda: svc.runner.reply_as_human(
-        session_id, reply.text, reply.handoff_to))
+        session_id, reply.text, reply.handoff_to, idempotency_key=key))
 
 
 @router.get("/sessions/{session_id}/approvals",
@@ -104,18 +108,21 @@ async def approvals(request: Request, session_id: str) -> dict[str, Any]:
 
 @router.post("/sessions/{session_id}/approvals/{call_id}", responses=responses(
     *OPERATOR, "session_not_found", "no_pending_approval", "invalid_json",
-    "body_too_large", "validation_error"))
+    "body_too_large", "validation_error", "idempotency_key_reused",
+    "idempotency_unsupported"))
 async def decide(request: Request, session_id: str, call_id: str,
                  decision: ApprovalDecision) -> JSONResponse:
     """Approve (`{"approved": true}`) or reject (`{"approved": false, "reason": ...}`) a
     waiting call; the last decision of a response continues the turn, whose result this
-    is (409 `no_pending_approval` when the call does not wait)."""
+    is (409 `no_pending_approval` when the call does not wait; a retry with the same
+    `Idempotency-Key` gets the first decision's result instead)."""
     svc = service(request)
     svc.require_operator(request)
     runner = svc.runner
+    key = request_key(request)
     return await _operator_turn(svc, session_id, lambda: (
-        runner.approve(session_id, call_id) if decision.approved
-        else runner.reject(session_id, call_id, decision.reason)))
+        runner.approve(session_id, call_id, idempotency_key=key) if decision.approved
+        else runner.reject(session_id, call_id, decision.reason, idempotency_key=key)))
 
 
 async def _operator_turn(svc: Service, session_id: str,

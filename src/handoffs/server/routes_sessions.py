@@ -12,6 +12,7 @@ from ..core.session import SessionState
 from ..stores.checks import session_id as check_id
 from . import auth, sse
 from .errors import ApiError, body, from_exception, responses
+from .idempotency import request_key
 from .schemas import AgentPick, NewMessage, NewSession
 from .service import Service, new_session_id
 from .views import Answer, agent_view, session_view, transcript_view
@@ -105,16 +106,18 @@ async def delete_session(request: Request, session_id: str) -> Response:
 
 
 @router.post("/sessions/{session_id}/agent", responses=responses(
-    *OPENS, *PICK, "invalid_json", "body_too_large", "validation_error"))
+    *OPENS, *PICK, "invalid_json", "body_too_large", "validation_error",
+    "idempotency_key_reused", "idempotency_unsupported"))
 async def pick_agent(request: Request, session_id: str, pick: AgentPick) -> dict[str, Any]:
     """The user picks who answers next; refused with the policy's code
     (`unknown_target`, `not_user_selectable`, `system_only`, `target_disabled`,
     `channel_unsupported`; `waiting_for_approval` while a tool call waits for a
     person). The pick is stored and published like any handoff (`agent_handoff`,
-    `agent_changed`; `handoff_rejected` when refused)."""
+    `agent_changed`; `handoff_rejected` when refused). A retry with the same
+    `Idempotency-Key` stores nothing and gets the first pick's answer."""
     svc = service(request)
     await svc.session(request, session_id)
-    record = await svc.pick(session_id, pick.agent)
+    record = await svc.pick(session_id, pick.agent, request_key(request))
     return {"record": record.to_dict(),
             "active_agent": agent_view(svc.team.get(pick.agent), pick.agent)}
 
@@ -125,13 +128,15 @@ async def pick_agent(request: Request, session_id: str, pick: AgentPick) -> dict
                         202: {"description": "Prefer: respond-async: the turn started"},
                         **responses(*OPENS, "invalid_json", "session_busy",
                                     "waiting_for_approval", "message_too_large",
+                                    "idempotency_key_reused", "idempotency_unsupported",
                                     "body_too_large", "validation_error",
                                     "too_many_requests")})
 async def post_message(request: Request, session_id: str, message: NewMessage) -> Response:
     """Run one user turn. JSON `RunResult` by default; `Accept: text/event-stream`
     streams the turn's events; `Prefer: respond-async` answers 202 once the turn has
     started. Messages to a busy session queue; `Prefer: wait=0` asks for 409
-    `session_busy` instead."""
+    `session_busy` instead. An `Idempotency-Key` header makes a retry (the same key)
+    store and run nothing: it gets the first request's answer (docs/serving.md)."""
     svc = service(request)
     busy = svc.turns.busy(session_id)
     # The message's place in the session's queue is taken before anything is awaited:
@@ -140,6 +145,7 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
     try:
         state = await svc.session(request, session_id)
         svc.check_text(message.text)
+        key = request_key(request)
         svc.check_rate(request)
         prefer = request.headers.get("prefer", "").lower()
         if "wait=0" in prefer and (busy or state.status == "running"):
@@ -148,7 +154,7 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
     except BaseException:
         run.drop()
         raise
-    run.go(message.text, message.channel, message.context)
+    run.go(message.text, message.channel, message.context, key)
     if "respond-async" in prefer:
         first = await run.started()
         if first is None:

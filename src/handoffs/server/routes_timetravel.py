@@ -15,6 +15,7 @@ from ..runtime.replay import replay as replay_session
 from ..runtime.timetravel import fork as fork_session
 from . import auth
 from .errors import ApiError, responses
+from .idempotency import request_key
 from .routes_operator import OPERATOR
 from .routes_sessions import check_path_id, service
 from .service import Service
@@ -68,6 +69,19 @@ async def _existing(request: Request, session_id: str) -> Service:
     return svc
 
 
+async def _retoken(svc: Service, made: SessionState, digest: str) -> None:
+    """Give a fork found by a retried request the retry's token (its hash)."""
+    store = svc.runner.store
+    async with store.lock(made.id):
+        state = await store.load(made.id)
+        if state is None:
+            raise ApiError("session_not_found", f"There is no session {made.id!r}.")
+        since = state.checkpoint()
+        state.metadata[auth.TOKEN_KEY] = digest
+        await store.commit(state, since)
+    made.metadata[auth.TOKEN_KEY] = digest
+
+
 def _summary(state: SessionState) -> dict[str, Any]:
     return {"id": state.id, "turn": state.turn, "messages": len(state.messages),
             "records": len(state.handoffs), "active_agent": state.active_agent,
@@ -85,7 +99,10 @@ async def fork(request: Request, session_id: str, ask: ForkRequest) -> dict[str,
     link in `metadata.forks`. With `call` and `answer`: as it was at that recorded model
     call of `turn`, continued with `answer` (`Runner.fork_with_answer`). The fork is the
     operator's: the customer's token does not open it; with `token: true` it gets a
-    token of its own (`token` in the answer), for a chat page to continue it."""
+    token of its own (`token` in the answer), for a chat page to continue it. With an
+    `Idempotency-Key`, a retry answers with the fork the first
+    request made, and makes no other (with `token: true`, a new token: the first
+    answer's never arrived)."""
     svc = await _existing(request, session_id)
     if ask.new_id is not None:
         check_path_id(ask.new_id)
@@ -98,12 +115,18 @@ async def fork(request: Request, session_id: str, ask: ForkRequest) -> dict[str,
         metadata = {auth.TOKEN_KEY: digest}
     # The customer's token does not open the operator's fork (HIDDEN: its hash, and the
     # A2A tokens a remote agent was given); a token of its own may.
+    key = request_key(request)
     if ask.call is not None and ask.answer is not None:
         made = await fork_with_answer(svc.runner, session_id, ask.turn, ask.call, ask.answer,
-                                      ask.new_id, drop=HIDDEN, metadata=metadata)
+                                      ask.new_id, drop=HIDDEN, metadata=metadata, key=key)
     else:
         made = await fork_session(svc.runner.store, session_id, ask.turn, ask.new_id,
-                                  drop=HIDDEN, metadata=metadata)
+                                  drop=HIDDEN, metadata=metadata, key=key)
+    if key is not None and token is not None and \
+            made.metadata.get(auth.TOKEN_KEY) != metadata[auth.TOKEN_KEY]:
+        # A retry: the first answer's token never reached the client, so the fork takes
+        # this answer's instead.
+        await _retoken(svc, made, metadata[auth.TOKEN_KEY])
     answer = _summary(made)
     if token is not None:
         answer["token"] = token
@@ -112,16 +135,19 @@ async def fork(request: Request, session_id: str, ask: ForkRequest) -> dict[str,
 
 @router.post("/sessions/{session_id}/rewind", responses=responses(
     *OPERATOR, "session_not_found", "invalid_turn", "turn_not_recorded", *REFUSED,
-    "validation_error"))
+    "validation_error", "idempotency_key_reused"))
 async def rewind(request: Request, session_id: str, ask: RewindRequest) -> dict[str, Any]:
     """Cut the session back to before `turn`; what was cut is kept as the session named
-    in `metadata.rewinds[-1].kept_as`. 409 while a turn runs or a person is awaited."""
+    in `metadata.rewinds[-1].kept_as`. 409 while a turn runs or a person is awaited. A
+    retry with the same `Idempotency-Key` cuts nothing more: it answers with the
+    session as the first request left it."""
     svc = await _existing(request, session_id)
     if svc.turns.busy(session_id):
         raise ApiError("turn_running", f"A turn is running on session {session_id!r}; "
                        "wait for it to end, then rewind.")
+    key = request_key(request)
     async with svc.turns.exclusive(session_id):
-        state = await svc.runner.rewind(session_id, ask.turn)
+        state = await svc.runner.rewind(session_id, ask.turn, idempotency_key=key)
     svc.hub.wake(session_id)
     return _summary(state)
 

@@ -12,6 +12,7 @@ from typing import Any
 from starlette.requests import HTTPConnection
 
 from ..core.handoff import HandoffRecord
+from ..core.idempotency import IdempotencyKey
 from ..core.session import SessionState
 from ..errors import HandoffsError
 from ..runtime.effects.inspector import INSPECT_EVENTS
@@ -146,13 +147,15 @@ class Service:
         state = await self.store.load(session_id)
         return auth.check_session(conn, state, session_id, self.settings.operator_key)
 
-    async def pick(self, session_id: str, agent: str) -> HandoffRecord:
+    async def pick(self, session_id: str, agent: str,
+                   key: IdempotencyKey | None = None) -> HandoffRecord:
         """The user picks `agent`: stored with its events as this process's one
         operation on the session (no turn numbers events meanwhile), then published,
-        refused or not."""
+        refused or not (`key`: its idempotency key)."""
         try:
             async with self.turns.exclusive(session_id):
-                return await self.runner.select_agent(session_id, agent)
+                return await self.runner.select_agent(session_id, agent,
+                                                      idempotency_key=key)
         finally:
             self.hub.wake(session_id)
 

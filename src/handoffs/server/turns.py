@@ -19,7 +19,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from ..core.events import Event
+from ..core.events import Event, StoredEvent
+from ..core.idempotency import IdempotencyKey
 from ..log import fields
 from ..runtime.runner import Runner
 from ..runtime.state import TURN_EVENTS
@@ -40,14 +41,17 @@ class TurnRun:
         self.result: RunResult | None = None
         self.error: BaseException | None = None
         self.task: asyncio.Task[None] | None = None
-        self.args: asyncio.Future[tuple[str, str | None, Any] | None] = \
+        self.args: asyncio.Future[tuple[str, str | None, Any, IdempotencyKey | None]
+                                  | None] = \
             asyncio.get_running_loop().create_future()
         """The message, once the request that queued the turn has checked it (None:
         the request gave its place up)."""
 
-    def go(self, text: str, channel: str | None = None, context: Any = None) -> None:
-        """Run the turn on this message when its place in the queue comes."""
-        self.args.set_result((text, channel, context))
+    def go(self, text: str, channel: str | None = None, context: Any = None,
+           key: IdempotencyKey | None = None) -> None:
+        """Run the turn on this message when its place in the queue comes (`key`: the
+        request's idempotency key, see `runner.run`)."""
+        self.args.set_result((text, channel, context, key))
 
     def drop(self) -> None:
         """Give the place in the queue up (the request was refused)."""
@@ -97,10 +101,10 @@ class Turns:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def start(self, session_id: str, text: str, channel: str | None = None,
-              context: Any = None) -> TurnRun:
+              context: Any = None, key: IdempotencyKey | None = None) -> TurnRun:
         """Queue a turn on this message (behind the session's earlier turns here)."""
         run = self.queue(session_id)
-        run.go(text, channel, context)
+        run.go(text, channel, context, key)
         return run
 
     def queue(self, session_id: str) -> TurnRun:
@@ -160,7 +164,7 @@ class Turns:
             run.error = RuntimeError("the turn ended without a result")
 
     async def _stream(self, run: TurnRun, sid: str, text: str, channel: str | None,
-                      context: Any) -> None:
+                      context: Any, key: IdempotencyKey | None) -> None:
         first = -1
         hub, events, changed = self.hub, run.events, run.changed
 
@@ -169,7 +173,9 @@ class Turns:
             d = event.to_dict()
             if first < 0:
                 first = event.seq
-            if event.seq - first < TURN_EVENTS:
+            if isinstance(event, StoredEvent):  # a retry's answer: stored, not news
+                d["seq"] = event.seq
+            elif event.seq - first < TURN_EVENTS:
                 d["seq"] = event.seq
                 try:
                     hub.publish(sid, d)
@@ -185,7 +191,8 @@ class Turns:
 
         # `run` with a callback, not `stream`: the turn runs in this task, without a
         # task and a generator of its own (this task already outlives the request).
-        await self.runner.run(sid, text, channel, context, on_event=on_event)
+        await self.runner.run(sid, text, channel, context, on_event=on_event,
+                              idempotency_key=key)
 
     async def close(self) -> None:
         """Let running turns finish (they are persisted either way)."""

@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from ...core.history import last_user_index
+from ...core.idempotency import IdempotencyKey, fingerprint, remember, seen
 from ...errors import HandoffsError
 from ...log import fields
 from ...telemetry.config import captures, observe
@@ -19,13 +20,16 @@ from ..decisions.recovery import continuing
 from ..state import Leg, Turn, finish, result
 from ..state.host import Host
 from ..state.result import RunResult, RunStatus
+from . import retried
 
 log = logging.getLogger("handoffs.runtime.approval")  # a stable name (docs/observability.md)
 
 
 async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
-                 reason: str = "", context: Any = None) -> RunResult:
-    """Record a person's decision on a waiting call; the last one continues the turn."""
+                 reason: str = "", context: Any = None,
+                 key: IdempotencyKey | None = None) -> RunResult:
+    """Record a person's decision on a waiting call; the last one continues the turn.
+    `key`: the decision's idempotency key; a retry gets the first decision's outcome."""
     if not isinstance(reason, str):
         raise HandoffsError("The reason must be a string.", code="invalid_argument")
     store = runner.store
@@ -36,6 +40,12 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         pending = state.pending
         earlier = {} if pending is None else pending.get("decisions", {})
         died = pending is not None and continuing(pending)
+        if key is not None:
+            print_ = fingerprint("decide", call_id, str(bool(approved)), reason)
+            now = runner.executor.now()
+            hit = seen(state, key, print_, now)
+            if hit is not None and not died:
+                return await retried.outcome(runner, session_id, hit)
         if (pending is None or call_id not in pending.get("waiting", ())
                 or (call_id in earlier and not died)):
             waiting = ", ".join(pending.get("waiting", ())) if pending else ""
@@ -49,6 +59,8 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
             assert resumed is not None
             return resumed
         since = state.checkpoint()
+        if key is not None:  # stored with the decision, or not at all
+            remember(state, key, print_, now)
         agent = pending["agent"]
         decisions = {**earlier, call_id: {"approved": bool(approved), "reason": reason}}
         state.pending = pending = {**pending, "decisions": decisions}

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...core.context import RunContext
 from ...core.handoff import HandoffReason, HandoffRecord, context_json
+from ...core.idempotency import IdempotencyKey, Seen, fingerprint, remember, seen
 from ...core.messages import AssistantMessage
 from ...core.policy import Rejection
-from ...core.session import ViewSpec
+from ...core.session import SessionState, ViewSpec
 from ...errors import HandoffsError
 from ...log import fields
 from ...telemetry.config import count_handoff, observe
@@ -23,19 +24,33 @@ from .turn import check_text, load
 if TYPE_CHECKING:
     from ..state.host import Host
 
+def _replied(state: SessionState, text: str, hit: Seen) -> RunResult:
+    """A retried operator reply's answer: the first reply's result, from its key."""
+    agent, status, ids = hit.outcome
+    records = [r for r in (state.record(i) for i in ids) if r is not None]
+    return RunResult(state.id, text, agent, RunStatus(status), hit.turn, records)
+
+
 log = logging.getLogger("handoffs.runtime.human")  # a stable name (docs/observability.md)
 
 
-async def select_agent(runner: Host, session_id: str, name: str) -> HandoffRecord:
+async def select_agent(runner: Host, session_id: str, name: str,
+                       key: IdempotencyKey | None = None) -> HandoffRecord:
     """See `Runner.select_agent`. The pick is stored and published like any handoff:
     `agent_handoff` and `agent_changed` when accepted, `handoff_rejected` when the policy
     refuses it. A session that waits for a person's approval refuses any pick
     (`waiting_for_approval`), changing nothing: the waiting agent's response must be
-    decided first."""
+    decided first. `key`: a retry of a pick (the same key) gets its record again (or
+    its refusal), and nothing is stored."""
     team = runner.team
     store = runner.store
     async with store.lock(session_id):
         state = await load(runner, session_id)
+        if key is not None:
+            print_ = fingerprint("pick", name)
+            hit = seen(state, key, print_, runner.executor.now())
+            if hit is not None:
+                return _picked(state, hit.outcome)
         if state.pending is not None:
             raise HandoffsError(
                 "A tool call waits for a person's approval; an agent can be picked once "
@@ -74,6 +89,8 @@ async def select_agent(runner: Host, session_id: str, name: str) -> HandoffRecor
             t.emit("handoff_rejected", {"agent": source, "target": name,
                                         "code": rejection.code, "message": rejection.message,
                                         "record_id": record.id})
+        if key is not None:
+            remember(state, key, print_, record.at, record.id)
         await store.commit(state, since, t.lazy_events)
     count_handoff(runner, record, state)
     log.info("user picked %s: handoff %s -> %s %s", name, source, name,
@@ -84,15 +101,35 @@ async def select_agent(runner: Host, session_id: str, name: str) -> HandoffRecor
     return record
 
 
+def _picked(state: SessionState, record_id: Any) -> HandoffRecord:
+    """A retried pick's answer: the first pick's record, or its refusal again."""
+    record = state.record(record_id) if isinstance(record_id, str) else None
+    if record is None:
+        raise HandoffsError("This pick was already made (the same idempotency key), but "
+                            "its record is no longer in the session.",
+                            code="idempotency_outcome_lost")
+    if not record.accepted:
+        raise HandoffsError(record.message, code=record.rejection or "rejected")
+    return record
+
+
 async def reply_as_human(runner: Host, session_id: str, text: str,
-                         handoff_to: str | None) -> RunResult:
+                         handoff_to: str | None,
+                         key: IdempotencyKey | None = None) -> RunResult:
     """See `Runner.reply_as_human`. Checked before anything changes: a refused reply
-    leaves the session as it was, on every store."""
+    leaves the session as it was, on every store. `key`: a retry of a reply (the same
+    key) stores nothing and gets the first reply's result (without its events)."""
     check_text(runner, text)
     team = runner.team
     store = runner.store
     async with store.lock(session_id):
         state = await load(runner, session_id)
+        if key is not None:
+            print_ = fingerprint("reply", text, handoff_to or "")
+            now = runner.executor.now()
+            hit = seen(state, key, print_, now)
+            if hit is not None:
+                return _replied(state, text, hit)
         human = team.get(state.active_agent or "")
         if human is None or not human.is_human:
             raise HandoffsError(
@@ -135,6 +172,9 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
             status = RunStatus.COMPLETED
             agent = route.target.name
             state.status = "idle"
+        if key is not None:
+            remember(state, key, print_, now,
+                     [agent, status.value, [r.id for r in t.records]])
         await store.commit(state, since, t.lazy_events)
         res = RunResult(session_id, text, agent, status, state.turn, t.records)
         res.bind_events(t.log)

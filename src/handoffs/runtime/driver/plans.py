@@ -23,20 +23,33 @@ from .loop import activate
 from .turn import load
 
 if TYPE_CHECKING:
+    from ...core.idempotency import IdempotencyKey
     from ..state.host import Host
 
 
 async def run_plan(runner: Host, session_id: str,
                    steps: Sequence[PlanStep | Mapping[str, Any] | Sequence[Any]],
-                   context: Any) -> RunResult:
-    """See `Runner.run_plan`."""
+                   context: Any, key: IdempotencyKey | None = None) -> RunResult:
+    """See `Runner.run_plan`. `key`: the plan's idempotency key; it is stored with the
+    plan's one commit, and a retry gets that plan's result, running no step again."""
     plan = [PlanStep.of(s) for s in steps]
     if not plan:
         raise HandoffsError("A plan needs at least one step.", code="invalid_plan")
     team = runner.team
     async with runner.store.lock(session_id):
         state = await load(runner, session_id)
+        if key is not None:
+            from ...core.idempotency import fingerprint, remember, seen
+            from . import retried
+
+            print_ = fingerprint("plan", repr(plan))
+            now = runner.executor.now()
+            hit = seen(state, key, print_, now)
+            if hit is not None:
+                return await retried.outcome(runner, session_id, hit)
         state.turn += 1
+        if key is not None:
+            remember(state, key, print_, now)
         since = state.checkpoint()
         skip_dead(state)
         t = Turn(runner, state, context, None)

@@ -34,6 +34,7 @@ from ..state.result import RunResult, RunStatus
 from .loop import drive
 
 if TYPE_CHECKING:
+    from ...core.idempotency import IdempotencyKey
     from ..state.host import Host
 
 
@@ -46,11 +47,15 @@ CAUGHT_UP = ("The previous message was interrupted before it was answered; the n
 
 async def run_turn(runner: Host, session_id: str, text: str, channel: str | None,
                    context: Any, sink: Callable[[Event], None] | None,
-                   timeout: float | None = None, feed: Any = None) -> RunResult:
+                   timeout: float | None = None, feed: Any = None,
+                   key: IdempotencyKey | None = None) -> RunResult:
     """Run one user turn on the session under its lock, persisted at both ends; its
     events go to `sink` as they happen, or to `feed` (what `runner.stream` reads).
 
-    `timeout` (else the runner's `turn_timeout`) bounds the turn from this call on."""
+    `timeout` (else the runner's `turn_timeout`) bounds the turn from this call on.
+    `key`: the request's idempotency key; one already recorded on the session makes
+    this a retry, answered with the first request's stored outcome and events (a turn
+    of it that died is resumed), nothing stored or run again (`core.idempotency`)."""
     check_text(runner, text)
     limit = timeout if timeout is not None else runner.turn_timeout
     deadline = (None if limit is None
@@ -62,6 +67,18 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
             state = await store.load(session_id)  # (`load` without a coroutine of its own)
             if state is None:
                 state = new_session(runner, session_id)
+            if key is not None:  # imported here: a turn without a key never needs them
+                from ...core.idempotency import fingerprint, remember, seen
+                from . import retried
+
+                print_ = fingerprint("message", text)
+                now = runner.executor.now()
+                hit = seen(state, key, print_, now)
+                if hit is not None and (hit.turn != state.turn
+                                        or pending_index(state) is None):
+                    result = await retried.outcome(runner, session_id, hit)
+                    retried.deliver(result, sink, feed)
+                    return result
             if channel is not None:
                 state.channel = channel
             if state.pending is not None and not recovery.continuing(state.pending):
@@ -95,6 +112,8 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
                 t.user_index = len(state.messages)
                 state.messages.append(UserMessage(text, name))
             state.status = "running"
+            if key is not None:  # stored with the message, or not at all
+                remember(state, key, print_, now)
             # Durable before any model call: a crash from here on loses no input.
             if died:
                 await _first_commit(t, since, sink, feed)

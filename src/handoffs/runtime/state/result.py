@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -120,3 +121,21 @@ class RunResult:
             "output_data": (None if self.output_data is None
                             else self.output_data.model_dump(mode="json")),
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], output_type: Any = None) -> RunResult:
+        """A result from `to_dict()`'s data (a stored terminal event's `result`), as a
+        retry with the same idempotency key gets it. `output_type`: the answering
+        agent's, to read `output_data` back as that object (else its JSON stays)."""
+        err = d.get("error")
+        data = d.get("output_data")
+        if data is not None and output_type is not None:
+            data = output_type.model_validate(data)
+        return cls(
+            d["session_id"], d.get("output", ""), d.get("agent", ""),
+            RunStatus(d["status"]), d.get("turn", 0),
+            [HandoffRecord.from_dict(r) for r in d.get("handoffs", ())],
+            None if err is None else RunError(err["code"], err["message"], err.get("agent")),
+            Usage.from_dict(d.get("usage", {})),
+            {k: Usage.from_dict(v) for k, v in d.get("usage_by_agent", {}).items()},
+            dict(d.get("steps", {})), data)
