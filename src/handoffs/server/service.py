@@ -20,6 +20,7 @@ from . import auth, customer
 from .errors import ApiError
 from .pubsub import Hub
 from .ratelimit import Rate, RateLimiter
+from .readiness import Readiness
 from .turns import TurnRun, Turns
 from .wakeup import Wakeup
 
@@ -74,6 +75,8 @@ class Service:
                 "SQLiteStore or PostgresStore.", code="invalid_store")
         self.settings = settings
         self.hub = Hub(self.store)
+        self.readiness = Readiness(self.store)
+        """`/readyz`'s probe of the store (one at a time, answered within 2 s)."""
         self.turns = Turns(runner, self.hub)
         self.wakeup = Wakeup(self.hub, settings.poll_interval)
         self.limiter = RateLimiter(settings.rate_limit) if settings.rate_limit else None
