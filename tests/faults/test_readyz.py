@@ -5,7 +5,7 @@ A real `handoffs serve` on PostgreSQL reaches it through a TCP proxy the test ru
 the store's default timeouts (5 s to connect, 10 s per statement): the proxy black-holes
 every connection (bytes held, nothing answered, nothing reset), stops listening
 (connections refused), or forwards every piece 5 s late. A real server on SQLite meets a
-database another process holds in an exclusive lock. In each state `/readyz` must
+database whose write lock another process holds. In each state `/readyz` must
 answer 503 within 2 s with a JSON body naming the store and the reason, `/healthz` 200
 at once, and once the fault is gone `/readyz` answers 200 again. Each measured latency
 is printed (`pytest -s`)."""
