@@ -188,3 +188,33 @@ def test_no_customer_channel_carries_internal_error_text_and_the_operator_sees_i
     for internal in (TOOL_FAILS, PROVIDER_FAILS, KEY_REFUSED):
         assert internal in seen, internal
     assert not errors
+
+
+def test_a_failed_turn_shows_the_customer_a_sentence_and_retry_at_each_size(
+        failing: str, sized: Any, size: str, errors: list[str]) -> None:
+    """Issue 43 item 3: the customer sees a sentence and a Retry button (wholly in view,
+    large enough to tap), which sends the message again; the details are in the
+    inspector, for the operator key."""
+    from .pages import assert_accessible, in_view, seen
+    from .test_inspector import inspector
+
+    page = chat(sized, failing, errors)
+    say(page, "key, please")
+    page.wait_for_selector("#messages .step.failed button.retry")
+    assert page.locator("#messages .step.failed .said").inner_text() == SORRY
+    assert in_view(page, "#messages .step.failed .said")
+    assert in_view(page, "#messages .step.failed button.retry")
+    assert seen(page, "#messages .step.failed button.retry")["height"] >= 24
+    body = page.locator("body").inner_text()
+    assert not [x for x in INTERNAL if x in body]
+    assert_accessible(page, f"a failed turn with Retry ({size})")
+    page.locator("#messages .step.failed button.retry").click()
+    wait_until(page, "document.querySelectorAll('#messages .step.failed').length === 2")
+    assert in_view(page, "#messages .step.failed button.retry", -1)
+    asked = page.locator("#messages .msg.user")
+    assert [asked.nth(i).inner_text().strip().splitlines()[-1]
+            for i in range(asked.count())] == ["key, please", "key, please"]
+
+    details = inspector(sized, failing, errors, session_of(page)[0])
+    wait_until(details, f"document.body.innerText.includes({json.dumps(KEY_REFUSED)})")
+    assert not errors
