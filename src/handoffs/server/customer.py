@@ -162,6 +162,27 @@ def delivered(e: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if kind not in MAY_CARRY:
         return e
-    whole = e.whole() if isinstance(e, Heard) else e
+    if isinstance(e, Heard):
+        if not _failure_in(kind, e.text):  # sent on as the text it came as
+            return e
+        whole = e.whole()
+    else:
+        whole = e
     out = event(whole)
     return e if out is whole else out
+
+
+def _failure_in(kind: str, text: str) -> bool:
+    """Whether an event's JSON text (as the stores write it: compact) may carry a
+    failure's text, so it must be decoded for a customer's copy."""
+    if kind == "tool_result":
+        return '"is_error":true' in text
+    if kind == "agent_returned":
+        return '"ok":false' in text
+    if kind == "plan_step_completed":
+        return '"status":"completed"' not in text
+    if kind == "agent_handoff":
+        return _ERROR_RECOVERY in text
+    if kind == "run_completed":
+        return _ERROR_RECOVERY in text or '"error":{' in text
+    return True
