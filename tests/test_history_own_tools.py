@@ -266,3 +266,80 @@ def test_the_kept_renderings_match_the_rule_at_every_step() -> None:
                 got = views.window(messages, ViewSpec("own_tools", 0, pivot), None, agent)
                 want = by_the_rule(messages, agent, pivot)
                 assert [m.to_dict() for m in got] == [m.to_dict() for m in want]
+
+
+async def test_a_delegate_asked_again_sees_what_it_answered_before() -> None:
+    """langgraph-supervisor's test_worker_hide_handoffs: a supervisor delegates to a
+    worker, says "boo", and delegates again on the next turn. The worker sees the user's
+    first message, its own first answer (as its own assistant message), the supervisor's
+    "boo" and the new message; none of the supervisor's tool traffic."""
+    @tool
+    def echo_tool(text: str) -> str:
+        """Echo the input text."""
+        return text
+
+    team = Team([Agent("supervisor", handoffs=[Handoff("echo_agent", returns=True)]),
+                 Agent("echo_agent", tools=[echo_tool])])
+    model = ScriptedModel({
+        "supervisor": [transfer("echo_agent"), reply("boo"), transfer("echo_agent"),
+                       reply("END")],
+        "echo_agent": [reply("Echo 1!"), reply("Echo 2!")]})
+    runner = Runner(team, model=model)
+    await runner.run("s", "Scooby-dooby-doo")
+    await runner.run("s", "Huh take two?")
+    worker = [r for r in model.requests if r.agent == "echo_agent"]
+    assert seen(worker[0]) == [("user", "supervisor", "Scooby-dooby-doo")]
+    assert seen(worker[1]) == [
+        ("user", "supervisor", "Scooby-dooby-doo"),
+        ("assistant", "echo_agent", "Echo 1!"),
+        ("assistant", "supervisor", "boo"),
+        ("user", "supervisor", "Huh take two?"),
+    ]
+    assert all(not getattr(m, "tool_calls", ()) for m in worker[1].messages)
+
+
+async def test_a_delegate_sees_the_tasks_it_was_given_and_its_answers_not_others() -> None:
+    """A delegate given a task sees, on a later delegation, that task and its answer; a
+    second delegate's task and answer stay hidden from it (the caller's tool traffic)."""
+    team = Team([Agent("lead", handoffs=[Handoff("billing", returns=True),
+                                         Handoff("shipping", returns=True)]),
+                 Agent("billing"), Agent("shipping")])
+    model = ScriptedModel({
+        "lead": [transfer("billing", task="Was INV-1 paid twice?"),
+                 transfer("shipping", task="Where is O-7?"), reply("Both checked."),
+                 transfer("billing", task="Refund INV-1."), reply("Refunded.")],
+        "billing": [reply("Yes, twice."), reply("Refunded INV-1.")],
+        "shipping": [reply("In transit.")]})
+    runner = Runner(team, model=model)
+    await runner.run("s", "Check my invoice and my parcel")
+    await runner.run("s", "Please refund it")
+    later = [r for r in model.requests if r.agent == "billing"][-1]
+    assert seen(later) == [
+        ("user", "lead", "Check my invoice and my parcel"),
+        ("user", "billing", "Was INV-1 paid twice?"),
+        ("assistant", "billing", "Yes, twice."),
+        ("assistant", "lead", "Both checked."),
+        ("user", "lead", "Please refund it"),
+        ("user", "billing", "Refund INV-1."),
+    ]
+
+
+async def test_an_agent_that_answered_as_a_delegate_sees_its_answers_once_active() -> None:
+    """The same holds when the former delegate becomes the active agent by a transfer."""
+    team = Team([Agent("lead", handoffs=[Handoff("billing", returns=True),
+                                         Handoff("shipping")]),
+                 Agent("billing"), Agent("shipping", tools=[track_package])])
+    model = ScriptedModel({
+        "lead": [transfer("billing"), reply("Billing says yes."), transfer("shipping")],
+        "billing": [reply("Yes, paid twice.")],
+        "shipping": [call("track_package", order_id="O-7"), reply("In transit.")]})
+    runner = Runner(team, model=model)
+    await runner.run("s", "Was I charged twice?")
+    await runner.run("s", "And my parcel?")
+    state = await runner.store.load("s")
+    assert state is not None
+    window = TranscriptViews().window(
+        state.messages, ViewSpec("own_tools", 0, len(state.messages)), agent="billing")
+    assert ("assistant", "billing", "Yes, paid twice.") in [
+        (m.role, m.agent, m.text) for m in window]
+    assert not any(getattr(m, "tool_calls", ()) or m.role == "tool" for m in window)

@@ -220,27 +220,43 @@ async def pg_database(**settings: str) -> AsyncIterator[str]:
 @dataclass
 class Proxy:
     """A TCP proxy on 127.0.0.1 to `target`, in a thread: `mode` is `pass` (forward),
-    `hole` (accept and hold everything: a black hole, no reset) or `refuse` (new
-    connections are closed at once); `cut()` closes every open connection."""
+    `hole` (accept and hold everything: a black hole, no reset), `refuse` (new
+    connections are closed at once) or `slow` (every piece waits `delay` seconds before
+    it is forwarded); `cut()` closes every open connection; `down()` stops listening
+    (a connection is refused, as by a host with nothing on the port) and cuts, `up()`
+    listens again on the same port."""
 
     target: tuple[str, int]
     mode: str = "pass"
     port: int = 0
+    delay: float = 5.0
     _sockets: list[socket.socket] = field(default_factory=list)
     _server: socket.socket | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> Proxy:
-        self._server = socket.create_server(("127.0.0.1", 0))
+        self._server = socket.create_server(("127.0.0.1", self.port))
         self.port = self._server.getsockname()[1]
         threading.Thread(target=self._accept, daemon=True).start()
         return self
 
+    def down(self) -> None:
+        if self._server is not None:
+            with contextlib.suppress(OSError):  # wakes the accepting thread: it returns
+                self._server.shutdown(socket.SHUT_RDWR)
+            self._server.close()
+            self._server = None
+        self.cut()
+
+    def up(self) -> None:
+        self.start()
+
     def _accept(self) -> None:
-        assert self._server is not None
+        listener = self._server
+        assert listener is not None
         while True:
             try:
-                client, _ = self._server.accept()
+                client, _ = listener.accept()
             except OSError:
                 return
             if self.mode == "refuse":
@@ -265,6 +281,8 @@ class Proxy:
                     break
                 while self.mode == "hole":  # hold it: nothing goes through, nothing closes
                     time.sleep(0.05)
+                if self.mode == "slow":
+                    time.sleep(self.delay)
                 dst.sendall(data)
         except OSError:
             pass

@@ -250,3 +250,84 @@ def test_no_promise_is_shorter_than_the_length_short_answers_are_skipped_below()
     shortest = min(re._parser.parse(p, re.IGNORECASE).getwidth()[0]
                    for p in narration._PROMISES)
     assert shortest >= narration._SHORTEST_PROMISE
+
+
+@tool
+def lookup_order(order_id: str) -> str:
+    """Look an order up."""
+    return f"{order_id}: shipped"
+
+
+STUCK = "Sorry, I could not finish that; a colleague will follow up."
+CLERK = "You are an AI assistant. Help customers with their orders."
+QUOTED = [
+    # What a small real model answered on its last word, after nudges and refusals: the
+    # runtime's feedback, and its own system text, quoted back.
+    "You last answer was not sent: it was a tool call written as text…",
+    "You call lookup_order again.",
+    "You are an AI assistant.",
+]
+
+
+def clerk() -> Team:
+    return Team([Agent("clerk", instructions=CLERK, tools=[lookup_order])],
+                policy=HandoffPolicy(stuck_answer=STUCK))
+
+
+def stuck_then(answer: str) -> ScriptedModel:
+    """The same call again and again (refused as repeated), then, on the last word with
+    no tools, `answer`."""
+    from handoffs.testing import call
+
+    return ScriptedModel([call("lookup_order", order_id="A-1")] * 5 + [reply(answer)])
+
+
+@pytest.mark.parametrize("answer", QUOTED)
+async def test_a_last_word_that_quotes_the_runtime_or_the_instructions_is_never_delivered(
+        answer: str) -> None:
+    model = stuck_then(answer)
+    result = await Runner(clerk(), model=model).run("s", "Where is my order A-1?")
+
+    assert model.remaining == 0  # the answer was given, on the last word
+    assert (result.status, result.output) == (RunStatus.COMPLETED, STUCK)
+    assert answer not in [e["text"] for e in result.events if e.type == "message"]
+    assert nudges(result) == ["no_progress", "refusal_echo"]
+
+
+async def test_a_last_word_in_the_agents_own_words_is_delivered() -> None:
+    model = stuck_then("Your order A-1 has shipped.")
+    result = await Runner(clerk(), model=model).run("s", "Where is my order A-1?")
+    assert result.output == "Your order A-1 has shipped."
+    assert nudges(result) == ["no_progress"]
+
+
+async def test_an_answer_that_quotes_a_refusal_it_got_is_asked_again() -> None:
+    # Before the last word: not delivered, the agent is told why and answers again.
+    model = ScriptedModel([transfer("nobody"), reply("Hand off to nobody: no agent."),
+                           reply("How can I help you today?")])
+    result = await Runner(team(), model=model).run("s", "hi")
+    assert result.output == "How can I help you today?"
+    assert nudges(result) == ["refusal_echo"]
+
+
+def test_quotes_are_told_from_answers() -> None:
+    from handoffs.core.narration import quotes
+
+    told = ["repeated_tool_call: lookup_order was already called 3 times with these "
+            "arguments in this turn and is not run again. Use the result you have."]
+    assert quotes("You call lookup_order again.", told)
+    assert not quotes("Your order A-1 has shipped.", told)
+    assert not quotes("You are welcome.", ["Your calls are not getting anywhere."])
+    assert quotes("You are an AI assistant.", [], CLERK)
+    assert not quotes("Help customers with their orders.", [], CLERK)  # not its start
+    assert quotes("Help customers with their orders.", [], CLERK, anywhere=True)
+    assert not quotes("Your order A-1 has shipped.", [], CLERK, anywhere=True)
+
+
+def test_a_short_answer_in_common_words_is_not_a_quote() -> None:
+    from handoffs.core.narration import quotes
+
+    told = ["The arguments of 'store' do not match its schema: the data is nested too "
+            "deeply to validate. Call it again with corrected arguments."]
+    assert not quotes("Could not store it.", told)
+    assert not quotes("Sorry, I could not do that.", told)

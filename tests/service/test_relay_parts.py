@@ -208,7 +208,8 @@ async def test_events_already_waiting_go_out_as_one_chunk() -> None:
     from handoffs.server.sse import frame, with_heartbeat
 
     queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-    frames = with_heartbeat(queue, 10, hidden={"inspect_hidden"})
+    frames = with_heartbeat(queue, 10,
+                            lambda e: None if e["type"] == "inspect_hidden" else e)
     assert await anext(frames) == "retry: 1000\n\n"
     for n in range(3):
         queue.put_nowait(event(n, kind="inspect_hidden" if n == 1 else "text_delta"))

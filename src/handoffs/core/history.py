@@ -10,9 +10,11 @@ Rules of the renderings:
   target gets a note instead), and runtime notes not meant for models.
 - `conversation`: user messages and assistant text, no tool traffic.
 - `own_tools` (the default): `conversation`, plus the viewing agent's own tool calls,
-  results and notes as `full` shows them. Another agent's tool traffic reaches the
-  viewer only through a route that asks for it (`full`, a function) or through what that
-  agent wrote: its answers, the handoff's reason and payload.
+  results and notes as `full` shows them, and what it answered as a delegate (its
+  caller's call result, `ToolResult.delegate`) as its own assistant message, after the
+  task it was given. Another agent's tool traffic reaches the viewer only through a
+  route that asks for it (`full`, a function) or through what that agent wrote: its
+  answers, the handoff's reason and payload.
 - `last_user`: only the latest user message before the handoff.
 - `none` and `summary`: nothing from before the handoff (a summary goes in the system text).
 - `custom`: the route's callable applied once to the `full` rendering before the handoff.
@@ -124,15 +126,60 @@ def render_conversation(m: Message) -> Message | None:
 
 
 def render_own_tools(m: Message, agent: str) -> Message | None:
-    """`m` as `agent` sees it in the `own_tools` view (`m` as `full` shows it, or None)."""
-    return m if m.agent == agent else render_conversation(m)
+    """`m` as `agent` sees it in the `own_tools` view (`m` as `full` shows it, or None):
+    its own messages; the answer it gave as a delegate (its caller's call result) as its
+    own assistant message; the conversation of everyone else."""
+    if m.agent == agent:
+        return m
+    if m.__class__ is ToolResult and m.delegate == agent:
+        return _answered(m, agent)
+    return render_conversation(m)
+
+
+def _answered(m: ToolResult, agent: str) -> Message | None:
+    """A delegation's result as its delegate sees it: what it answered, as its own
+    message (a delegation that failed is its caller's traffic: hidden)."""
+    return None if m.is_error else AssistantMessage(m.text, agent)
+
+
+def add_own_tools(seq: list[Message], m: Message, agent: str) -> None:
+    """Append `m` as `agent` sees it in the `own_tools` view: `render_own_tools`, with
+    the task of a delegation `agent` answered before its answer (as a user message, as
+    the delegate was given it)."""
+    if m.agent == agent:
+        seq.append(m)
+        return
+    if m.__class__ is ToolResult and m.delegate == agent:
+        answer = _answered(m, agent)
+        if answer is not None:
+            task = m.task
+            if task and not _latest_user_is(seq, task):
+                seq.append(UserMessage(task, agent))
+            seq.append(answer)
+        return
+    c = render_conversation(m)
+    if c is not None:
+        seq.append(c)
+
+
+def _latest_user_is(seq: Sequence[Message], text: str) -> bool:
+    """Whether the latest user message of `seq` says `text` (a delegate handed the
+    user's message was given it as its task: it is not shown twice)."""
+    for i in range(len(seq) - 1, -1, -1):
+        m = seq[i]
+        if m.__class__ is UserMessage:
+            return m.text == text
+    return False
 
 
 def own_tools_filter(agent: str) -> Callable[[Sequence[Message]], list[Message]]:
     """The `own_tools` view of `agent` as a filter over messages as `full` shows them (a
     delegate's view of its caller's: it runs once per delegation, not per request)."""
     def keep(messages: Sequence[Message]) -> list[Message]:
-        return [c for c in (render_own_tools(m, agent) for m in messages) if c is not None]
+        seq: list[Message] = []
+        for m in messages:
+            add_own_tools(seq, m, agent)
+        return seq
     return keep
 
 
@@ -189,6 +236,10 @@ class TranscriptViews:
                         traffic = self.traffic = {}
                     if r.agent not in traffic:
                         traffic[r.agent] = i
+                    # A delegate's answer is its own traffic too (`render_own_tools`).
+                    by = r.delegate if r.__class__ is ToolResult else None
+                    if by is not None and by not in traffic:
+                        traffic[by] = i
             if conv is not None and conv_at is not None:
                 conv_at.append(len(conv))
                 c = render_conversation(r) if r is not None else None
@@ -197,9 +248,8 @@ class TranscriptViews:
             if own is not None:
                 for agent, (seq, at) in own.items():
                     at.append(len(seq))
-                    o = render_own_tools(r, agent) if r is not None else None
-                    if o is not None:
-                        seq.append(o)
+                    if r is not None:
+                        add_own_tools(seq, r, agent)
             i += 1
         self.synced = n
 
@@ -238,9 +288,7 @@ class TranscriptViews:
                 at.append(len(seq))
                 stop = full_at[i + 1] if i + 1 < self.synced else len(full)
                 for k in range(full_at[i], stop):
-                    o = render_own_tools(full[k], agent)
-                    if o is not None:
-                        seq.append(o)
+                    add_own_tools(seq, full[k], agent)
             made = own[agent] = (seq, at)
         return made
 

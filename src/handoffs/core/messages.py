@@ -145,6 +145,13 @@ class ToolResult:
     """True when the text is feedback about a failed or refused call."""
     handoff: HandoffMark | None = None
     """Mirrors `ToolCall.handoff` of the call this answers."""
+    delegate: str | None = None
+    """For a delegation's result (`handoff == "delegated"`): the agent that answered it.
+    The `own_tools` view shows that agent the answer as its own message on later turns.
+    None: an ordinary call's result (or one stored before this was recorded)."""
+    task: str | None = None
+    """For a delegation's result: the task the delegate was given (the call's `task`
+    argument), None when it was handed the conversation as it was."""
     kind: ClassVar[Literal["tool_result"]] = "tool_result"
     role: ClassVar[Literal["tool"]] = "tool"
 
@@ -162,6 +169,10 @@ class ToolResult:
             d["is_error"] = True
         if self.handoff is not None:
             d["handoff"] = self.handoff
+        if self.delegate is not None:
+            d["delegate"] = self.delegate
+        if self.task is not None:
+            d["task"] = self.task
         return d
 
 
@@ -208,7 +219,8 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
     if kind == "tool_result":
         return ToolResult(
             d["call_id"], d["name"], d["text"], d["agent"],
-            bool(d.get("is_error", False)), d.get("handoff"),
+            bool(d.get("is_error", False)), d.get("handoff"), d.get("delegate"),
+            d.get("task"),
         )
     if kind == "note":
         return Note(d["text"], d["agent"], bool(d.get("to_model", False)))

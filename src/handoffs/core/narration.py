@@ -160,6 +160,70 @@ def echoes(text: str, sentences: Iterable[str] = ()) -> bool:
     return False
 
 
+_NOTE_MARKERS = (
+    "answer was not sent", "tool call written as text", "no tools for this answer",
+    "not getting anywhere", "only by calling its tool", "a message meant for you",
+)
+"""Pieces of the runtime's notes to an agent it nudged (`runtime.decisions.converge`):
+looked for only in the answers of an agent that got one (`quotes`)."""
+
+_WORD = re.compile(r"[^\W_]+(?:_[^\W_]+)*")
+QUOTE_SHARE = 0.75
+"""The share of an answer's telling words (`_stems`) that, found in one sentence the
+model was given, make the answer a quote of it (`quotes`)."""
+_MOST_WORDS = 40
+"""Longer answers are never taken for quotes of feedback (they share common words)."""
+_LEAST_INSTRUCTIONS = 16
+"""Characters an answer needs to be taken for a quote of the agent's instructions."""
+
+
+_COMMON_WORDS = (
+    "a an the i me my you your we our us it its he she they them this that these those "
+    "is are was were be been am do does did done have has had can could will would shall "
+    "should may might must not no yes and or but so if then than there here to of in on "
+    "at by for from with as about into please sorry thanks thank what which who how why "
+    "when where all any some just now also very")
+_COMMON = frozenset(w[:4] for w in _COMMON_WORDS.split())
+"""Words (cut as `_stems` cuts them) that say nothing of where a sentence came from."""
+
+
+def _stems(text: str) -> list[str]:
+    """The telling words of lowered `text` (not `_COMMON`, not numbers), each cut to its
+    first four characters (`call`, `called` and `calling` are one)."""
+    return [w[:4] for w in _WORD.findall(text)
+            if not w.isdigit() and w[:4] not in _COMMON]
+
+
+def quotes(text: str, feedback: Sequence[str], instructions: str = "",
+           anywhere: bool = False) -> bool:
+    """Whether `text` quotes what the model was given rather than answering: it holds a
+    piece of a nudge's note ("Your last answer was not sent..."), most of its
+    telling words (`QUOTE_SHARE` of 2 to 40) come from one of the `feedback` sentences the
+    runtime sent it (a nudge, a refusal, a refused call's result: "You call lookup_order
+    again."), or its `instructions` begin with it ("You are an AI assistant."), or, with
+    `anywhere`, the whole of it or its first 60 characters is a part of them (an
+    instructed reply quoted early is an answer: only an agent on its last word is held
+    to this). Case and spacing are ignored."""
+    lowered = " ".join(text.lower().split())
+    if any(marker in lowered for marker in _NOTE_MARKERS):
+        return True
+    if instructions and len(lowered) >= _LEAST_INSTRUCTIONS:
+        told = " ".join(instructions.lower().split())
+        quoted = lowered.rstrip(".!")
+        if told.startswith(quoted) or (anywhere and (
+                quoted in told or (len(quoted) > 60 and quoted[:60] in told))):
+            return True
+    said = _stems(lowered)
+    if not 2 <= len(said) <= _MOST_WORDS:
+        return False
+    need = QUOTE_SHARE * len(said)
+    for sentence in feedback:
+        given = set(_stems(sentence.lower()))
+        if sum(w in given for w in said) >= need:
+            return True
+    return False
+
+
 CALL_TEXT = "call_text"
 """The code of an answer that is a tool call written as text (no tool read it)."""
 

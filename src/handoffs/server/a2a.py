@@ -32,6 +32,7 @@ from ..core.idempotency import IdempotencyKey
 from ..core.remote import TOKEN_FIELD
 from ..core.team import Team
 from ..runtime.state.result import RunResult, RunStatus
+from . import customer
 from .errors import ApiError, from_exception
 from .service import Service
 
@@ -228,11 +229,9 @@ async def _ended(up: Any, result: RunResult, say: Any) -> None:
                                say("A call waits for a person's approval.", result.agent),
                                metadata=meta)
     else:
-        error = result.error
-        code = error.code if error is not None else "failed"
-        text = error.message if error is not None else "The turn failed."
-        await up.update_status(TaskState.TASK_STATE_FAILED, say(f"{code}: {text}"),
-                               metadata={**meta, "code": code})
+        said = customer.error(result.error.code if result.error is not None else None)
+        await up.update_status(TaskState.TASK_STATE_FAILED, say(said["message"]),
+                               metadata={**meta, "code": said["code"]})
 
 
 def _text_part(text: str) -> Any:

@@ -31,7 +31,7 @@ from starlette.responses import StreamingResponse
 from ..core.events import StoredEvent
 from ..core.idempotency import IdempotencyKey
 from ..errors import missing_extra
-from . import auth
+from . import auth, customer
 from .agui_events import Translator
 from .contexts import bearer, open_context
 from .errors import ApiError, from_exception, responses
@@ -115,7 +115,7 @@ async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[A
     from ..runtime.effects.ids import new_id
 
     state = await svc.store.load(sid)
-    before = dict(state.shared) if state is not None else {}
+    before = customer.shared(state.shared) if state is not None else {}
     active = (state.active_agent if state is not None else None) or svc.team.entry
     tr = Translator(sid, run_id, new_id)
     for e in tr.started(active, before):
@@ -143,7 +143,8 @@ async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[A
             yield encoder.encode(e)
         return
     after = await svc.store.load(sid)
-    for e in tr.finished(result, before, dict(after.shared) if after is not None else {}):
+    for e in tr.finished(result, before,
+                         customer.shared(after.shared) if after is not None else {}):
         yield encoder.encode(e)
 
 

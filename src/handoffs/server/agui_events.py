@@ -19,6 +19,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import customer
+
 APPROVAL_SCHEMA = {
     "type": "object",
     "properties": {"approved": {"type": "boolean"},
@@ -76,14 +78,15 @@ class Translator:
         elif kind == "tool_result":
             from ag_ui.core import ToolCallResultEvent
 
+            shown = customer.event(dict(e))
             out.append(ToolCallResultEvent(message_id=self.new_id(), tool_call_id=e["call_id"],
-                                           content=e["text"], role="tool"))
+                                           content=shown["text"], role="tool"))
         elif kind == "agent_handoff":
             from ag_ui.core import CustomEvent
 
             out.append(CustomEvent(name="handoff", value={
                 "source": e["source"], "target": e["target"],
-                "reason": e.get("explanation") or "",
+                "reason": customer.event(dict(e)).get("explanation") or "",
                 "kind": "delegation" if e.get("returns") else "transfer",
                 "trigger": e.get("reason"), "record_id": e.get("record_id")}))
         elif kind == "agent_changed":
@@ -119,9 +122,8 @@ class Translator:
         if patch:
             out.append(StateDeltaEvent(delta=patch))
         if result.get("status") == "failed":
-            error = result.get("error") or {}
-            out.append(RunErrorEvent(message=error.get("message") or "The turn failed.",
-                                     code=error.get("code") or "failed"))
+            said = customer.error((result.get("error") or {}).get("code"))
+            out.append(RunErrorEvent(message=said["message"], code=said["code"]))
             return out
         outcome: Any = (RunFinishedInterruptOutcome(interrupts=self.interrupts)
                         if self.interrupts else RunFinishedSuccessOutcome())

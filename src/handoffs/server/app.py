@@ -21,7 +21,7 @@ from .limits import BodyLimit
 from .ratelimit import Rate
 from .service import Service, Settings
 from .tracing import TraceContext
-from .views import team_view
+from .views import Answer, team_view
 
 STATIC = Path(__file__).parent / "static"
 """Where the web page lives (`index.html` at `/`, `operator.html` at `/operator`,
@@ -38,20 +38,20 @@ async def healthz() -> dict[str, Any]:
 
 @meta.get("/readyz", responses=errors.responses("store_unavailable"))
 async def readyz(request: Request) -> JSONResponse:
-    """The store answers and can write (503 with the store's code when not: e.g.
-    `store_unavailable`, or `store_full` while writes fail for lack of space)."""
+    """The store answers and can write: `{"ok": true, "store", "kind"}`; else 503 within
+    2 s, whatever the store does (`server.readiness`), naming the store and the reason:
+    `{"ok": false, "store", "kind", "reason", "error": {"code", "message"}}` (`store_unavailable`
+    for a store that cannot be reached or does not answer in time, `store_busy` for one
+    locked by another writer, `store_full` while writes fail for lack of space)."""
     svc: Service = request.app.state.service
-    try:
-        check = getattr(svc.store, "check_ready", None)
-        if check is not None:
-            await check()
-        else:
-            await svc.store.list_sessions(1)
-    except Exception as exc:
-        _, code, message = errors.from_exception(exc)
-        return errors.respond("store_unavailable" if code == "internal_error" else code,
-                              message, 503)
-    return JSONResponse({"ok": True, "store": type(svc.store).__name__})
+    verdict = await svc.readiness.check()
+    if verdict.ready:
+        return JSONResponse({"ok": True, "store": verdict.store, "kind": verdict.kind})
+    code = verdict.code or "store_unavailable"
+    return Answer({"ok": False, "store": verdict.store, "kind": verdict.kind,
+                   "reason": verdict.reason,
+                         **errors.body(code, f"{verdict.reason} Try again shortly; the "
+                                       "server's log has the details.")}, status_code=503)
 
 
 @meta.get("/metrics", include_in_schema=False)

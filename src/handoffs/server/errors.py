@@ -2,7 +2,9 @@
 
 The library's stable codes pass through unchanged; the status comes from the code.
 Nothing a client sends can produce a 500 or a traceback: an unexpected exception is
-logged here and answered `internal_error` with a sentence, never its text. A store's
+logged here and answered `internal_error` with a sentence, never its text; so is a
+model's or a turn's failure raised to a route (502 with its code and the customer's
+sentence, `customer.sentence`). A store's
 failure (`store_*`) is answered with its code and a sentence that names nothing of the
 database (host, port, name, path); its own message and traceback go to the log.
 """
@@ -18,7 +20,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..errors import HandoffsError
+from ..errors import HandoffsError, ModelError, RunFailed, ScriptExhausted
+from . import customer
 from .views import Answer
 
 log = logging.getLogger("handoffs.server")
@@ -118,6 +121,11 @@ def from_exception(exc: BaseException) -> tuple[int, str, str]:
             said = _STORE_SAYS.get(exc.code, "The session store failed; try again.")
             return STATUS.get(exc.code, 503), exc.code, \
                 f"{said} The server's log has the details."
+        if isinstance(exc, ModelError | RunFailed | ScriptExhausted):
+            # a provider's or a turn's failure: its text may name hosts or key fragments
+            log.error("a model call failed serving a request (%s): %s", exc.code, exc,
+                      exc_info=exc)
+            return 502, exc.code, customer.sentence(exc.code)
         return STATUS.get(exc.code, 400), exc.code, str(exc)
     log.error("unexpected error serving a request", exc_info=exc)
     return 500, "internal_error", "The server failed to handle this request; it is logged."

@@ -39,7 +39,7 @@ from ..core.session import SessionState
 from ..runtime.effects.ids import new_id
 from ..runtime.state.result import RunResult, RunStatus
 from ..stores.text import valid
-from . import auth, sse
+from . import auth, customer, sse
 from .errors import ApiError, from_exception, responses
 from .idempotency import request_key, sdk_retry_key
 from .routes_sessions import service
@@ -96,7 +96,8 @@ async def models(request: Request) -> dict[str, Any]:
     "target_disabled", "channel_unsupported", "waiting_for_approval", "message_too_large",
     "idempotency_key_reused", "idempotency_unsupported",
     "body_too_large", "validation_error", "too_many_requests", "store_unavailable"),
-    502: {"description": "The turn failed: the error carries the run's own code."}})
+    502: {"description": "The turn failed: the error carries the run's own code and a "
+                        "sentence for the customer (`customer.error`)."}})
 async def chat_completions(request: Request, body: ChatRequest) -> Response:
     """Run one turn of the team on the last user message (see the module's doc)."""
     svc = service(request)
@@ -227,7 +228,8 @@ def _extra(svc: Service, result: RunResult, talk: Conversation) -> dict[str, Any
     kept = talk.kept(result)
     extra = {"agent": agent_view(svc.team.get(result.agent), result.agent),
              "session_id": talk.id if kept else None, "status": result.status.value,
-             "turn": result.turn, "handoffs": [r.to_dict() for r in result.handoffs]}
+             "turn": result.turn,
+             "handoffs": [customer.record(r.to_dict()) for r in result.handoffs]}
     if kept and talk.throwaway:
         extra["token"] = talk.token
     return extra
@@ -236,8 +238,8 @@ def _extra(svc: Service, result: RunResult, talk: Conversation) -> dict[str, Any
 def _failed(result: RunResult) -> None:
     if result.status is RunStatus.FAILED:
         err = result.error
-        raise ApiError(err.code if err else "run_failed",
-                       err.message if err else "The turn failed.", 502)
+        said = customer.error(err.code if err else "run_failed")
+        raise ApiError(said["code"], said["message"], 502)
 
 
 async def _completion(svc: Service, result: RunResult, model: str,
@@ -271,7 +273,7 @@ async def _chunks(svc: Service, run: TurnRun, model: str,
     yield chunk({"role": "assistant", "content": ""})
     async for event in run.follow():
         if event["type"] in ("agent_handoff", "agent_changed"):
-            yield chunk(None, handoffs_event=event)
+            yield chunk(None, handoffs_event=customer.event(dict(event)))
     try:
         result = await run.finished()
         _failed(result)

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from starlette.responses import StreamingResponse
 
 from . import sse
+from .customer import EventView
 from .errors import ApiError, body, from_exception, responses
 from .pubsub import Subscriber, text_of
 from .routes_sessions import OPENS, service
@@ -54,7 +55,7 @@ async def events(request: Request, session_id: str, after: str | None = None) ->
 async def _frames(svc: Service, sub: Subscriber, request: Request) -> AsyncIterator[str]:
     try:
         async for chunk in sse.with_heartbeat(sub.queue, svc.settings.heartbeat,
-                                              hidden=svc.hidden_events(request)):
+                                              svc.event_view(request)):
             yield chunk
     finally:
         svc.hub.unsubscribe(sub)
@@ -78,7 +79,7 @@ async def websocket(ws: WebSocket, session_id: str) -> None:
     await ws.accept()
     sub = await svc.hub.subscribe(session_id, seen)
     sender = asyncio.get_running_loop().create_task(
-        _send(ws, sub, svc.settings.heartbeat, svc.hidden_events(ws)))
+        _send(ws, sub, svc.settings.heartbeat, svc.event_view(ws)))
     try:
         while True:
             raw = await ws.receive_text()
@@ -95,7 +96,7 @@ async def websocket(ws: WebSocket, session_id: str) -> None:
 
 
 async def _send(ws: WebSocket, sub: Subscriber, every: float,
-                hidden: frozenset[str]) -> None:
+                view: EventView | None) -> None:
     """The subscriber's events to the socket, a ping when idle. If sending fails the
     socket is closed (the client reconnects with ?after= and loses nothing), never left
     open and silent."""
@@ -108,9 +109,10 @@ async def _send(ws: WebSocket, sub: Subscriber, every: float,
             if event is None:
                 await ws.close(code=1013)  # fell behind: reconnect with ?after=
                 return
-            if event["type"] in hidden:  # the inspector's events: the operator's only
+            shown = event if view is None else view(event)
+            if shown is None:  # the inspector's events: the operator's only
                 continue
-            await ws.send_text(text_of(event))
+            await ws.send_text(text_of(shown))
     except (asyncio.CancelledError, WebSocketDisconnect):
         raise
     except Exception:

@@ -10,7 +10,8 @@ from fastapi.responses import JSONResponse
 
 from ..core.session import SessionState
 from ..stores.checks import session_id as check_id
-from . import auth, sse
+from . import auth, customer, sse
+from .customer import EventView
 from .errors import ApiError, body, from_exception, responses
 from .idempotency import request_key
 from .schemas import AgentPick, NewMessage, NewSession
@@ -89,10 +90,12 @@ async def get_session(request: Request, session_id: str) -> dict[str, Any]:
 
 @router.get("/sessions/{session_id}/transcript", responses=responses(*OPENS))
 async def get_transcript(request: Request, session_id: str) -> dict[str, Any]:
-    """Every message with the agent it belongs to, and every handoff record."""
+    """Every message with the agent it belongs to, and every handoff record (for a
+    customer's token, a failure's internal text replaced: `customer.transcript`)."""
     svc = service(request)
     state = await svc.session(request, session_id)
-    return transcript_view(svc.team, state)
+    seen = transcript_view(svc.team, state)
+    return seen if svc.operator(request) else customer.transcript(seen)
 
 
 @router.delete("/sessions/{session_id}", status_code=204, responses=responses(*OPENS))
@@ -167,17 +170,18 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
             status_code=202,
             headers={"Location": f"/v1/sessions/{session_id}/events?after={after}"})
     if "text/event-stream" in request.headers.get("accept", ""):
-        return sse.response(_turn_frames(run, svc.hidden_events(request)))
+        return sse.response(_turn_frames(run, svc.event_view(request)))
     result = await run.finished()
-    d = result.to_dict()
+    d = result.to_dict() if svc.operator(request) else customer.result(result.to_dict())
     d["active_agent"] = agent_view(svc.team.get(result.agent), result.agent)
     return Answer(d)
 
 
-async def _turn_frames(run: Any, hidden: frozenset[str]) -> AsyncIterator[str]:
+async def _turn_frames(run: Any, view: EventView | None) -> AsyncIterator[str]:
     async for event in run.follow():
-        if event["type"] not in hidden:
-            yield sse.frame(event)
+        shown = event if view is None else view(event)
+        if shown is not None:
+            yield sse.frame(shown)
     if run.result is None and run.error is not None:
         _, code, message = from_exception(run.error)
         yield sse.frame({"type": "error", **body(code, message)})

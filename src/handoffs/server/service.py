@@ -15,13 +15,13 @@ from ..core.handoff import HandoffRecord
 from ..core.idempotency import IdempotencyKey
 from ..core.session import SessionState
 from ..errors import HandoffsError
-from ..runtime.effects.inspector import INSPECT_EVENTS
 from ..runtime.runner import Runner
 from ..stores.checks import session_id as _check_id
-from . import auth
+from . import auth, customer
 from .errors import ApiError
 from .pubsub import Hub
 from .ratelimit import Rate, RateLimiter
+from .readiness import Readiness
 from .turns import TurnRun, Turns
 from .wakeup import Wakeup
 
@@ -76,6 +76,8 @@ class Service:
                 "SQLiteStore or PostgresStore.", code="invalid_store")
         self.settings = settings
         self.hub = Hub(self.store)
+        self.readiness = Readiness(self.store)
+        """`/readyz`'s probe of the store (one at a time, answered within 2 s)."""
         self.turns = Turns(runner, self.hub)
         self.wakeup = Wakeup(self.hub, settings.poll_interval)
         self.limiter = RateLimiter(settings.rate_limit) if settings.rate_limit else None
@@ -127,10 +129,12 @@ class Service:
     def operator(self, conn: HTTPConnection) -> bool:
         return auth.is_operator(auth.presented(conn), self.settings.operator_key)
 
-    def hidden_events(self, conn: HTTPConnection) -> frozenset[str]:
-        """The event types this client may not see: what each model was sent and
-        answered (`Runner(inspect=True)`) is for the operator key only."""
-        return frozenset() if self.operator(conn) else INSPECT_EVENTS
+    def event_view(self, conn: HTTPConnection) -> customer.EventView | None:
+        """What this client's stream sends of each event: None (every event as it is
+        stored) for the operator key; for a customer, `customer.delivered`: what each
+        model was sent and answered (`Runner(inspect=True)`) left out, a failure's
+        internal text replaced by the customer's sentence."""
+        return None if self.operator(conn) else customer.delivered
 
     def require_operator(self, conn: HTTPConnection) -> None:
         auth.require_operator(conn, self.settings.operator_key)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Collection
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.responses import StreamingResponse
@@ -54,11 +54,14 @@ def response(frames: AsyncIterator[str], status: int = 200) -> StreamingResponse
                              headers=HEADERS)
 
 
-async def with_heartbeat(queue: asyncio.Queue[dict[str, Any] | None], every: float,
-                         hidden: Collection[str] = ()) -> AsyncIterator[str]:
+async def with_heartbeat(
+        queue: asyncio.Queue[dict[str, Any] | None], every: float,
+        view: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+) -> AsyncIterator[str]:
     """Frames from a subscriber's queue, with a comment line whenever it is idle for
-    `every` seconds (so proxies keep the stream open); ends when the queue does. Events
-    of a `hidden` type are left out (the client sees their numbers skipped). The events
+    `every` seconds (so proxies keep the stream open); ends when the queue does. Each
+    event goes out as `view` makes it (`customer.delivered`); one it makes None is left
+    out (the client sees its number skipped). The events
     already waiting go out as one chunk (a turn's start or end, a burst heard from
     another process), up to `CHUNK` of them: one write, not one per event."""
     yield "retry: 1000\n\n"
@@ -73,8 +76,9 @@ async def with_heartbeat(queue: asyncio.Queue[dict[str, Any] | None], every: flo
                 if frames:
                     yield "".join(frames)
                 return
-            if not (hidden and event["type"] in hidden):
-                frames.append(frame(event))
+            shown = event if view is None else view(event)
+            if shown is not None:
+                frames.append(frame(shown))
             if queue.empty() or len(frames) >= CHUNK:
                 break
             event = queue.get_nowait()

@@ -42,6 +42,10 @@ __all__ = ["SQLiteStore", "migrate"]
 
 log = logging.getLogger("handoffs.stores.sqlite")
 
+READY_LOCK_WAIT = 0.5
+"""Seconds `check_ready` lets another writer hold the write lock before it says the
+store is busy (`store_busy`): a turn's commit holds it for milliseconds."""
+
 T = TypeVar("T")
 
 SMALL = 256
@@ -322,13 +326,35 @@ class SQLiteStore(TurnMarksOnSQLite):
         self._full = None
 
     async def check_ready(self) -> None:
-        """Raise the store's error if it cannot serve turns now: it cannot be read, or
-        its last write was refused by the disk (`store_full`, `store_write_failed`) and
-        a write still is (tried with a 64 KB row, then removed)."""
+        """Raise the store's error if it cannot serve turns now: it cannot be read,
+        another writer has held its write lock for `READY_LOCK_WAIT` seconds
+        (`store_busy`: a turn could not commit), or its last write was refused by the
+        disk (`store_full`, `store_write_failed`) and a write still is (tried with a
+        64 KB row, then removed)."""
         await self._call(ops.head, "")
+        await self._writable()
         if self._full is not None:
             await self._worker(ops.probe_write)
             self._full = None
+
+    async def _writable(self) -> None:
+        """Whether a write could take the write lock within `READY_LOCK_WAIT` seconds:
+        tried without waiting, on this thread (never behind a turn that waits on the
+        store's thread), again and again until then; `store_busy` if it never could."""
+        self._open()
+        wait, waited = 0.005, 0.0
+        while True:
+            try:
+                ops.write_lock_free(self._fast)
+                return
+            except sqlite3.Error as exc:
+                if not ops.busy(exc):
+                    raise self._error(exc) from exc
+                if waited >= READY_LOCK_WAIT:
+                    raise self._error(exc) from exc
+            await asyncio.sleep(wait)
+            waited += wait
+            wait = min(wait * 2, 0.1)
 
     async def delete(self, session_id: str) -> bool:
         """Remove the session and all its rows; False if there was none."""

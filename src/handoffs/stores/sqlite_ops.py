@@ -237,6 +237,13 @@ def events_after(c: sqlite3.Connection, session_id: str, after: int, limit: int
                      "ORDER BY seq LIMIT ?", (session_id, after, limit)).fetchall()
 
 
+def write_lock_free(c: sqlite3.Connection) -> None:
+    """Take the write lock and let it go at once (SQLITE_BUSY when another connection
+    holds it and `c` does not wait): whether a write could begin now."""
+    c.execute("BEGIN IMMEDIATE")
+    c.execute("ROLLBACK")
+
+
 def probe_write(c: sqlite3.Connection) -> None:
     """Write (and then remove) a 64 KB row no session owns: whether a write has room."""
     c.execute("BEGIN IMMEDIATE")

@@ -75,9 +75,22 @@ def returned(t: Turn, agent: str, c: ToolCall, ready: Ready, value: Any) -> Tool
     return text, False, None
 
 
+def failure_text(tool: str, exc: BaseException) -> str:
+    """The result the model reads of a call whose tool raised `exc`: its type and text
+    (which may name hosts, paths or a service's answer: `raised_failure` tells it apart
+    so the server never delivers it to a customer)."""
+    return f"Tool {tool!r} failed: {type(exc).__name__}: {exc}"
+
+
+def raised_failure(tool: str, text: str) -> bool:
+    """Whether `text`, the result of a call of `tool`, is a tool's own failure
+    (`failure_text`), as opposed to the runtime's or a person's sentence."""
+    return text.startswith(f"Tool {tool!r} failed: ")
+
+
 def raised(t: Turn, agent: str, c: ToolCall, exc: Exception) -> ToolOutcome:
     """A call whose tool raised, as its outcome: an error result the model reads."""
-    text = f"Tool {c.name!r} failed: {type(exc).__name__}: {exc}"
+    text = failure_text(c.name, exc)
     state = t.state
     log.warning("tool %s of %s failed: %s: %s", c.name, agent, type(exc).__name__, exc,
                 exc_info=exc, extra=fields(state.id, state.turn, agent))

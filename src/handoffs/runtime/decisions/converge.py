@@ -19,7 +19,12 @@ silent retry:
   delivered; the agent is told to make the call, once; a second answer in words is
   delivered. (`Agent(reset_tool_choice=False)` forces every request: not checked.)
 - A refusal echoed to the user: the answer is not delivered; the agent is told why, and
-  the step counts as one without progress.
+  the step counts as one without progress. So is an answer that quotes what the agent
+  was told (`core.narration.quotes`): most of its words from one of the runtime's notes,
+  refusals or failed calls' results since the message it answers, or the start of its
+  own instructions (on the last word: any part of them), once it has been told
+  anything. On the last word, such an answer ends the agent's work (`no_progress`):
+  the fallback, else `stuck_answer`, answers instead.
 - A response the provider could not read (`malformed_output`), or a tool call written
   as text where no tool reads it (`call_text`): feedback, the forced tool choice
   dropped, and a step without progress. Raw call JSON never reaches the user.
@@ -31,7 +36,7 @@ from __future__ import annotations
 
 import logging
 
-from ...core.messages import AssistantMessage, Note, Reasoning, ToolResult
+from ...core.messages import AssistantMessage, Note, Reasoning, ToolResult, UserMessage
 from ...core.narration import (
     CALL_TEXT,
     NARRATED_HANDOFF,
@@ -39,10 +44,11 @@ from ...core.narration import (
     echoes,
     looks_like_call,
     narrated,
+    quotes,
 )
 from ...log import fields
 from ..state import Fail, Leg, Turn, append
-from .views import ctx_of, enabled
+from .views import ctx_of, enabled, window
 
 log = logging.getLogger("handoffs.runtime.converge")  # a stable name (docs/observability.md)
 
@@ -100,10 +106,39 @@ def held_back(t: Turn, leg: Leg, text: str, reasoning: tuple[Reasoning, ...] = (
     if echoes(text, t.refusals):
         _nudge(t, leg, REFUSAL_ECHO, ECHO_NOTE)
         return REFUSAL_ECHO
+    if (leg.failures or leg.last_word or leg.nudged or leg.reminded or t.refusals) and \
+            quotes(text, _feedback(t, leg), _instructions(leg), leg.last_word):
+        _nudge(t, leg, REFUSAL_ECHO, ECHO_NOTE)
+        return REFUSAL_ECHO
     if looks_like_call(text):
         _nudge(t, leg, CALL_TEXT, CALL_TEXT_NOTE)
         return CALL_TEXT
     return None
+
+
+def _feedback(t: Turn, leg: Leg) -> list[str]:
+    """What the runtime told the agent since the message it answers: the notes its
+    model reads, its refused or failed calls' results, the handoffs refused in this
+    turn (looked for only once it was told something: a step without progress, a nudge,
+    a refusal)."""
+    told = list(t.refusals)
+    seen = window(t, leg)
+    for i in range(len(seen) - 1, -1, -1):
+        m = seen[i]
+        if m.__class__ is UserMessage:
+            break
+        if m.__class__ is Note or (m.__class__ is ToolResult and m.is_error):
+            told.append(m.text)
+    return told
+
+
+def _instructions(leg: Leg) -> str:
+    """The agent's system text as its model got it (its instructions when they are
+    computed and the text is not kept)."""
+    if leg.system is not None:
+        return leg.system
+    instructions = leg.agent.instructions
+    return instructions if isinstance(instructions, str) else ""
 
 
 def malformed(t: Turn, leg: Leg, detail: str) -> None:

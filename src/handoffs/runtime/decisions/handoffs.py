@@ -222,14 +222,19 @@ def reject(t: Turn, leg: Leg, ask: HandoffAsk, results: list[ToolResult | None],
 
 def result_for(t: Turn, leg: Leg, ask: HandoffAsk, results: list[ToolResult | None],
                marks: list[HandoffMark | None], text: str, is_error: bool,
-               mark: HandoffMark) -> None:
-    """The call's result; a model's handoff call is also marked (how views replay it)."""
+               mark: HandoffMark, task: str | None = None) -> None:
+    """The call's result; a model's handoff call is also marked (how views replay it).
+    A delegation's result names its delegate and the `task` it was given (its own
+    answer, in its `own_tools` view of later turns)."""
     c = ask.call
     programmatic = ask.reason is _PROGRAMMATIC
     if not programmatic:
         marks[ask.index] = mark
+    delegated = mark == "delegated" and not programmatic
     results[ask.index] = ToolResult(c.id, c.name, text, leg.agent.name, is_error,
-                                    None if programmatic else mark)
+                                    None if programmatic else mark,
+                                    ask.target if delegated else None,
+                                    task if delegated else None)
     if programmatic:
         # The tool ran; its handoff is reported by agent_handoff / handoff_rejected.
         t.emit("tool_result", {"agent": leg.agent.name, "tool": c.name, "call_id": c.id,

@@ -58,7 +58,8 @@ async def continue_delegation(t: Turn, leg: Leg, pending: dict[str, Any],
     if isinstance(fail, Pause):  # the delegate waits for another approval
         return suspend(t, leg, own, results, marks, i, fail, caller["transfer"],
                        escalate, stored=True)
-    handoffs.result_for(t, leg, ask, results, marks, text, fail is not None, "delegated")
+    handoffs.result_for(t, leg, ask, results, marks, text, fail is not None, "delegated",
+                        record.extra.get("task"))
     decision = handoffs.Decision()
     if caller["transfer"] is not None:
         j, data = caller["transfer"]

@@ -38,14 +38,15 @@ async def run_all(t: Turn, leg: Leg, delegations: list[tuple[HandoffAsk, Handoff
                  record.extra.get("task"))
         for ask, record, payload in delegations))
     paused: tuple[HandoffAsk, Pause] | None = None
-    for (ask, _, _), (text, fail) in zip(delegations, answers, strict=True):
+    for (ask, record, _), (text, fail) in zip(delegations, answers, strict=True):
         if isinstance(fail, Pause):
             if paused is None:
                 paused = (ask, fail)
                 continue
             text = (f"{fail.agent} needed a person's approval while another delegation of "
                     "this response was waiting for one; it was not made.")
-        result_for(t, leg, ask, results, marks, text, fail is not None, "delegated")
+        result_for(t, leg, ask, results, marks, text, fail is not None, "delegated",
+                   record.extra.get("task"))
     return paused
 
 

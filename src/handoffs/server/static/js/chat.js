@@ -26,6 +26,8 @@ export class Chat {
     this.onStatus = options.onStatus || (() => {});
     this.onAnnounce = options.onAnnounce || (() => {});
     this.onRetry = options.onRetry || null;
+    /** Each turn's message, for a failed turn's Retry. */
+    this.asked = new Map();
     this.onInterrupted = options.onInterrupted || (() => {});
     this.clear();
   }
@@ -218,14 +220,23 @@ export class Chat {
           el("span", { class: "glyph", "aria-hidden": "true" }, "↺"),
           "The previous turn stopped before it finished; this one answers its message."));
         break;
-      case "run_failed":
+      case "run_failed": {
+        // The customer's sentence (the server never sends a customer the failure's own
+        // text: the inspector has it), and Retry, which sends the turn's message again.
         this.endRun();
-        this.add(el("li", { class: "step failed", "data-seq": e.seq }, glyph("✖"),
-          el("span", {}, "The turn failed "), el("code", {}, e.code || "error"),
-          el("span", { dir: "auto" }, `: ${e.message || ""}`)), undefined, e.turn, true);
-        this.onAnnounce(`The turn failed: ${e.message || e.code}`);
+        const said = e.message || "Something went wrong on our side; please try again.";
+        const asked = this.asked.get(e.turn);
+        const row = el("li", { class: "step failed", "data-seq": e.seq, "data-code": e.code || "error" },
+          glyph("✖"), el("span", { class: "said", dir: "auto" }, said));
+        if (this.onRetry && asked) {
+          row.append(" ", el("button", { type: "button", class: "retry",
+            onclick: () => this.onRetry(asked) }, "Retry"));
+        }
+        this.add(row, undefined, e.turn, true);
+        this.onAnnounce(said);
         this.onStatus("");
         break;
+      }
       default:
         break;
     }
@@ -235,6 +246,7 @@ export class Chat {
     this.streaming.clear();
     this.delegations.clear();
     this.inRun = true;
+    if (e.text) this.asked.set(e.turn, e.text);
     let text = e.text || "";
     const dead = this.deadTurn ?? e.turn - 1; // run_interrupted named it, else the one before
     this.deadTurn = null;
