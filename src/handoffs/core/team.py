@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import TeamError
 from .agent import Agent
@@ -72,7 +72,8 @@ class Team:
     Names are resolved and the graph is checked once, here: a team that builds can run.
     """
 
-    __slots__ = ("_plans", "agents", "entry", "fallback", "handoff_instructions", "policy",
+    __slots__ = ("_plans", "agents", "approvals_by", "entry", "fallback",
+                 "handoff_instructions", "policy",
                  "suggested_prompts", "summarizer", "supervisor")
 
     def __init__(
@@ -85,13 +86,17 @@ class Team:
         summarizer: Any = None,
         handoff_instructions: bool | str = True,
         suggested_prompts: Iterable[str] = (),
+        approvals_by: Literal["operator", "user"] = "operator",
     ) -> None:
         """`handoff_instructions`: True adds `DEFAULT_HANDOFF_INSTRUCTIONS` (a few lines on
         how a transfer is made: a tool call, never announced in words) to the system text
         of every agent that has routes; a string adds that text instead; False adds
         nothing. An agent's own `Agent(handoff_instructions=...)` wins over the team's.
         `suggested_prompts`: first messages a user may start with (the web page offers
-        them in an empty conversation; `GET /v1/team` lists them)."""
+        them in an empty conversation; `GET /v1/team` lists them).
+        `approvals_by`: who decides a call that waits for approval: `operator` (the
+        operator key, `runner.approve` in code) or `user` (the conversation's own user
+        too, through the protocol it speaks: an A2A reply on the task, an AG-UI resume)."""
         self.agents: tuple[Agent, ...] = tuple(agents)
         if not self.agents:
             raise TeamError("A team needs at least one agent.")
@@ -120,6 +125,11 @@ class Team:
         """What agents with routes are told about handing off (see the constructor)."""
         self.suggested_prompts: tuple[str, ...] = _prompts(suggested_prompts)
         """First messages a user may start with, in order (empty: none suggested)."""
+        if approvals_by not in ("operator", "user"):
+            raise TeamError("Team(approvals_by=...) is 'operator' or 'user', "
+                            f"not {approvals_by!r}.")
+        self.approvals_by: Literal["operator", "user"] = approvals_by
+        """Who decides a waiting call besides code: the operator, or the user too."""
         self._plans: dict[str, AgentPlan] = {
             a.name: self._plan(a, by_name, handoff_instructions) for a in self.agents
         }

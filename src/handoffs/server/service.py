@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,11 +80,15 @@ class Service:
         self.wakeup = Wakeup(self.hub, settings.poll_interval)
         self.limiter = RateLimiter(settings.rate_limit) if settings.rate_limit else None
         self._cleanups: set[asyncio.Task[None]] = set()
+        self.on_close: list[Callable[[], Awaitable[None]]] = []
+        """Run first when the server stops (the protocols' followers of sessions)."""
 
     async def start(self) -> None:
         await self.wakeup.start()
 
     async def stop(self) -> None:
+        for close in self.on_close:
+            await close()
         await self.turns.close()
         if self._cleanups:
             await asyncio.wait(list(self._cleanups), timeout=5)
