@@ -3,8 +3,9 @@ with the a2a-sdk's own request handler and JSON-RPC route (the `a2a` extra).
 
 - `GET /.well-known/agent-card.json`: the card, built from the team: the entry agent's
   name and description, each user-selectable agent a skill, JSON-RPC at `/a2a` with
-  streaming, and how a caller authenticates (its security schemes: a conversation's
-  session token, the operator key, or nothing to start a new conversation).
+  streaming, for clients of A2A 1.0 and 0.3 alike (the card's `url` is 0.3's), and how
+  a caller authenticates (its security schemes: a conversation's session token, the
+  operator key, or nothing to start a new conversation).
 - `POST /a2a`: JSON-RPC (`SendMessage`, `SendStreamingMessage`, `GetTask`, ...). The A2A
   `context_id` is the session's id, so the sticky agent holds across messages. Who may
   call what is `server.a2a_guard`'s: a new conversation needs no credential and its
@@ -72,8 +73,14 @@ def agent_card(team: Team, url: str) -> AgentCard:
     return AgentCard(
         name=entry.label, description=entry.description or f"{entry.label} and its team.",
         version=__version__,
+        # One endpoint, both versions of the protocol (as Google's ADK serves them): a
+        # 1.0 client says so in its `A2A-Version` header; a 0.3 client reads the card's
+        # `url` (from the 0.3 interface) and sends 0.3's method names, which the
+        # a2a-sdk's own compatibility layer translates.
         supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC",
-                                             protocol_version="1.0")],
+                                             protocol_version="1.0"),
+                              AgentInterface(url=url, protocol_binding="JSONRPC",
+                                             protocol_version="0.3")],
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"], default_output_modes=["text/plain"],
         skills=skills,
@@ -129,7 +136,7 @@ def install(app: FastAPI, service: Service) -> None:
     app.add_api_route(CARD_PATH, card, methods=["GET"], tags=["a2a"],
                       summary="The team's A2A agent card")
     app.router.routes.extend(create_jsonrpc_routes(
-        handler, rpc_url=RPC_PATH,
+        handler, rpc_url=RPC_PATH, enable_v0_3_compat=True,
         context_builder=CallerContexts(service.settings.operator_key)))
     log.warning(OPEN_WARNING, RPC_PATH)
 
