@@ -230,7 +230,7 @@ async def test_data_parts_carry_the_earlier_conversation_and_a_data_only_message
                                {"role": "assistant", "agent": "desk",
                                 "text": "Hi Ada, how can I help?"}]}
         first = await send(s.url, new_message(
-            [new_data_part(context)] + list(text("I was charged twice").parts),
+            [new_data_part(context), *text("I was charged twice").parts],
             role=Role.ROLE_USER))
         task = first[0]["task"]
         sid, token = task["contextId"], task["metadata"]["handoffs_session_token"]
