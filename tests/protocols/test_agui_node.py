@@ -99,3 +99,20 @@ def test_an_agui_client_cannot_run_on_someone_elses_thread(served: ServeProcess)
         assert (tried["status"], tried["error"]["code"]) == (status, code)
         assert token not in done.stdout
     assert transcript() == before
+
+
+def test_each_agent_is_a_step_and_a_delegate_a_subagent_the_client_keeps_apart(
+        served: ServeProcess) -> None:
+    seen = drive(served.url, "I was charged twice for order A-1001")
+    types = seen["types"]
+    assert isinstance(types, list)
+    assert types.count("STEP_STARTED") == types.count("STEP_FINISHED") >= 3
+    assert types.count("SUBAGENT_STARTED") == types.count("SUBAGENT_FINISHED") == 1
+    assert types.index("SUBAGENT_STARTED") < types.index("SUBAGENT_FINISHED")
+    messages = seen["messages"]
+    assert isinstance(messages, list)
+    said = [m for m in messages if m["role"] == "assistant" and m.get("content")]
+    policy = [m for m in said if m["name"] == "policy"]
+    # The policy desk's answer to billing is the subagent's, not the thread's answer.
+    assert policy and all(m.get("subagentRunId") for m in policy)
+    assert said[-1]["name"] == "refunds" and not said[-1].get("subagentRunId")
