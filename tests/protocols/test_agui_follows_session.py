@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from handoffs import Agent, HumanAgent, Runner, Team, tool
+from handoffs import Agent, HumanAgent, RunContext, Runner, Team, tool
 from handoffs.testing import ScriptedModel, call, reply, transfer
 from service.conftest import OPERATOR_KEY, serving
 
@@ -178,3 +178,41 @@ async def test_a_client_abort_stops_the_servers_turn() -> None:
     texts = [m.get("text") for m in transcript["messages"]]
     assert "find A-9" in texts  # the user's message is kept
     assert "Found it." not in texts and "A-9: found" not in texts
+
+
+@tool
+def set_plan(ctx: RunContext, plan: str) -> str:
+    """Change the customer's plan (in shared state)."""
+    was = ctx.shared.get("plan")
+    ctx.shared["plan"] = plan
+    return f"plan {was} -> {plan}"
+
+
+@tool
+async def take_a_while() -> str:
+    """Something slow, after the change."""
+    await asyncio.sleep(0.5)
+    return "done"
+
+
+async def test_shared_state_goes_both_ways_and_a_tools_change_arrives_at_once() -> None:
+    def make() -> Runner:
+        model = ScriptedModel([call("set_plan", plan="gold"), call("take_a_while"),
+                               reply("You are on gold now.")])
+        return Runner(Team([Agent("desk", tools=[set_plan, take_a_while])]), model=model)
+
+    with serving(make, agui=True) as s:
+        data = body("t-state", ("user", "upgrade me"))
+        data["state"] = {"shared": {"plan": "silver", "theme": "dark"}}  # the client's
+        events = await stream(s.url, data)
+        shared = httpx.get(f"{s.url}/v1/sessions/t-state/export", headers=OP).json()
+        shared = shared.get("state", shared)["shared"]
+    k = [kind(e) for e in events]
+    assert events[1].snapshot["shared"] == {"plan": "silver", "theme": "dark"}
+    result = next(e for e in events if kind(e) == "TOOL_CALL_RESULT")
+    assert result.content == "plan silver -> gold"  # the tool read the client's state
+    delta = next(i for i, e in enumerate(events) if kind(e) == "STATE_DELTA" and any(
+        op.path == "/shared/plan" for op in e.delta))
+    # At once: before the next (slow) call even starts, not after the answer.
+    assert k.index("TOOL_CALL_RESULT") < delta < k.index("TOOL_CALL_START", delta - 1)
+    assert shared["plan"] == "gold" and shared["theme"] == "dark"

@@ -6,8 +6,10 @@ The body is the protocol's `RunAgentInput`. Its `threadId` is the session: a thr
 is not one yet is made a session, whose token comes once, in a `CUSTOM` event named
 `handoffs_session` ({session_id, token}), and opens it from then on (`Authorization:
 Bearer ...`; the operator key opens every session). The server keeps the conversation,
-so of `messages` only the latest user message is the turn's input; the client's `state`
-is not read (shared memory is the server's, sent as `STATE_SNAPSHOT` / `STATE_DELTA`).
+so of `messages` only the latest user message is the turn's input. Shared state goes both
+ways: the keys of the client's `state.shared` that differ from the session's are written
+to its shared memory before the run, and a tool's change is a `STATE_DELTA` as soon as
+the tool returns (`Runner.live_shared`), not only at the end.
 
 A tool call that waits for a person's approval ends the run with an `interrupt` outcome
 (one interrupt per call, its `responseSchema` the form: `{approved, reason}`) when this
@@ -33,7 +35,7 @@ from starlette.responses import StreamingResponse
 
 from ..errors import missing_extra
 from . import auth
-from .agui_events import Translator
+from .agui_events import Translator, shared_patch
 from .contexts import bearer, open_context
 from .errors import ApiError, from_exception, responses
 from .service import Service, new_session_id
@@ -85,6 +87,7 @@ async def agui(request: Request) -> StreamingResponse:
     if opened.refused is not None:
         raise ApiError(opened.refused, opened.message)
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
+    await _take_state(svc, sid, run_input.state)
     frames = _frames(svc, sid, run_input.run_id or new_session_id("run_"), text, resume,
                      opened.token, encoder, decides, _assistant_texts(run_input.messages))
     return StreamingResponse(frames, media_type=encoder.get_content_type(), headers=HEADERS)
@@ -105,6 +108,26 @@ def _last_user_text(messages: Any) -> str:
                    "user's message last in `messages` (or answer interrupts with `resume`).")
 
 
+async def _take_state(svc: Service, sid: str, state: Any) -> None:
+    """The client's side of shared state: the keys of its `state.shared` that differ from
+    the session's are written to the session's shared memory before the run (a key it
+    leaves out is kept: a client that has not seen a change does not undo it)."""
+    shared = state.get("shared") if isinstance(state, dict) else None
+    if not isinstance(shared, dict) or not shared:
+        return
+    store = svc.store
+    async with svc.turns.exclusive(sid), store.lock(sid):
+        session = await store.load(sid)
+        if session is None:
+            return
+        changed = {k: v for k, v in shared.items() if session.shared.get(k) != v}
+        if not changed:
+            return
+        since = session.checkpoint()
+        session.shared.update(changed)
+        await store.commit(session, since)
+
+
 def _assistant_texts(messages: Any) -> set[str] | None:
     """What the client already shows of the agents' answers (None: it keeps no history,
     sending only the latest message)."""
@@ -118,7 +141,7 @@ def _assistant_texts(messages: Any) -> set[str] | None:
 async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[Any],
                   token: str | None, encoder: Any, decides: bool,
                   shown: set[str] | None) -> AsyncIterator[str]:
-    from ag_ui.core import CustomEvent
+    from ag_ui.core import CustomEvent, StateDeltaEvent
 
     from ..runtime.effects.ids import new_id
 
@@ -155,6 +178,11 @@ async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[A
                 last = event.get("seq", last)
                 for e in tr.event(event):
                     yield encoder.encode(e)
+                if event["type"] == "tool_result":  # a tool may have changed the state
+                    live = svc.runner.live_shared(sid)
+                    if live is not None and (patch := shared_patch(before, live)):
+                        yield encoder.encode(StateDeltaEvent(delta=patch))
+                        before = live
             result = (await run.finished()).to_dict()
             status = result.get("status")
             if status == "waiting_for_human" or (status == "waiting_for_approval"
