@@ -12,7 +12,9 @@ from typing import Any
 import httpx
 import pytest
 
-from service.conftest import OPERATOR_KEY, ServeProcess, handoffs_serve
+from handoffs import Agent, HumanAgent, Runner, Team, tool
+from handoffs.testing import ScriptedModel, call, reply, transfer
+from service.conftest import OPERATOR_KEY, ServeProcess, handoffs_serve, serving
 
 pytest.importorskip("mcp", reason="the mcp SDK is not installed (the `mcp` extra)")
 
@@ -91,3 +93,68 @@ async def test_a_session_is_not_open_without_its_token(served: ServeProcess) -> 
 def test_serve_says_where_mcp_is(served: ServeProcess) -> None:
     assert "MCP (Streamable HTTP) at" in served.output()
     assert "anyone who can reach this server may start a conversation" in served.output()
+
+
+def escalating() -> Runner:
+    desk = Agent("desk", description="The desk.", handoffs=["person"])
+    person = HumanAgent("person", description="A person.", handoffs=["desk"])
+    model = ScriptedModel([transfer("person", reason="asks for a person")])
+    return Runner(Team([desk, person]), model=model)
+
+
+async def test_a_persons_reply_comes_with_the_next_answer() -> None:
+    with serving(escalating, mcp=True) as s:
+        first = (await ask(s.url, {"message": "a person please"})).structured_content
+        assert first["status"] == "waiting_for_human"
+        assert "a person answers this conversation now" in first["answer"]
+        sid, token = first["session_id"], first["session_token"]
+        r = httpx.post(f"{s.url}/v1/sessions/{sid}/human",
+                       headers={"Authorization": f"Bearer {OPERATOR_KEY}"},
+                       json={"text": "Sam here: your account is fine."})
+        assert r.status_code == 200, r.text
+        second = (await ask(s.url, {"message": "thanks", "session_id": sid}, token)
+                  ).structured_content
+    assert second["answer"].startswith("Sam here: your account is fine.")
+
+
+@tool(needs_approval=True)
+def refund(order_id: str) -> str:
+    """Refund an order."""
+    return f"refunded {order_id}"
+
+
+def approving(approvals_by: Any) -> Any:
+    def make() -> Runner:
+        model = ScriptedModel([call("refund", order_id="A-5"), reply("A-5 is refunded.")])
+        return Runner(Team([Agent("billing", tools=[refund])], approvals_by=approvals_by),
+                      model=model)
+    return make
+
+
+async def test_a_user_the_team_lets_decide_approves_by_asking_approve() -> None:
+    with serving(approving("user"), mcp=True) as s:
+        first = (await ask(s.url, {"message": "refund A-5"})).structured_content
+        assert first["status"] == "waiting_for_approval"
+        sid, token = first["session_id"], first["session_token"]
+        other = await ask(s.url, {"message": "hello?", "session_id": sid}, token)
+        assert other.is_error and "answer approve or reject" in other.content[0].text
+        got = (await ask(s.url, {"message": "approve", "session_id": sid}, token)
+               ).structured_content
+    assert got["status"] == "completed" and got["answer"] == "A-5 is refunded."
+
+
+async def test_a_call_the_operator_decides_is_said_so_and_its_answer_kept() -> None:
+    with serving(approving("operator"), mcp=True) as s:
+        got = (await ask(s.url, {"message": "refund A-5"})).structured_content
+        assert got["status"] == "waiting_for_approval"
+        assert "operator" in got["answer"]
+        sid = got["session_id"]
+        op = {"Authorization": f"Bearer {OPERATOR_KEY}"}
+        call_id = httpx.get(f"{s.url}/v1/sessions/{sid}/approvals",
+                            headers=op).json()["approvals"][0]["call_id"]
+        token = got["session_token"]
+        mine = await ask(s.url, {"message": "approve", "session_id": sid}, token)
+        assert mine.is_error and "operator's approval" in mine.content[0].text
+        r = httpx.post(f"{s.url}/v1/sessions/{sid}/approvals/{call_id}", headers=op,
+                       json={"approved": True})
+        assert r.json()["output"] == "A-5 is refunded."

@@ -10,6 +10,10 @@ and needs its token (`Authorization: Bearer ...` on the MCP connection) or the o
 key, exactly as over A2A and AG-UI. The result says who answered (`agent`), how the turn
 ended (`status`: `completed`, `waiting_for_human`, `waiting_for_approval`, ...) and the
 answer (`answer`); a refused call is a tool error with the reason, nothing stored.
+
+A person and an approval work here too: a person's replies come first in the next
+answer, and a call waiting for approval is decided by asking `approve` / `reject` when
+the caller may (the operator key; anyone with `Team(approvals_by="user")`).
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from ..runtime.state.result import RunStatus
+from . import auth
 from .contexts import bearer, open_context
 from .errors import ApiError, from_exception
 from .service import Service, new_session_id
+from .views import approvals_view, persons_replies
 
 log = logging.getLogger("handoffs.server.mcp")
 
@@ -86,7 +93,14 @@ def install(app: FastAPI, service: Service) -> None:
 async def ask(svc: Service, message: str, session_id: str | None,
               secret: str | None) -> dict[str, Any]:
     """One turn of the session on `message` for a caller presenting `secret`; the tool's
-    result. Raises `ValueError` (the tool's error, shown to the caller) when refused."""
+    result. Raises `ValueError` (the tool's error, shown to the caller) when refused.
+
+    A person's replies since the caller's last message come first in `answer` (an MCP
+    client has no live stream to see them by). A turn that waits for a person says so in
+    `answer`, and so does one that waits for a call's approval. While a call waits, a
+    caller who may decide (the operator key, or anyone when `Team(approvals_by="user")`)
+    decides it by asking `approve` or `reject`; any other message is refused (a tool
+    error saying who decides), nothing stored."""
     sid = session_id or new_session_id()
     try:
         svc.check_text(message)
@@ -97,21 +111,60 @@ async def ask(svc: Service, message: str, session_id: str | None,
     opened = await open_context(svc, sid, secret)
     if opened.refused is not None:
         raise ValueError(f"{opened.refused}: {opened.message}")
-    run = svc.turns.queue(sid)
-    run.go(message)
+    state = await svc.store.load(sid)
+    unseen = persons_replies(svc.team, state) if state is not None else []
     try:
-        result = await run.finished()
-    except Exception as exc:  # refused before it ran (waiting_for_approval, ...)
+        if state is not None and state.status == "waiting_for_approval":
+            decides = auth.is_operator(secret, svc.settings.operator_key) or \
+                svc.team.approvals_by == "user"
+            result: Any = await _decided(svc, sid, message, decides)
+        else:
+            run = svc.turns.queue(sid)
+            run.go(message)
+            result = await run.finished()
+    except Exception as exc:  # refused before it ran
         _, code, words = from_exception(exc)
         raise ValueError(f"{code}: {words}") from None
-    out: dict[str, Any] = {"answer": result.output, "agent": result.agent,
-                           "status": str(result.status), "session_id": sid}
+    answer = result.output
+    who = svc.team.get(result.agent)
+    name = who.label if who is not None else result.agent
+    if result.status is RunStatus.WAITING_FOR_HUMAN:
+        answer = (f"{name} will reply: a person answers this conversation now. Ask again "
+                  "in this session (session_id) to read their reply.")
+    elif result.status is RunStatus.WAITING_FOR_APPROVAL:
+        answer = (f"{name} needs a person (the operator) to approve a call before going "
+                  "on; its answer is stored in this session once they decide.")
+    out: dict[str, Any] = {"answer": "\n\n".join([*unseen, answer] if answer else unseen),
+                           "agent": result.agent, "status": str(result.status),
+                           "session_id": sid}
     if result.error is not None:
         out["code"] = result.error.code
         out["answer"] = result.error.message
     if opened.token is not None:
         out["session_token"] = opened.token
     return out
+
+
+async def _decided(svc: Service, sid: str, message: str, decides: bool) -> Any:
+    """A message on a session whose calls wait for approval: `approve` / `reject` from a
+    caller who may decide decides them all; the continued turn's result."""
+    from .a2a_inputs import NO, YES
+
+    word = message.strip().strip(".!").lower()
+    if not decides or word not in YES | NO:
+        raise ApiError("waiting_for_approval", (
+            "A call waits for approval: answer approve or reject." if decides else
+            "A call waits for the operator's approval; ask again once they decided "
+            "(the answer is kept in this session)."))
+    state = await svc.store.load(sid)
+    result = None
+    async with svc.turns.exclusive(sid):
+        for call in [a for a in approvals_view(state) if a["decision"] is None]:
+            result = await (svc.runner.approve(sid, call["call_id"]) if word in YES
+                            else svc.runner.reject(sid, call["call_id"],
+                                                   "The user rejected it."))
+    svc.hub.wake(sid)
+    return result
 
 
 def _version() -> str:
