@@ -4,7 +4,9 @@ opened only by its token, and the page's API sees the same conversation."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -158,3 +160,44 @@ async def test_a_call_the_operator_decides_is_said_so_and_its_answer_kept() -> N
         r = httpx.post(f"{s.url}/v1/sessions/{sid}/approvals/{call_id}", headers=op,
                        json={"approved": True})
         assert r.json()["output"] == "A-5 is refunded."
+
+
+@tool
+async def slow_lookup(order_id: str) -> str:
+    """Look an order up, slowly."""
+    await asyncio.sleep(5)
+    return f"{order_id}: found"
+
+
+async def test_a_cancelled_call_cancels_the_turn() -> None:
+    def make() -> Runner:
+        model = ScriptedModel([call("slow_lookup", order_id="A-9"), reply("Found it.")])
+        return Runner(Team([Agent("billing", tools=[slow_lookup])]), model=model)
+
+    with serving(make, mcp=True) as s:
+        asking = asyncio.create_task(ask(s.url, {"message": "find A-9"}))
+        op = {"Authorization": f"Bearer {OPERATOR_KEY}"}
+
+        def running() -> list[dict[str, Any]]:
+            found: list[dict[str, Any]] = httpx.get(
+                f"{s.url}/v1/sessions", headers=op).json()["sessions"]
+            return found
+
+        deadline = time.monotonic() + 5
+        while not running() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # the slow tool has started
+        asking.cancel()
+        with contextlib.suppress(BaseException):
+            await asking
+        sid = running()[0]["id"]
+        started = time.monotonic()
+        while time.monotonic() - started < 4:
+            state = httpx.get(f"{s.url}/v1/sessions/{sid}", headers=op).json()
+            if state["status"] == "idle":
+                break
+            await asyncio.sleep(0.05)
+        transcript = httpx.get(f"{s.url}/v1/sessions/{sid}/transcript", headers=op).json()
+    assert time.monotonic() - started < 4  # not the tool's 5 s
+    texts = [m.get("text") for m in transcript["messages"]]
+    assert "find A-9" in texts and "Found it." not in texts

@@ -18,6 +18,7 @@ the caller may (the operator key; anyone with `Team(approvals_by="user")`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -121,7 +122,12 @@ async def ask(svc: Service, message: str, session_id: str | None,
         else:
             run = svc.turns.queue(sid)
             run.go(message)
-            result = await run.finished()
+            try:
+                result = await run.finished()
+            except asyncio.CancelledError:  # the client cancelled the call, or left
+                if run.events and not run.done:
+                    svc.runner.cancel(sid)
+                raise
     except Exception as exc:  # refused before it ran
         _, code, words = from_exception(exc)
         raise ValueError(f"{code}: {words}") from None
