@@ -8,7 +8,7 @@ BASE   := $(VENV)/.installed-base
 SERVER := $(VENV)/.installed-server
 APT_LOG := .apt.log
 
-.PHONY: demo chat eval web web-screenshots trace-screenshot chromium axe agui-client graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions bench-guard clean
+.PHONY: demo chat eval web web-screenshots trace-screenshot chromium axe agui-client a2a-v03-client graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions bench-guard clean
 
 define venv
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -111,6 +111,17 @@ valgrind:
 	  $(call apt,valgrind,for the instruction-count test); \
 	else echo "make: no valgrind and not root: the instruction-count test will skip"; fi
 
+# An A2A 0.3 client (the a2a-sdk's 0.3.x line, from PyPI) in a venv of its own: the served
+# team answers 0.3 and 1.0 clients alike (tests/protocols/test_a2a_v03.py). Made once;
+# that test skips without it, outside CI.
+A2A_V03_VENV := .test-venvs/a2a-v0.3
+a2a-v03-client:
+	@test -f $(A2A_V03_VENV)/.installed || { \
+	  $(PYTHON) -m venv $(A2A_V03_VENV) && \
+	  $(A2A_V03_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+	    'a2a-sdk[http-server]>=0.3,<0.4' && \
+	  touch $(A2A_V03_VENV)/.installed; }
+
 # The oldest FastAPI the `server` extra allows (its `fastapi>=` bound), in a venv of its own
 # with this checkout, from PyPI: tests/service/test_trace_context.py serves a traced team
 # on it (a FastAPI without telemetry of its own). Made once; skipped by that test when
@@ -145,7 +156,7 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict src
 
 # pytest also builds the site strictly and runs every code block of docs/ (tests/docs).
-test: lint chromium axe agui-client graphviz valgrind fastapi-oldest
+test: lint chromium axe agui-client a2a-v03-client graphviz valgrind fastapi-oldest
 	$(BIN)/pytest
 
 # A release's sdist and wheel in dist/, built as a package index would (an isolated build)

@@ -31,7 +31,7 @@ from .lazy import lazy_names
 
 if TYPE_CHECKING:
     from .core.remote import RemoteAgent
-    from .mcp.servers import MCPServer
+    from .mcp.servers import MCPServer, MCPToolServer
     from .models.base import Model, ModelRequest, ModelResponse, TextDelta, Usage
     from .models.registry import get_model, register_provider
     from .models.retry import RetryPolicy
@@ -76,6 +76,7 @@ _LAZY = {
     "Rule": "rules",
     "RuleModel": "rules",
     "MCPServer": "mcp.servers",
+    "MCPToolServer": "mcp.servers",
 }
 
 
@@ -102,6 +103,7 @@ __all__ = [
     "HandoffsError",
     "HumanAgent",
     "MCPServer",
+    "MCPToolServer",
     "MemoryStore",
     "Message",
     "Model",

@@ -187,3 +187,23 @@ async def test_the_http_client_made_for_headers_closes_with_the_runner(
         assert len(made) == 1 and not made[0].is_closed  # the connection uses it
         assert made[0].headers["x-api-key"] == "k"
     assert made[0].is_closed
+
+
+async def test_a_name_collision_is_logged_once_not_on_every_step(
+        caplog: pytest.LogCaptureFixture) -> None:
+    agent = Agent("desk", handoffs=["billing"], mcp=[stdio()])  # its transfer_to_billing
+    model = ScriptedModel([call("add", a=1, b=2), call("add", a=3, b=4), reply("7"),
+                           reply("again")])
+    with caplog.at_level("WARNING", logger="handoffs.mcp"):
+        async with Runner(Team([agent, Agent("billing")]), model=model) as runner:
+            await runner.run("s", "add")
+            await runner.run("s2", "add again")
+    said = [r for r in caplog.records if "is not offered to desk" in r.getMessage()]
+    assert len(said) == 1
+
+
+def test_mcp_tool_server_is_a_clearer_name_for_mcp_server() -> None:
+    import handoffs
+
+    assert handoffs.MCPToolServer is MCPServer
+    assert "MCPToolServer" in handoffs.__all__

@@ -33,10 +33,18 @@ class Remote:
     proc: subprocess.Popen[bytes]
     log: Path
 
-    def received(self) -> list[dict[str, Any]]:
+    def entries(self) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
         return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+    def received(self) -> list[dict[str, Any]]:
+        """The messages it received."""
+        return [e for e in self.entries() if "text" in e]
+
+    def cancelled(self) -> list[str]:
+        """The tasks a CancelTask reached."""
+        return [e["cancel"] for e in self.entries() if "cancel" in e]
 
 
 @contextlib.contextmanager

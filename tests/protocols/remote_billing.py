@@ -8,13 +8,17 @@ What it does depends on the message, so each test can drive one path:
 - "login": the task needs authentication (auth-required);
 - "tool only": the answer is a data artifact with no text;
 - "explode": the task fails;
+- "slow": the answer takes 30 s, unless the task is cancelled (CancelTask) first;
 - anything else: an answer in text, streamed as two artifact chunks.
 Every message the agent received is appended, as JSON, to the file named by
-$REMOTE_LOG (when set), so a test can check what the remote side was sent.
+$REMOTE_LOG (when set), so a test can check what the remote side was sent; so is every
+CancelTask (`{"cancel": task_id}`) and every slow task that ran to its end
+(`{"finished": task_id}`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -81,6 +85,11 @@ class Billing(AgentExecutor):
             await up.add_artifact([new_data_part({"invoice": "INV-7", "total": 42})],
                                   name="invoice")
             await up.complete()
+        elif "slow" in text.lower():
+            await asyncio.sleep(30)
+            _log({"finished": task.id})
+            await up.add_artifact([new_text_part("Sorry for the wait.")], name="answer")
+            await up.complete()
         elif "explode" in text.lower():
             await up.failed(say("The billing ledger is down."))
         else:
@@ -91,7 +100,16 @@ class Billing(AgentExecutor):
             await up.complete()
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        raise NotImplementedError
+        _log({"cancel": context.task_id})
+        await TaskUpdater(event_queue, context.task_id or "", context.context_id or "") \
+            .cancel()
+
+
+def _log(entry: dict) -> None:
+    log = os.environ.get("REMOTE_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write(json.dumps(entry) + "\n")
 
 
 ASKED: dict[str, str] = {}

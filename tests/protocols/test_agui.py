@@ -111,7 +111,8 @@ def test_a_turn_streams_as_agui_events_with_the_handoff_and_shared_memory(
         "threadId": "t-1", "runId": "r", "messages": [
             {"id": "u2", "role": "user", "content": "hi"}]})
     assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
-    again = run(served, "t-1", "refund it please", token)
+    # (The operator's run: it may decide, so the wait is an interrupt for it to answer.)
+    again = run(served, "t-1", "refund it please", OPERATOR_KEY)
     assert again[1].snapshot["active_agent"] == "billing"
     assert not any(getattr(e, "name", None) == "handoff" for e in again)
 
@@ -128,7 +129,7 @@ def test_a_turn_streams_as_agui_events_with_the_handoff_and_shared_memory(
                                     "resume": [{"interruptId": interrupt.id,
                                                 "status": "resolved",
                                                 "payload": {"approved": True}}]}) as r:
-        assert r.status_code == 403  # deciding is the operator's
+        assert r.status_code == 403  # deciding is the operator's in this team
     resumed = run(served, "t-1", None, OPERATOR_KEY, resume=[
         {"interruptId": interrupt.id, "status": "resolved", "payload": {"approved": True}}])
     rk = kinds(resumed)
@@ -155,10 +156,13 @@ def test_a_body_that_is_not_a_run_input_is_refused(served: Served) -> None:
 def test_a_cancelled_interrupt_rejects_the_call_and_the_agent_goes_on() -> None:
     billing = Agent("billing", tools=[refund])
     model = ScriptedModel([call("refund", order_id="A-2"), reply("Not refunded, then.")])
-    with serving(lambda: Runner(Team([billing]), model=model), agui=True) as s:
+    team = Team([billing], approvals_by="user")  # the user decides, with its own token
+    with serving(lambda: Runner(team, model=model), agui=True) as s:
         waiting = run(s, "t-3", "refund A-2")
+        token = next(e for e in waiting if getattr(e, "name", None) == "handoffs_session"
+                     ).value["token"]
         interrupt = waiting[-1].outcome.interrupts[0]
-        resumed = run(s, "t-3", None, OPERATOR_KEY, resume=[
+        resumed = run(s, "t-3", None, token, resume=[
             {"interruptId": interrupt.id, "status": "cancelled",
              "payload": {"reason": "over the limit"}}])
     result = next(e for e in resumed if kinds([e])[0] == "TOOL_CALL_RESULT")

@@ -15,9 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from service.conftest import ServeProcess, bearer, handoffs_serve
+from service.conftest import SRC, ServeProcess, bearer, handoffs_serve
 
-NODE_DIR = Path(__file__).resolve().parent / "node"
+HERE = Path(__file__).resolve().parent
+NODE_DIR = HERE / "node"
 CLIENT = NODE_DIR / "node_modules" / "@ag-ui" / "client" / "package.json"
 
 pytest.importorskip("ag_ui", reason="ag-ui-protocol is not installed (the `agui` extra)")
@@ -99,3 +100,41 @@ def test_an_agui_client_cannot_run_on_someone_elses_thread(served: ServeProcess)
         assert (tried["status"], tried["error"]["code"]) == (status, code)
         assert token not in done.stdout
     assert transcript() == before
+
+
+def test_each_agent_is_a_step_and_a_delegate_a_subagent_the_client_keeps_apart(
+        served: ServeProcess) -> None:
+    seen = drive(served.url, "I was charged twice for order A-1001")
+    types = seen["types"]
+    assert isinstance(types, list)
+    assert types.count("STEP_STARTED") == types.count("STEP_FINISHED") >= 3
+    assert types.count("SUBAGENT_STARTED") == types.count("SUBAGENT_FINISHED") == 1
+    assert types.index("SUBAGENT_STARTED") < types.index("SUBAGENT_FINISHED")
+    messages = seen["messages"]
+    assert isinstance(messages, list)
+    said = [m for m in messages if m["role"] == "assistant" and m.get("content")]
+    policy = [m for m in said if m["name"] == "policy"]
+    # The policy desk's answer to billing is the subagent's, not the thread's answer.
+    assert policy and all(m.get("subagentRunId") for m in policy)
+    assert said[-1]["name"] == "refunds" and not said[-1].get("subagentRunId")
+
+
+def test_a_user_the_team_lets_decide_answers_the_interrupt_and_the_thread_goes_on(
+        tmp_path: Path) -> None:
+    reason = _missing()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and the AG-UI client test cannot run: {reason}")
+        pytest.skip(reason)
+    with handoffs_serve(["protocols.word_team:user_decides", "--store", "memory://",
+                         "--agui"], tmp_path,
+                        env={"PYTHONPATH": f"{HERE.parent}{os.pathsep}{SRC}"}) as s:
+        done = subprocess.run(["node", str(NODE_DIR / "approve.mjs"), s.url],
+                              capture_output=True, text=True, timeout=60, cwd=NODE_DIR)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    first, resumed, after = seen["runs"]
+    assert first["outcome"] == "interrupt" and first["interrupts"] == ["tool_approval"]
+    assert resumed["outcome"] == "success" and resumed["result"]["output"] == "done"
+    assert after["outcome"] == "success" and after["result"]["output"] == "noted: thanks"
+    assert "refunded A-1" in seen["tools"]

@@ -11,6 +11,7 @@ it to the client that started the session, and nowhere else; the operator key no
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import secrets
@@ -263,8 +264,9 @@ async def drive_a2a(s: Server, key: str, said: Said) -> None:
 
 
 def drive_agui(s: Server, key: str, said: Said) -> None:
-    """A new thread (its token in a CUSTOM event), a run that waits for approval, its
-    resume by the operator, a run with the token, refused runs."""
+    """A new thread (its token in a CUSTOM event), a run that waits for the operator's
+    approval (decided over HTTP), an operator's resume, a run with the token, refused
+    runs."""
     from ag_ui.core import RunAgentInput, UserMessage
 
     def run(thread: str, text: str | None, secret: str | None,
@@ -279,19 +281,34 @@ def drive_agui(s: Server, key: str, said: Said) -> None:
                           headers=bearer(secret) if secret else {}) as r:
             return [line for line in r.iter_lines() if line] or [f"{r.status_code}"]
 
-    first = run("agui-thread", "I want a refund for order A-1003, I was charged twice", None)
+    # The refund over $500 waits for the operator: the user's run stays open (no
+    # interrupt it could not answer) until the operator decides over HTTP.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(run, "agui-thread",
+                              "I want a refund for order A-1003, I was charged twice", None)
+        deadline = time.monotonic() + 30
+        while True:
+            r = httpx.get(s.url + "/v1/sessions/agui-thread/approvals", headers=bearer(key))
+            if r.status_code == 200 and r.json()["approvals"]:
+                break
+            assert time.monotonic() < deadline, r.text
+            time.sleep(0.05)
+        for c in r.json()["approvals"]:
+            decided = httpx.post(f"{s.url}/v1/sessions/agui-thread/approvals/{c['call_id']}",
+                                 json={"approved": True}, headers=bearer(key))
+            said.add("agui: the operator's decision", decided.text)
+        first = waiting.result(timeout=30)
     custom = [line for line in first if '"handoffs_session"' in line]
     assert len(custom) == 1, first
     token = json.loads(custom[0].removeprefix("data: "))["value"]["token"]
     said.give("agui: the new thread's handoffs_session event", token)
     said.add("agui: the new thread's handoffs_session event", custom[0])
     said.add("agui: the rest of that run", "\n".join(x for x in first if x != custom[0]))
-    finished = json.loads(first[-1].removeprefix("data: "))
-    interrupts = (finished.get("outcome") or {}).get("interrupts") or []
-    assert interrupts, first[-1]  # the refund over $500 waits for a person
-    said.add("agui: the operator's resume", "\n".join(run("agui-thread", None, key, resume=[
-        {"interruptId": i["id"], "status": "resolved", "payload": {"approved": True}}
-        for i in interrupts])))
+    assert any('"handoffs_waiting"' in line for line in first), first
+    # An interrupt the operator resumes: the operator's own run, on a call that waits.
+    said.add("agui: the operator's resume (nothing waits now)", "\n".join(run(
+        "agui-thread", None, key, resume=[
+            {"interruptId": "none", "status": "resolved", "payload": {"approved": True}}])))
     said.add("agui: a run with the token", "\n".join(run("agui-thread", "thanks", token)))
     for secret in (None, "wrong-" + token):
         r = httpx.post(s.url + "/v1/agui", headers=bearer(secret) if secret else {},

@@ -4,6 +4,9 @@ delegation, a tool-only answer, a cancelled task, a remote that is down, auth-re
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from handoffs import Agent, Handoff, HumanAgent, RemoteAgent, Runner, RunStatus, Team
 from handoffs.testing import ScriptedModel, call, reply, transfer
 from service.conftest import free_port
@@ -175,3 +178,97 @@ async def test_a_traced_turn_shows_the_remote_agent_as_an_agent_of_its_own(
     assert parent is not None and parent.name.startswith("invoke_workflow")
     assert not [s for s in otel.spans if s.name.startswith("chat")
                 and otel.parent_of(s) is agent]  # no model of ours answered
+
+
+async def test_a_delegation_left_waiting_does_not_make_the_next_one_an_answer(
+        remote: Remote) -> None:
+    model = ScriptedModel({"triage": [transfer("billing_desk", task="refund please"),
+                                      reply("Billing needs your order number."),
+                                      transfer("billing_desk", task="what is my balance?"),
+                                      reply("Your balance is 0 EUR.")]})
+    runner = Runner(team(remote.url), model=model)
+    await runner.run("s10", "I want a refund")
+    second = await runner.run("s10", "and my balance?")
+    assert second.output == "Your balance is 0 EUR."
+    sent = remote.received()
+    assert [m["text"] for m in sent] == ["refund please", "what is my balance?"]
+    assert sent[1]["task_id"] != sent[0]["task_id"] and not sent[1]["continues"]
+    state = await runner.get_session("s10")
+    assert state is not None and "a2a_tasks" not in state.metadata
+
+
+async def test_a_failed_remote_agent_without_fallback_gives_the_conversation_back(
+        remote: Remote) -> None:
+    triage = Agent("triage", handoffs=["billing"])
+    model = ScriptedModel({"triage": [transfer("billing"), reply("Back with triage.")]})
+    runner = Runner(Team([triage, RemoteAgent("billing", remote.url)]), model=model)
+    first = await runner.run("s11", "explode please")
+    assert first.status is RunStatus.FAILED and first.error is not None
+    assert first.error.code == "remote_failed"
+    second = await runner.run("s11", "hello?")
+    assert second.status is RunStatus.COMPLETED
+    assert (second.agent, second.output) == ("triage", "Back with triage.")
+    assert len(remote.received()) == 1  # the failed agent was not called again
+
+
+async def test_after_a_fallback_took_over_the_failed_remote_agent_is_not_called_again(
+        remote: Remote) -> None:
+    model = ScriptedModel({"triage": [transfer("billing")],
+                           "helper": [reply("Billing is down; I can help."),
+                                      reply("Still here to help.")]})
+    runner = Runner(team(remote.url), model=model)
+    first = await runner.run("s12", "explode please")
+    assert first.agent == "helper"
+    second = await runner.run("s12", "so what now?")
+    assert (second.agent, second.output) == ("helper", "Still here to help.")
+    assert len(remote.received()) == 1
+
+
+async def test_a_slow_remote_agent_times_out_and_its_task_is_cancelled(
+        remote: Remote) -> None:
+    triage = Agent("triage", handoffs=["billing"])
+    billing = RemoteAgent("billing", remote.url, timeout=1)
+    model = ScriptedModel({"triage": [transfer("billing"), reply("Triage again.")]})
+    runner = Runner(Team([triage, billing]), model=model)
+    first = await runner.run("s13", "slow please")
+    assert first.status is RunStatus.FAILED and first.error is not None
+    assert first.error.code == "remote_timeout"
+    assert "did not answer within 1 s" in first.error.message
+    assert "was cancelled" in first.error.message
+    task = remote.received()[0]["task_id"]
+    for _ in range(100):
+        if remote.cancelled():
+            break
+        await asyncio.sleep(0.05)
+    assert remote.cancelled() == [task]
+    started = time.monotonic()
+    second = await runner.run("s13", "hello?")
+    assert time.monotonic() - started < 1
+    assert (second.agent, second.output) == ("triage", "Triage again.")
+
+
+async def test_the_handoff_note_is_sent_only_with_the_task_after_the_handoff(
+        remote: Remote) -> None:
+    model = ScriptedModel({"triage": [transfer("billing", reason="a balance question")]})
+    runner = Runner(team(remote.url), model=model)
+    await runner.run("s14", "what is my balance?")
+    await runner.run("s14", "and again?")
+    sent = remote.received()
+    assert "handoff" in sent[0]["data"][0]
+    assert not sent[1]["continues"]
+    assert all("handoff" not in d for d in sent[1]["data"])
+
+
+async def test_a_remote_agent_that_fails_on_a_later_message_is_not_called_again(
+        remote: Remote) -> None:
+    model = ScriptedModel({"triage": [transfer("billing")],
+                           "helper": [reply("Billing is down; I can help."),
+                                      reply("Still here to help.")]})
+    runner = Runner(team(remote.url), model=model)
+    first = await runner.run("s15", "what is my balance?")
+    assert first.agent == "billing"
+    second = await runner.run("s15", "explode please")
+    assert second.agent == "helper"
+    third = await runner.run("s15", "so what now?")
+    assert (third.agent, third.output) == ("helper", "Still here to help.")
+    assert len(remote.received()) == 2

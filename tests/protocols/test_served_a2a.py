@@ -152,9 +152,10 @@ async def test_a_call_waiting_for_approval_is_input_required() -> None:
         task = first[0]["task"]
         context, token = task["contextId"], task["metadata"]["handoffs_session_token"]
         again = await exchange(s.url, "hello?", context, token)
-    assert state_of(again) == "TASK_STATE_FAILED"
+    # Not a dead end: the task stays open, saying who decides (the operator here).
+    assert state_of(again) == "TASK_STATE_INPUT_REQUIRED"
     last = [e for e in again if "statusUpdate" in e][-1]["statusUpdate"]
-    assert last["metadata"]["code"] == "waiting_for_approval"
+    assert last["metadata"]["status"] == "waiting_for_approval"
 
 
 async def test_a_message_sent_again_with_its_message_id_is_stored_and_answered_once(

@@ -56,3 +56,11 @@ def runner() -> Runner:
                  handoffs=[Handoff("person")])
     person = HumanAgent("person", description="A person at the desk.")
     return Runner(Team([desk, person]), model=WordModel())
+
+
+def user_decides() -> Runner:
+    """The same team, whose user decides the calls that wait for approval."""
+    desk = Agent("desk", description="Does what it is told.", tools=[refund],
+                 handoffs=[Handoff("person")])
+    person = HumanAgent("person", description="A person at the desk.")
+    return Runner(Team([desk, person], approvals_by="user"), model=WordModel())

@@ -3,7 +3,10 @@ or read once per URL), the message sent (streamed when both sides can), the task
 updates and artifacts read into a `RemoteReply`; the streamed text handed to `on_text` as
 it comes. Every failure is a `HandoffsError` with a stable code:
 
-- `remote_unreachable`: no connection, a timeout, no card;
+- `remote_unreachable`: no connection, no card (or none within the timeout);
+- `remote_timeout`: the agent took the message but did not answer within the agent's
+  `timeout`; its task, when the answer had named it, is cancelled (`CancelTask`, best
+  effort), so it does not run on for nobody;
 - `remote_rejected`: the agent refused the request (a JSON-RPC error, an HTTP 4xx);
 - `remote_failed`: the agent broke (an HTTP 5xx, an answer that is not A2A).
 
@@ -55,24 +58,32 @@ async def send(agent: RemoteAgent, request: RemoteRequest,
     headers = dict(agent.headers)
     if request.token:
         headers["Authorization"] = f"Bearer {request.token}"
+    reading = _Reading(on_text)
+    client: Any = None
     try:
         if not _tls:
             _tls.append(httpx.create_ssl_context())
-        async with (httpx.AsyncClient(headers=headers, timeout=agent.remote_timeout,
-                                      verify=_tls[0]) as http,
-                    asyncio.timeout(agent.remote_timeout)):
-            card = await _card(agent, http)
-            client = await create_client(
-                card, ClientConfig(httpx_client=http, streaming=agent.streaming))
-            reading = _Reading(on_text)
-            async for event in client.send_message(_message(request)):
-                reading.add(event)
-            return reading.reply()
+        async with httpx.AsyncClient(headers=headers, timeout=agent.remote_timeout,
+                                     verify=_tls[0]) as http:
+            try:
+                async with asyncio.timeout(agent.remote_timeout):
+                    card = await _card(agent, http)
+                    client = await create_client(
+                        card, ClientConfig(httpx_client=http, streaming=agent.streaming))
+                    async for event in client.send_message(_message(request)):
+                        reading.add(event)
+                    return reading.reply()
+            except (TimeoutError, A2AClientTimeoutError) as exc:
+                if client is None:  # not even its card in time
+                    raise _error("remote_unreachable", name, f"no card within "
+                                 f"{agent.remote_timeout:g} s", exc) from exc
+                what = f"did not answer within {agent.remote_timeout:g} s"
+                if reading.task_id is not None:
+                    await _cancel(client, reading.task_id, name)
+                    what += f"; its task {reading.task_id} was cancelled"
+                raise _error("remote_timeout", name, what, exc) from exc
     except HandoffsError:
         raise
-    except (TimeoutError, A2AClientTimeoutError) as exc:
-        raise _error("remote_unreachable", name, f"no answer within "
-                     f"{agent.remote_timeout:g} s", exc) from exc
     except AgentCardResolutionError as exc:
         raise _error("remote_unreachable", name, f"its card could not be read: {exc}",
                      exc) from exc
@@ -95,9 +106,27 @@ async def send(agent: RemoteAgent, request: RemoteRequest,
         raise _error("remote_failed", name, f"its answer is not A2A: {exc}", exc) from exc
 
 
+CANCEL_TIMEOUT = 5.0
+"""Seconds a CancelTask for a task that took too long may take."""
+
+
+async def _cancel(client: Any, task_id: str, agent: str) -> None:
+    """Ask the remote agent to cancel a task nobody waits for any more (best effort: a
+    refusal or no answer is logged, never raised)."""
+    from a2a.types import CancelTaskRequest
+
+    try:
+        async with asyncio.timeout(CANCEL_TIMEOUT):
+            await client.cancel_task(CancelTaskRequest(id=task_id))
+    except Exception as exc:  # the timeout is the error that matters
+        log.warning("remote agent %s: task %s could not be cancelled (%s: %s)", agent,
+                    task_id, type(exc).__name__, exc)
+
+
 def _error(code: str, agent: str, what: str, exc: BaseException) -> HandoffsError:
     log.warning("remote agent %s: %s (%s)", agent, code, what)
     words = {"remote_unreachable": "could not be reached",
+             "remote_timeout": "timed out",
              "remote_rejected": "refused the request",
              "remote_failed": "failed"}[code]
     return HandoffsError(f"Remote agent {agent!r} {words}: {what}.", code=code)

@@ -135,6 +135,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--agui", action="store_true",
                        help="also stream turns as AG-UI events at POST /v1/agui "
                        "(needs handoffs[agui])")
+    serve.add_argument("--mcp", action="store_true",
+                       help="also serve the team as an MCP server at /mcp (Streamable "
+                       "HTTP): its ask_team tool runs a turn (needs handoffs[mcp])")
 
     serve.add_argument("--temporal", default=None, metavar="HOST:PORT",
                        help="send turns to Temporal workflows run by `handoffs worker` "
@@ -295,7 +298,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                      args.offline or demo, args.host, args.port, args.workers,
                      args.operator_key, args.cors, args.log_level, args.metrics,
                      args.operator_key_file, args.rate_limit, args.otlp, args.inspect,
-                     args.trace_url, a2a=args.a2a, agui=args.agui,
+                     args.trace_url, a2a=args.a2a, agui=args.agui, mcp=args.mcp,
                      temporal=args.temporal, task_queue=args.task_queue)
     if args.command == "worker":
         from .worker import worker

@@ -30,12 +30,13 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
           operator_key_file: str | None = None, rate_limit: str | None = None,
           otlp: str | None = None, inspect: bool = False,
           trace_url: str | None = None, a2a: bool = False, agui: bool = False,
-          temporal: str | None = None, task_queue: str = "handoffs") -> int:
+          mcp: bool = False, temporal: str | None = None, task_queue: str = "handoffs") -> int:
     """Start the server; returns when it stops. `log_level` (None: `HANDOFFS_LOG_LEVEL`,
     else info) is uvicorn's and the library's; `otlp`: `--otlp` (see `observability`);
     `inspect`: record each model call for the inspector (`Runner(inspect=True)`);
     `trace_url`: where the inspector links a turn's trace (`{trace_id}` in it); `a2a`,
-    `agui`: also serve the team over those protocols (`server.a2a`, `server.agui`);
+    `agui`, `mcp`: also serve the team over those protocols (`server.a2a`,
+    `server.agui`, `server.mcp_served`);
     `temporal`: the Temporal server whose workflows run the turns (`handoffs worker`
     on `task_queue` runs them)."""
     try:
@@ -59,6 +60,7 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
     settings = {"team": team, "store": store, "model": model, "offline": offline,
                 "cors": cors, "metrics": metrics, "rate_limit": rate_limit, "otlp": otlp,
                 "inspect": inspect, "trace_url": trace_url, "a2a": a2a, "agui": agui,
+                "mcp": mcp,
                 "temporal": temporal, "task_queue": task_queue, "gc_freeze": True}
     os.environ[ENV] = json.dumps(settings)
     traced = setup_tracing(otlp)  # here first: a missing extra fails before any worker
@@ -87,6 +89,9 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
               flush=True)
     if agui:
         print(f"handoffs: AG-UI at POST http://{shown}:{port}/v1/agui", flush=True)
+    if mcp:
+        print(f"handoffs: MCP (Streamable HTTP) at http://{shown}:{port}/mcp, tool "
+              "ask_team", flush=True)
     uvicorn.run("handoffs.cli.serve:build_app", factory=True, host=host, port=port,
                 workers=workers, log_level=level, timeout_graceful_shutdown=5)
     return 0
@@ -132,7 +137,7 @@ def _build() -> tuple[Any, Any]:
                      cors_origins=s.get("cors") or (), model_label=setup.model,
                      rate_limit=s.get("rate_limit"), close_store=True,
                      trace_url=s.get("trace_url"), a2a=bool(s.get("a2a")),
-                     agui=bool(s.get("agui")))
+                     agui=bool(s.get("agui")), mcp=bool(s.get("mcp")))
     return app, setup
 
 

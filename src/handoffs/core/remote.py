@@ -46,7 +46,8 @@ class RemoteAgent(Agent):
     """HTTP headers sent with every request to it (an `Authorization` the card asks for)."""
     remote_timeout: float = 60.0
     """Seconds one call to it may take (card, message and its stream), else
-    `remote_unreachable`."""
+    `remote_timeout` (its task cancelled), or `remote_unreachable` when not even its card
+    came in time."""
     streaming: bool = True
     """Ask for a stream when the card says it can (its text becomes `text_delta` events);
     False: one request, one answer."""

@@ -72,8 +72,9 @@ class Team:
     Names are resolved and the graph is checked once, here: a team that builds can run.
     """
 
-    __slots__ = ("_plans", "agents", "entry", "fallback", "handoff_instructions", "policy",
-                 "routing", "suggested_prompts", "summarizer", "supervisor")
+    __slots__ = ("_plans", "agents", "approvals_by", "entry", "fallback",
+                 "handoff_instructions", "policy", "routing", "suggested_prompts",
+                 "summarizer", "supervisor")
 
     def __init__(
         self,
@@ -86,6 +87,7 @@ class Team:
         handoff_instructions: bool | str = True,
         suggested_prompts: Iterable[str] = (),
         routing: Literal["tools", "choice"] = "tools",
+        approvals_by: Literal["operator", "user"] = "operator",
     ) -> None:
         """`handoff_instructions`: True adds `DEFAULT_HANDOFF_INSTRUCTIONS` (a few lines on
         how a transfer is made: a tool call, never announced in words) to the system text
@@ -94,7 +96,10 @@ class Team:
         `suggested_prompts`: first messages a user may start with (the web page offers
         them in an empty conversation; `GET /v1/team` lists them).
         `routing`: how agents that set no `Agent(routing=...)` route (`tools`, or
-        `choice`: one constrained choice per user message; see `Agent.routing`)."""
+        `choice`: one constrained choice per user message; see `Agent.routing`).
+        `approvals_by`: who decides a call that waits for approval: `operator` (the
+        operator key, `runner.approve` in code) or `user` (the conversation's own user
+        too, through the protocol it speaks: an A2A reply on the task, an AG-UI resume)."""
         self.agents: tuple[Agent, ...] = tuple(agents)
         if not self.agents:
             raise TeamError("A team needs at least one agent.")
@@ -127,6 +132,11 @@ class Team:
         """How agents that set no `Agent(routing=...)` route."""
         self.suggested_prompts: tuple[str, ...] = _prompts(suggested_prompts)
         """First messages a user may start with, in order (empty: none suggested)."""
+        if approvals_by not in ("operator", "user"):
+            raise TeamError("Team(approvals_by=...) is 'operator' or 'user', "
+                            f"not {approvals_by!r}.")
+        self.approvals_by: Literal["operator", "user"] = approvals_by
+        """Who decides a waiting call besides code: the operator, or the user too."""
         self._plans: dict[str, AgentPlan] = {
             a.name: self._plan(a, by_name, handoff_instructions) for a in self.agents
         }

@@ -177,6 +177,8 @@ class Hub:
     def __init__(self) -> None:
         self._connections: dict[tuple[Any, ...], Connection] = {}
         self._tools: dict[str, dict[str, Tool]] = {}
+        self._warned: set[tuple[str, str, str]] = set()
+        """(agent, server, tool) whose name collision was logged: once, not per step."""
 
     def connection(self, server: MCPServer) -> Connection:
         conn = self._connections.get(server.key)
@@ -202,9 +204,12 @@ class Hub:
                     continue
                 name = tool_name(server.prefix + mt.name)
                 if name in used or name.startswith("transfer_to_"):
-                    log.warning("MCP tool %r of %s is not offered to %s: its name %r is "
-                                "taken (set MCPServer(prefix=...))", mt.name, server.label,
-                                agent.name, name)
+                    seen = (agent.name, server.label, mt.name)
+                    if seen not in self._warned:
+                        self._warned.add(seen)
+                        log.warning("MCP tool %r of %s is not offered to %s: its name %r "
+                                    "is taken (set MCPServer(prefix=...))", mt.name,
+                                    server.label, agent.name, name)
                     continue
                 used.add(name)
                 table[name] = _tool(conn, mt, name)

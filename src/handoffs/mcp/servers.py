@@ -1,4 +1,5 @@
-"""`MCPServer`: where an agent's MCP tools come from (a description; no connection).
+"""`MCPServer` (also named `MCPToolServer`, a name the `mcp` SDK's own `MCPServer` class
+does not share): where an agent's MCP tools come from (a description; no connection).
 
     Agent("support", mcp=[MCPServer.stdio("python", ["tools_server.py"]),
                           MCPServer.http("http://127.0.0.1:8000/mcp", prefix="crm_")])
@@ -84,6 +85,12 @@ class MCPServer:
         """Whether the filters let `tool` (the server's name for it) through."""
         return (self.allow is None or tool in self.allow) and tool not in self.deny
 
+
+
+MCPToolServer = MCPServer
+"""`MCPServer` under a name that says which side it is: an MCP server whose tools an
+agent calls (the `mcp` SDK's `MCPServer` is the other side, a server you write). Both
+names stay; use either."""
 
 def _names(allow: Sequence[str] | None) -> frozenset[str] | None:
     return None if allow is None else frozenset(allow)

@@ -9,6 +9,7 @@ Each method locks the session, and hands the work to the module that holds its c
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -271,6 +272,15 @@ class Runner(GoingBack):
         else:
             owner.cancel()
         return True
+
+    def live_shared(self, session_id: str) -> dict[str, Any] | None:
+        """A copy of the shared memory of the turn this runner is running on the session
+        now, as its tools have left it so far (None: no turn of this process runs
+        there). What a protocol streams as the state changes mid-turn."""
+        t = self._running.get(session_id)
+        if t is None:
+            return None
+        return copy.deepcopy(t.state.shared)
 
     @property
     def mcp(self) -> Hub:

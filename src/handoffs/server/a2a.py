@@ -3,8 +3,9 @@ with the a2a-sdk's own request handler and JSON-RPC route (the `a2a` extra).
 
 - `GET /.well-known/agent-card.json`: the card, built from the team: the entry agent's
   name and description, each user-selectable agent a skill, JSON-RPC at `/a2a` with
-  streaming, and how a caller authenticates (its security schemes: a conversation's
-  session token, the operator key, or nothing to start a new conversation).
+  streaming, for clients of A2A 1.0 and 0.3 alike (the card's `url` is 0.3's), and how
+  a caller authenticates (its security schemes: a conversation's session token, the
+  operator key, or nothing to start a new conversation).
 - `POST /a2a`: JSON-RPC (`SendMessage`, `SendStreamingMessage`, `GetTask`, ...). The A2A
   `context_id` is the session's id, so the sticky agent holds across messages. Who may
   call what is `server.a2a_guard`'s: a new conversation needs no credential and its
@@ -31,8 +32,6 @@ from ..a2a.cards import CARD_PATH, sdk
 from ..core.idempotency import IdempotencyKey
 from ..core.remote import TOKEN_FIELD
 from ..core.team import Team
-from ..runtime.state.result import RunResult, RunStatus
-from . import customer
 from .errors import ApiError, from_exception
 from .service import Service
 
@@ -75,8 +74,14 @@ def agent_card(team: Team, url: str) -> AgentCard:
     return AgentCard(
         name=entry.label, description=entry.description or f"{entry.label} and its team.",
         version=__version__,
+        # One endpoint, both versions of the protocol (as Google's ADK serves them): a
+        # 1.0 client says so in its `A2A-Version` header; a 0.3 client reads the card's
+        # `url` (from the 0.3 interface) and sends 0.3's method names, which the
+        # a2a-sdk's own compatibility layer translates.
         supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC",
-                                             protocol_version="1.0")],
+                                             protocol_version="1.0"),
+                              AgentInterface(url=url, protocol_binding="JSONRPC",
+                                             protocol_version="0.3")],
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"], default_output_modes=["text/plain"],
         skills=skills,
@@ -132,7 +137,7 @@ def install(app: FastAPI, service: Service) -> None:
     app.add_api_route(CARD_PATH, card, methods=["GET"], tags=["a2a"],
                       summary="The team's A2A agent card")
     app.router.routes.extend(create_jsonrpc_routes(
-        handler, rpc_url=RPC_PATH,
+        handler, rpc_url=RPC_PATH, enable_v0_3_compat=True,
         context_builder=CallerContexts(service.settings.operator_key)))
     log.warning(OPEN_WARNING, RPC_PATH)
 
@@ -140,15 +145,21 @@ def install(app: FastAPI, service: Service) -> None:
 def _executor(service: Service) -> Any:
     from a2a.server.agent_execution import AgentExecutor, RequestContext
 
+    from .a2a_follow import Followers
+
+    followers = Followers(service)
+    service.on_close.append(followers.close)
+
     class TeamExecutor(AgentExecutor):
         """Runs one user turn of the team per A2A message."""
 
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
-            await _execute(service, context, event_queue)
+            await _execute(service, followers, context, event_queue)
 
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
             from a2a.server.tasks import TaskUpdater
 
+            followers.stop(context.context_id or "")
             service.runner.cancel(context.context_id or "")  # the turn ends `cancelled`
             await TaskUpdater(event_queue, context.task_id or "",
                               context.context_id or "").cancel()
@@ -156,85 +167,109 @@ def _executor(service: Service) -> Any:
     return TeamExecutor()
 
 
-async def _execute(svc: Service, context: Any, queue: EventQueue) -> None:
-    from a2a.helpers.proto_helpers import get_message_text, new_task, new_text_message
-    from a2a.server.tasks import TaskUpdater
+async def _execute(svc: Service, followers: Any, context: Any, queue: EventQueue) -> None:
+    from a2a.helpers.proto_helpers import new_task
     from a2a.types import TaskState
+
+    from .a2a_callers import caller_of
+    from .a2a_follow import TaskFeed
+    from .a2a_inputs import read, seed
 
     sid: str = context.context_id or ""
     task = context.current_task
     fresh = task is None
     if task is None:
         task = new_task(context.task_id or "", sid, TaskState.TASK_STATE_SUBMITTED)
-    up = TaskUpdater(queue, task.id, sid)
-
-    def say(text: str, agent: str | None = None) -> Any:
-        m = new_text_message(text, context_id=sid, task_id=task.id)
-        if agent is not None:
-            m.metadata.update({"agent": agent})
-        return m
+    # A message on the session speaks for itself now: no older task follows it.
+    followers.stop(sid)
+    feed = TaskFeed(queue, task.id, sid)
 
     # The session is open to this caller: `server.a2a_guard` opened (or made) it before
     # the a2a-sdk ran this.
     if fresh:
         await queue.enqueue_event(task)
-    text = get_message_text(context.message)
+    said = read(context.message)
+    state = await svc.store.load(sid)
+    if state is not None and state.status == "waiting_for_approval":
+        await _approval_reply(svc, followers, feed, state, said,
+                              caller_of(context.call_context).operator)
+        return
+    text = said.message
     try:
+        if not text.strip():
+            raise ApiError("invalid_argument",
+                           "The message has no text part and no data part to answer.")
         svc.check_text(text)
     except ApiError as exc:
-        await up.reject(say(f"{exc.code}: {exc.message}"))
+        await feed.up.reject(feed.say(f"{exc.code}: {exc.message}"))
         return
-    await up.start_work()
+    await feed.up.start_work()
+    await seed(svc, sid, said)
     run = svc.turns.queue(sid)
     # The message's own id is its idempotency key: a client that sends it again (a
     # timeout, a dropped connection) gets the first turn's answer, stored once.
     mid = getattr(context.message, "message_id", "")
     run.go(text, key=IdempotencyKey(f"a2a:{mid}") if mid else None)
     async for event in run.follow():
-        kind = event["type"]
-        if kind == "message":
-            agent = event["agent"]
-            await up.add_artifact([_text_part(event["text"])], name=agent,
-                                  metadata={"agent": agent})
-        elif kind == "agent_changed":
-            agent = event["agent"]
-            await up.update_status(TaskState.TASK_STATE_WORKING,
-                                   say(f"{event.get('display_name') or agent} answers now.",
-                                       agent), metadata={"agent": agent})
+        await feed.event(event)
     try:
         result = await run.finished()
-    except Exception as exc:  # refused before it ran (waiting_for_approval, ...)
+    except Exception as exc:  # refused before it ran
         _, code, message = from_exception(exc)
         log.warning("a2a turn on session %s did not run: %s", sid, code)
-        await up.update_status(TaskState.TASK_STATE_FAILED, say(f"{code}: {message}"),
-                               metadata={"code": code})
+        await feed.status(TaskState.TASK_STATE_FAILED, f"{code}: {message}", code=code)
         return
-    await _ended(up, result, say)
+    error = result.error
+    if await feed.ended(str(result.status), result.agent,
+                        error.code if error is not None else None,
+                        error.message if error is not None else None):
+        followers.start(feed)
 
 
-async def _ended(up: Any, result: RunResult, say: Any) -> None:
-    """The task's state from how the turn ended."""
+async def _approval_reply(svc: Service, followers: Any, feed: Any, state: Any, said: Any,
+                          operator: bool) -> None:
+    """A message on a session whose call waits for approval: it decides the waiting calls
+    when the caller may (the operator key, or anyone the team lets decide:
+    `Team(approvals_by="user")`) and says so; otherwise the task stays
+    `input-required`, saying who decides, and follows the session until they do."""
     from a2a.types import TaskState
 
-    meta = {"agent": result.agent, "status": str(result.status)}
-    status = result.status
-    if status in (RunStatus.COMPLETED, RunStatus.HANDED_OFF):
-        await up.complete()
-    elif status is RunStatus.WAITING_FOR_HUMAN:
-        await up.update_status(TaskState.TASK_STATE_INPUT_REQUIRED,
-                               say(f"{result.agent} (a person) answers here next.",
-                                   result.agent), metadata=meta)
-    elif status is RunStatus.WAITING_FOR_APPROVAL:
-        await up.update_status(TaskState.TASK_STATE_INPUT_REQUIRED,
-                               say("A call waits for a person's approval.", result.agent),
-                               metadata=meta)
-    else:
-        said = customer.error(result.error.code if result.error is not None else None)
-        await up.update_status(TaskState.TASK_STATE_FAILED, say(said["message"]),
-                               metadata={**meta, "code": said["code"]})
+    from .a2a_follow import follow
+    from .views import approvals_view
 
-
-def _text_part(text: str) -> Any:
-    from a2a.helpers.proto_helpers import new_text_part
-
-    return new_text_part(text)
+    waiting = [a for a in approvals_view(state) if a["decision"] is None]
+    tools = ", ".join(sorted({str(a["tool"]) for a in waiting})) or "a tool"
+    allowed = operator or svc.team.approvals_by == "user"
+    decision = said.decision() if allowed else None
+    agent = state.active_agent
+    if decision is None:
+        text = (f"The call to {tools} waits for your decision: answer approve or reject "
+                '(or a data part {"approved": true} / {"approved": false, "reason": ...}).'
+                if allowed else
+                f"The call to {tools} waits for a person's approval; the answer comes on "
+                "this task once they decide.")
+        await feed.status(TaskState.TASK_STATE_INPUT_REQUIRED, text, agent,
+                          status="waiting_for_approval",
+                          calls=[str(a["call_id"]) for a in waiting])
+        followers.start(feed)
+        return
+    approved, reason = decision
+    await feed.up.start_work()
+    feed.last = state.event_seq - 1
+    runner = svc.runner
+    try:
+        async with svc.turns.exclusive(feed.session_id):
+            for a in waiting:
+                cid = str(a["call_id"])
+                if approved:
+                    await runner.approve(feed.session_id, cid)
+                else:
+                    await runner.reject(feed.session_id, cid, reason)
+    except Exception as exc:
+        _, code, message = from_exception(exc)
+        await feed.status(TaskState.TASK_STATE_FAILED, f"{code}: {message}", code=code)
+        return
+    finally:
+        svc.hub.wake(feed.session_id)
+    if await follow(svc, feed, stay=False):
+        followers.start(feed)

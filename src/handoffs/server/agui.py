@@ -6,14 +6,21 @@ The body is the protocol's `RunAgentInput`. Its `threadId` is the session: a thr
 is not one yet is made a session, whose token comes once, in a `CUSTOM` event named
 `handoffs_session` ({session_id, token}), and opens it from then on (`Authorization:
 Bearer ...`; the operator key opens every session). The server keeps the conversation,
-so of `messages` only the latest user message is the turn's input; the client's `state`
-is not read (shared memory is the server's, sent as `STATE_SNAPSHOT` / `STATE_DELTA`).
+so of `messages` only the latest user message is the turn's input. Shared state goes both
+ways: the keys of the client's `state.shared` that differ from the session's are written
+to its shared memory before the run, and a tool's change is a `STATE_DELTA` as soon as
+the tool returns (`Runner.live_shared`), not only at the end.
 
 A tool call that waits for a person's approval ends the run with an `interrupt` outcome
-(one interrupt per call, its `responseSchema` the form: `{approved, reason}`); a run
-whose `resume` answers them (`status: "resolved"` with that payload, or `"cancelled"`: a
-rejection) continues the turn. Deciding is the operator's: a resume needs the operator
-key, as `POST /v1/sessions/{id}/approvals/{call_id}` does.
+(one interrupt per call, its `responseSchema` the form: `{approved, reason}`) when this
+client may decide (the operator key, or the thread's token with
+`Team(approvals_by="user")`); a run whose `resume` answers them (`status: "resolved"`
+with that payload, or `"cancelled"`: a rejection) continues the turn. A client that may
+not decide gets no interrupt it could not answer: its run follows the session
+(`CUSTOM` `handoffs_waiting`) until the operator decides, and so does a run whose turn
+left a person holding the conversation, until the person replies. A client that keeps
+its history gets a `MESSAGES_SNAPSHOT` first when the session holds answers it does not
+show; a client that closes the stream mid-turn cancels the turn.
 
 A run sent again with the same `runId` (or `Idempotency-Key`) is a retry: its message is
 stored and answered once, and the retry streams the first run's stored events.
@@ -21,6 +28,7 @@ stored and answered once, and the retry streams the first run's stored events.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -32,7 +40,7 @@ from ..core.events import StoredEvent
 from ..core.idempotency import IdempotencyKey
 from ..errors import missing_extra
 from . import auth, customer
-from .agui_events import Translator
+from .agui_events import Translator, shared_patch
 from .contexts import bearer, open_context
 from .errors import ApiError, from_exception, responses
 from .idempotency import request_key
@@ -72,9 +80,12 @@ async def agui(request: Request) -> StreamingResponse:
     sid = run_input.thread_id
     secret = bearer(request.headers.get("authorization"))
     resume = list(run_input.resume or ())
-    if resume and not auth.is_operator(secret, svc.settings.operator_key):
+    decides = auth.is_operator(secret, svc.settings.operator_key) or \
+        svc.team.approvals_by == "user"
+    if resume and not decides:
         raise ApiError("forbidden", "Deciding on a call that waits for approval is the "
-                       "operator's: resume with the operator key.")
+                       "operator's here: resume with the operator key (or build the team "
+                       "with Team(approvals_by=\"user\")).")
     text = "" if resume else _last_user_text(run_input.messages)
     if not resume:
         svc.check_text(text)
@@ -87,8 +98,10 @@ async def agui(request: Request) -> StreamingResponse:
     # sends the run again gets the first one's events, its message stored once.
     key = request_key(request) or (
         IdempotencyKey(f"agui:{run_input.run_id}") if run_input.run_id else None)
+    await _take_state(svc, sid, run_input.state)
     frames = _frames(svc, sid, run_input.run_id or new_session_id("run_"), text, resume,
-                     opened.token, encoder, key)
+                     opened.token, encoder, decides, _assistant_texts(run_input.messages),
+                     key)
     return StreamingResponse(frames, media_type=encoder.get_content_type(), headers=HEADERS)
 
 
@@ -107,10 +120,41 @@ def _last_user_text(messages: Any) -> str:
                    "user's message last in `messages` (or answer interrupts with `resume`).")
 
 
+async def _take_state(svc: Service, sid: str, state: Any) -> None:
+    """The client's side of shared state: the keys of its `state.shared` that differ from
+    the session's are written to the session's shared memory before the run (a key it
+    leaves out is kept: a client that has not seen a change does not undo it)."""
+    shared = state.get("shared") if isinstance(state, dict) else None
+    if not isinstance(shared, dict) or not shared:
+        return
+    store = svc.store
+    async with svc.turns.exclusive(sid), store.lock(sid):
+        session = await store.load(sid)
+        if session is None:
+            return
+        changed = {k: v for k, v in shared.items() if session.shared.get(k) != v}
+        if not changed:
+            return
+        since = session.checkpoint()
+        session.shared.update(changed)
+        await store.commit(session, since)
+
+
+def _assistant_texts(messages: Any) -> set[str] | None:
+    """What the client already shows of the agents' answers (None: it keeps no history,
+    sending only the latest message)."""
+    messages = list(messages or ())
+    if len(messages) < 2:
+        return None
+    return {m.content for m in messages if getattr(m, "role", None) == "assistant"
+            and isinstance(getattr(m, "content", None), str)}
+
+
 async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[Any],
-                  token: str | None, encoder: Any,
+                  token: str | None, encoder: Any, decides: bool,
+                  shown: set[str] | None,
                   key: IdempotencyKey | None) -> AsyncIterator[str]:
-    from ag_ui.core import CustomEvent
+    from ag_ui.core import CustomEvent, StateDeltaEvent
 
     from ..runtime.effects.ids import new_id
 
@@ -123,29 +167,158 @@ async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[A
     if token is not None:
         yield encoder.encode(CustomEvent(name="handoffs_session",
                                          value={"session_id": sid, "token": token}))
+    if state is not None and _unseen(svc, state, shown):  # an operator's reply, say
+        yield encoder.encode(messages_snapshot(svc.team, state))
+    result: dict[str, Any] | None = None
+    run: Any = None
     try:
         if resume:  # the continued turn, once it has ended
             events, result = await _resumed(svc, sid, resume, key)
             for event in events:
                 for e in tr.event(event):
                     yield encoder.encode(e)
-        else:  # the turn, live
+        else:
+            if state is not None and state.status == "waiting_for_approval" \
+                    and not decides:  # the operator decides first; then this message
+                waiting = Waiting()
+                async for frame in _follow(svc, sid, state.event_seq - 1, tr, encoder,
+                                           waiting, notice=_approval_notice(state)):
+                    yield frame
             run = svc.turns.queue(sid)
             run.go(text, key=key)
+            last = -1
             async for event in run.follow():
+                last = event.get("seq", last)
                 for e in tr.event(event):
                     yield encoder.encode(e)
+                if event["type"] == "tool_result":  # a tool may have changed the state
+                    live = svc.runner.live_shared(sid)
+                    if live is not None and (patch := shared_patch(before, live)):
+                        yield encoder.encode(StateDeltaEvent(delta=patch))
+                        before = live
             result = (await run.finished()).to_dict()
+            status = result.get("status")
+            if status == "waiting_for_human" or (status == "waiting_for_approval"
+                                                 and not decides):
+                # Someone else acts next: the run follows the session until they do.
+                waiting = Waiting()
+                notice = _approval_notice(await svc.store.load(sid)) \
+                    if status == "waiting_for_approval" else \
+                    {"waiting_for": "human", "agent": result.get("agent")}
+                async for frame in _follow(svc, sid, last, tr, encoder, waiting, notice):
+                    yield frame
+                result = waiting.result or result
+                tr.interrupts.clear()  # not this client's to answer
     except Exception as exc:
         _, code, message = from_exception(exc)
         log.warning("agui run on session %s failed: %s", sid, code)
         for e in tr.failed(code, message):
             yield encoder.encode(e)
         return
+    finally:
+        # The client went away mid-turn (an abort): stop the turn it started.
+        if run is not None and run.events and not run.done and svc.runner.cancel(sid):
+            log.info("agui run on session %s: the client left; its turn is cancelled", sid)
     after = await svc.store.load(sid)
     for e in tr.finished(result, before,
                          customer.shared(after.shared) if after is not None else {}):
         yield encoder.encode(e)
+
+
+class Waiting:
+    """How a wait for someone else ended (None: the stream ended first)."""
+
+    __slots__ = ("result",)
+
+    def __init__(self) -> None:
+        self.result: dict[str, Any] | None = None
+
+
+def _approval_notice(state: Any) -> dict[str, Any]:
+    from .views import approvals_view
+
+    calls = [{"call_id": a["call_id"], "tool": a["tool"]}
+             for a in (approvals_view(state) if state is not None else [])
+             if a["decision"] is None]
+    return {"waiting_for": "approval", "decides": "operator", "calls": calls}
+
+
+async def _follow(svc: Service, sid: str, after: int, tr: Translator, encoder: Any,
+                  waiting: Waiting, notice: dict[str, Any]) -> AsyncIterator[str]:
+    """Stream the session's events after `after` until the wait for someone else ends:
+    a person's reply (a `waiting_for_human` session), or a decided call's continued turn
+    (`waiting_for_approval`). First a `CUSTOM` `handoffs_waiting` event saying for whom;
+    an SSE comment every heartbeat meanwhile."""
+    from ag_ui.core import CustomEvent
+
+    from ..core.events import TERMINAL_EVENTS
+
+    yield encoder.encode(CustomEvent(name="handoffs_waiting", value=notice))
+    sub = await svc.hub.subscribe(sid, after)
+    spoke: str | None = None
+    try:
+        while True:
+            try:
+                event = await asyncio.wait_for(sub.queue.get(), svc.settings.heartbeat)
+            except TimeoutError:
+                yield ": waiting\n\n"
+                continue
+            if event is None:
+                return
+            for e in tr.event(event):
+                yield encoder.encode(e)
+            kind = event["type"]
+            if kind == "message" and svc.team.get(event.get("agent", "")) is not None \
+                    and svc.team[event["agent"]].is_human:
+                spoke = event["text"]
+            if kind in TERMINAL_EVENTS:
+                if event.get("status") != "waiting_for_approval":
+                    waiting.result = {"status": event.get("status"),
+                                      "agent": event.get("agent"),
+                                      "output": event.get("output", ""),
+                                      "error": {"code": event.get("code"),
+                                                "message": event.get("message")}
+                                      if kind == "run_failed" else None}
+                    return
+                continue
+            if spoke is not None and sub.queue.empty():
+                state = await svc.store.load(sid)
+                waiting.result = {"status": "completed" if state is None
+                                  or state.status == "idle" else state.status,
+                                  "agent": state.active_agent if state else None,
+                                  "output": spoke}
+                return
+    finally:
+        svc.hub.unsubscribe(sub)
+
+
+def _unseen(svc: Service, state: Any, shown: set[str] | None) -> bool:
+    """Whether the session holds an answer that a client keeping the conversation does
+    not show (an operator's reply made while no run of the client was open)."""
+    from ..core.messages import AssistantMessage
+
+    if shown is None:
+        return False
+    return any(isinstance(m, AssistantMessage) and m.text and m.text not in shown
+               for m in state.messages)
+
+
+def messages_snapshot(team: Any, state: Any) -> Any:
+    """A `MESSAGES_SNAPSHOT` of the session's conversation: its user messages and the
+    agents' answers (named after their agent), as a client shows them."""
+    from ag_ui.core import AssistantMessage as AguiAssistant
+    from ag_ui.core import MessagesSnapshotEvent
+    from ag_ui.core import UserMessage as AguiUser
+
+    from ..core.messages import AssistantMessage, UserMessage
+
+    out: list[Any] = []
+    for i, m in enumerate(state.messages):
+        if isinstance(m, UserMessage):
+            out.append(AguiUser(id=f"{state.id}-{i}", content=m.text))
+        elif isinstance(m, AssistantMessage) and m.text:
+            out.append(AguiAssistant(id=f"{state.id}-{i}", content=m.text, name=m.agent))
+    return MessagesSnapshotEvent(messages=out)
 
 
 async def _resumed(svc: Service, sid: str, resume: list[Any], key: IdempotencyKey | None

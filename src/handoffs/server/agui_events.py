@@ -4,9 +4,13 @@ extra): what `POST /v1/agui` streams.
 | ours | AG-UI |
 | --- | --- |
 | (the run begins) | `RUN_STARTED`, `STATE_SNAPSHOT` {active_agent, shared} |
+| `agent_started` | `STEP_STARTED` (step_name: the agent), the previous agent's `STEP_FINISHED` |
 | `text_delta`, `message` | `TEXT_MESSAGE_START` (name: the agent) / `_CONTENT` / `_END` |
 | `tool_called`, `tool_result` | `TOOL_CALL_START` / `_ARGS` / `_END`, `TOOL_CALL_RESULT` |
 | `agent_handoff` | `CUSTOM` `handoff` {source, target, reason, kind, trigger, record_id} |
+| a delegation's `agent_handoff` | also `SUBAGENT_STARTED` (its id: the record's) |
+| the delegate's events | as above, with that `subagentRunId` |
+| `agent_returned` | `SUBAGENT_FINISHED` (result: the delegate's answer), or `SUBAGENT_ERROR` |
 | `agent_changed` | `STATE_DELTA` replacing `/active_agent` |
 | `approval_requested` | an interrupt of `RUN_FINISHED` (outcome `interrupt`) |
 | `run_completed` | `STATE_DELTA` of shared memory, `RUN_FINISHED` |
@@ -57,6 +61,11 @@ class Translator:
         self.open: tuple[str, str, str] | None = None
         """The text message being streamed: (message id, agent, text so far)."""
         self.interrupts: list[Any] = []
+        self.step: str | None = None
+        """The main line's open step (its agent)."""
+        self.subagents: list[tuple[str, str, str | None]] = []
+        """The delegations under way, innermost last: (delegate, subagent run id, its
+        open step)."""
 
     def started(self, active_agent: str, shared: Mapping[str, Any]) -> list[Any]:
         from ag_ui.core import RunStartedEvent, StateSnapshotEvent
@@ -64,6 +73,13 @@ class Translator:
         return [RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id),
                 StateSnapshotEvent(snapshot={"active_agent": active_agent,
                                              "shared": dict(shared)})]
+
+    def _sub(self, agent: Any) -> str | None:
+        """The subagent run `agent` works in now (None: the main line)."""
+        for name, rid, _ in reversed(self.subagents):
+            if name == agent:
+                return rid
+        return None
 
     def event(self, e: Mapping[str, Any]) -> list[Any]:
         """The AG-UI events one of ours becomes (none for most)."""
@@ -80,15 +96,27 @@ class Translator:
 
             shown = customer.event(dict(e))
             out.append(ToolCallResultEvent(message_id=self.new_id(), tool_call_id=e["call_id"],
-                                           content=shown["text"], role="tool"))
+                                           content=shown["text"], role="tool",
+                                           subagent_run_id=self._sub(e.get("agent"))))
+        elif kind == "agent_started":
+            out += self._step(e["agent"])
+        elif kind == "agent_returned":
+            out += self._returned(e)
         elif kind == "agent_handoff":
-            from ag_ui.core import CustomEvent
+            from ag_ui.core import CustomEvent, SubagentStartedEvent
 
             out.append(CustomEvent(name="handoff", value={
                 "source": e["source"], "target": e["target"],
                 "reason": customer.event(dict(e)).get("explanation") or "",
                 "kind": "delegation" if e.get("returns") else "transfer",
                 "trigger": e.get("reason"), "record_id": e.get("record_id")}))
+            if e.get("returns"):
+                rid = str(e.get("record_id") or self.new_id())
+                out.append(SubagentStartedEvent(
+                    subagent_run_id=rid, name=e["target"],
+                    description=customer.event(dict(e)).get("explanation") or None,
+                    parent_subagent_run_id=self._sub(e["source"])))
+                self.subagents.append((e["target"], rid, None))
         elif kind == "agent_changed":
             from ag_ui.core import StateDeltaEvent
 
@@ -117,7 +145,7 @@ class Translator:
             StateDeltaEvent,
         )
 
-        out = self._close()
+        out = self._close() + self._end_steps()
         patch = shared_patch(shared_before, shared_after)
         if patch:
             out.append(StateDeltaEvent(delta=patch))
@@ -137,7 +165,67 @@ class Translator:
         """A run that could not run at all."""
         from ag_ui.core import RunErrorEvent
 
-        return [*self._close(), RunErrorEvent(message=message, code=code)]
+        return [*self._close(), *self._end_steps(), RunErrorEvent(message=message, code=code)]
+
+    # -- steps (each agent at work) and subagents (each delegation) -------------------
+
+    def _step(self, agent: str) -> list[Any]:
+        from ag_ui.core import StepFinishedEvent, StepStartedEvent
+
+        out: list[Any] = []
+        if self.subagents and self.subagents[-1][0] == agent:
+            name, rid, step = self.subagents[-1]
+            if step is not None:
+                out.append(StepFinishedEvent(step_name=step, subagent_run_id=rid))
+            self.subagents[-1] = (name, rid, agent)
+            return [*out, StepStartedEvent(step_name=agent, subagent_run_id=rid)]
+        if self.step is not None:
+            out.append(StepFinishedEvent(step_name=self.step))
+        self.step = agent
+        return [*out, StepStartedEvent(step_name=agent)]
+
+    def _returned(self, e: Mapping[str, Any]) -> list[Any]:
+        from ag_ui.core import (
+            StepFinishedEvent,
+            SubagentErrorEvent,
+            SubagentFinishedEvent,
+            SubagentFinishedSuccessOutcome,
+        )
+
+        source = e["source"]
+        at = next((i for i in range(len(self.subagents) - 1, -1, -1)
+                   if self.subagents[i][0] == source), None)
+        if at is None:
+            return []
+        out: list[Any] = []
+        for name, rid, step in reversed(self.subagents[at:]):
+            if step is not None:
+                out.append(StepFinishedEvent(step_name=step, subagent_run_id=rid))
+            if name != source:
+                out.append(SubagentFinishedEvent(subagent_run_id=rid))
+            elif e.get("ok", True):
+                out.append(SubagentFinishedEvent(
+                    subagent_run_id=rid, result=e.get("text"),
+                    outcome=SubagentFinishedSuccessOutcome()))
+            else:
+                out.append(SubagentErrorEvent(subagent_run_id=rid,
+                                              message=str(e.get("text") or "failed")))
+        del self.subagents[at:]
+        return out
+
+    def _end_steps(self) -> list[Any]:
+        from ag_ui.core import StepFinishedEvent, SubagentFinishedEvent
+
+        out: list[Any] = []
+        for _, rid, step in reversed(self.subagents):
+            if step is not None:
+                out.append(StepFinishedEvent(step_name=step, subagent_run_id=rid))
+            out.append(SubagentFinishedEvent(subagent_run_id=rid))
+        self.subagents.clear()
+        if self.step is not None:
+            out.append(StepFinishedEvent(step_name=self.step))
+            self.step = None
+        return out
 
     # -- text messages: one per agent message, streamed when the model streams -------
 
@@ -152,7 +240,8 @@ class Translator:
         assert self.open is not None
         mid, _, so_far = self.open
         self.open = (mid, agent, so_far + text)
-        out.append(TextMessageContentEvent(message_id=mid, delta=text))
+        out.append(TextMessageContentEvent(message_id=mid, delta=text,
+                                           subagent_run_id=self._sub(agent)))
         return out
 
     def _message(self, agent: str, text: str) -> list[Any]:
@@ -168,7 +257,8 @@ class Translator:
         mid, _, so_far = self.open
         rest = text[len(so_far):]
         if rest:
-            out.append(TextMessageContentEvent(message_id=mid, delta=rest))
+            out.append(TextMessageContentEvent(message_id=mid, delta=rest,
+                                               subagent_run_id=self._sub(agent)))
         self.open = (mid, agent, text)
         return out + self._close()
 
@@ -177,16 +267,17 @@ class Translator:
 
         mid = self.new_id()
         self.open = (mid, agent, "")
-        return [TextMessageStartEvent(message_id=mid, role="assistant", name=agent)]
+        return [TextMessageStartEvent(message_id=mid, role="assistant", name=agent,
+                                      subagent_run_id=self._sub(agent))]
 
     def _close(self) -> list[Any]:
         if self.open is None:
             return []
         from ag_ui.core import TextMessageEndEvent
 
-        mid = self.open[0]
+        mid, agent, _ = self.open
         self.open = None
-        return [TextMessageEndEvent(message_id=mid)]
+        return [TextMessageEndEvent(message_id=mid, subagent_run_id=self._sub(agent))]
 
     def _tool_call(self, e: Mapping[str, Any]) -> list[Any]:
         from ag_ui.core import ToolCallArgsEvent, ToolCallEndEvent, ToolCallStartEvent
@@ -194,6 +285,8 @@ class Translator:
         cid = e["call_id"]
         args = e.get("arguments")
         text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        return [ToolCallStartEvent(tool_call_id=cid, tool_call_name=e["tool"]),
-                ToolCallArgsEvent(tool_call_id=cid, delta=text),
-                ToolCallEndEvent(tool_call_id=cid)]
+        sub = self._sub(e.get("agent"))
+        return [ToolCallStartEvent(tool_call_id=cid, tool_call_name=e["tool"],
+                                   subagent_run_id=sub),
+                ToolCallArgsEvent(tool_call_id=cid, delta=text, subagent_run_id=sub),
+                ToolCallEndEvent(tool_call_id=cid, subagent_run_id=sub)]

@@ -113,7 +113,7 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
                poll_interval: float = 0.05, model_label: str | None = None,
                close_store: bool = False, rate_limit: str | Rate | None = None,
                trace_url: str | None = None, a2a: bool = False,
-               agui: bool = False) -> FastAPI:
+               agui: bool = False, mcp: bool = False) -> FastAPI:
     """The HTTP API of a team: sessions, messages (JSON and SSE), live events (SSE and
     WebSocket), the team, operator routes and an OpenAI-compatible endpoint.
 
@@ -124,7 +124,9 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
     rest and docs/serving.md for the API. `close_store` closes the runner's store when
     the app shuts down. `a2a`: also serve the team as an A2A agent (`server.a2a`, the
     `a2a` extra); `agui`: also stream turns as AG-UI events at `POST /v1/agui`
-    (`server.agui`, the `agui` extra). See docs/protocols.md.
+    (`server.agui`, the `agui` extra); `mcp`: also serve the team as an MCP server whose
+    `ask_team` tool runs a turn (`server.mcp_served`, the `mcp` extra). See
+    docs/protocols.md.
     """
     if isinstance(runner, Team):
         runner = Runner(runner)
@@ -183,6 +185,10 @@ def create_app(runner: Runner | Team, *, operator_key: str | None = None,
         from . import agui as agui_routes
 
         app.include_router(agui_routes.router)
+    if mcp:
+        from . import mcp_served
+
+        mcp_served.install(app, service)
     app.add_api_route("/", _page("index.html"), include_in_schema=False)
     app.add_api_route("/operator", _page("operator.html"), include_in_schema=False)
     app.add_api_route("/inspect", _page("inspect.html"), include_in_schema=False)

@@ -45,7 +45,7 @@ from .idempotency import request_key, sdk_retry_key
 from .routes_sessions import service
 from .service import Service, new_session_id
 from .turns import TurnRun
-from .views import Answer, agent_view, approvals_view, selectable
+from .views import Answer, agent_view, approvals_view, persons_replies, selectable
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 
@@ -118,7 +118,7 @@ async def chat_completions(request: Request, body: ChatRequest) -> Response:
         if agent is not None and (state.active_agent or svc.team.entry) != agent:
             await svc.runner.select_agent(sid, agent)
         key = request_key(request) or sdk_retry_key(request, body.messages)
-        talk = Conversation(sid, False, unseen=_persons_replies(svc, state))
+        talk = Conversation(sid, False, unseen=persons_replies(svc.team, state))
         run = svc.turns.start(sid, text, key=key)
     if body.stream:
         return sse.response(_chunks(svc, run, body.model, talk))
@@ -188,19 +188,6 @@ async def _throwaway(svc: Service, earlier: list[dict[str, Any]], agent: str | N
     run = svc.turns.start(sid, text)
     svc.discard_after(sid, run, talk.kept)
     return talk, run
-
-
-def _persons_replies(svc: Service, state: SessionState) -> list[str]:
-    """What a human agent said after the user's last message (given to an OpenAI
-    client with the answer to its next message: it has no other way to see it)."""
-    found: list[str] = []
-    for m in reversed(state.messages):
-        if isinstance(m, UserMessage):
-            break
-        agent = svc.team.get(m.agent) if isinstance(m, AssistantMessage) else None
-        if agent is not None and agent.is_human and m.text:
-            found.append(m.text)
-    return found[::-1]
 
 
 async def _answer(svc: Service, result: RunResult, talk: Conversation) -> str:

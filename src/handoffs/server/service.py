@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,11 +84,22 @@ class Service:
         self.wakeup = Wakeup(self.hub, settings.poll_interval)
         self.limiter = RateLimiter(settings.rate_limit) if settings.rate_limit else None
         self._cleanups: set[asyncio.Task[None]] = set()
+        self.on_close: list[Callable[[], Awaitable[None]]] = []
+        """Run first when the server stops (the protocols' followers of sessions)."""
+        self.lifespans: list[Callable[[], AbstractAsyncContextManager[Any]]] = []
+        """Entered when the server starts, left when it stops (the MCP face's session
+        manager)."""
+        self._running = contextlib.AsyncExitStack()
 
     async def start(self) -> None:
         await self.wakeup.start()
+        for lifespan in self.lifespans:
+            await self._running.enter_async_context(lifespan())
 
     async def stop(self) -> None:
+        for close in self.on_close:
+            await close()
+        await self._running.aclose()
         await self.turns.close()
         if self._cleanups:
             await asyncio.wait(list(self._cleanups), timeout=5)

@@ -8,6 +8,7 @@ from typing import Any
 from starlette.responses import JSONResponse
 
 from ..core.agent import Agent
+from ..core.messages import AssistantMessage, UserMessage
 from ..core.session import SessionState
 from ..core.team import Team
 from ..stores.text import valid
@@ -52,6 +53,19 @@ def session_view(team: Team, state: SessionState) -> dict[str, Any]:
         "metadata": {k: v for k, v in state.metadata.items() if k not in HIDDEN},
         "approvals": approvals_view(state),
     }
+
+
+def persons_replies(team: Team, state: SessionState) -> list[str]:
+    """What a human agent said after the user's last message: given to a client that
+    has no live stream (OpenAI-compatible, MCP) with the answer to its next message."""
+    found: list[str] = []
+    for m in reversed(state.messages):
+        if isinstance(m, UserMessage):
+            break
+        agent = team.get(m.agent) if isinstance(m, AssistantMessage) else None
+        if agent is not None and agent.is_human and m.text:
+            found.append(m.text)
+    return found[::-1]
 
 
 def approvals_view(state: SessionState) -> list[dict[str, Any]]:

@@ -25,5 +25,6 @@ for (const text of texts) {
   });
   results.push(run.result);
 }
-const messages = agent.messages.map(({ role, name, content }) => ({ role, name, content }));
+const messages = agent.messages.map(({ role, name, content, subagentRunId }) =>
+  ({ role, name, content, subagentRunId }));
 console.log(JSON.stringify({ types, custom, messages, state: agent.state, results }));

@@ -18,6 +18,10 @@ from .views import window
 
 TASKS = "a2a_tasks"
 """The session metadata key of the tasks remote agents left waiting: agent -> task id."""
+BRIEFED = "a2a_briefed"
+"""The session metadata key of the handoff each remote agent was last told about: agent
+-> record id. A new task carries the handoff (its note) only when the agent has not been
+told about it yet, so the note comes once, right after the handoff."""
 TOKENS = "a2a_tokens"
 """The session metadata key of the tokens remote teams gave this conversation (a team
 served with `handoffs serve --a2a` opens a context with one): agent -> token."""
@@ -47,7 +51,8 @@ def outgoing(t: Turn, leg: Leg) -> RemoteRequest:
                  if isinstance(view[i], AssistantMessage) and view[i].agent == name), 0)
     data: dict[str, Any] = {"history": [m for m in map(_rendered, view[seen:last]) if m]}
     record = leg.record
-    if record is not None:
+    briefed = state.metadata.get(BRIEFED) or {}
+    if record is not None and briefed.get(name) != record.id:
         data["handoff"] = {"source": record.source, "reason": str(record.reason),
                            "kind": "delegation" if record.returns else "transfer",
                            "explanation": record.explanation, "payload": record.payload,
@@ -74,7 +79,7 @@ def _rendered(m: Message) -> dict[str, str] | None:
 
 
 def failed_call(leg: Leg, exc: BaseException) -> Fail:
-    """The call raised (its code: `remote_unreachable`, `remote_rejected`,
+    """The call raised (its code: `remote_unreachable`, `remote_timeout`, `remote_rejected`,
     `remote_failed`): the agent failed, and the fallback may take over."""
     code = getattr(exc, "code", None) or "remote_failed"
     return Fail(code, str(exc), leg.agent.name, exception=exc)
@@ -89,7 +94,9 @@ def replied(t: Turn, leg: Leg, reply: RemoteReply) -> Outcome:
     name = leg.agent.name
     state = t.state
     tasks = dict(state.metadata.get(TASKS) or {})
-    if reply.state in INTERRUPTED and reply.task_id:
+    # Only the main line's question is the user's to answer: a delegate's question goes
+    # back to the agent that asked, and its next delegation is a new task.
+    if reply.state in INTERRUPTED and reply.task_id and leg.main:
         tasks[name] = reply.task_id
     else:
         tasks.pop(name, None)
@@ -97,6 +104,9 @@ def replied(t: Turn, leg: Leg, reply: RemoteReply) -> Outcome:
         state.metadata[TASKS] = tasks
     else:
         state.metadata.pop(TASKS, None)
+    if leg.record is not None:
+        state.metadata[BRIEFED] = {**(state.metadata.get(BRIEFED) or {}),
+                                   name: leg.record.id}
     if reply.token:
         state.metadata[TOKENS] = {**(state.metadata.get(TOKENS) or {}), name: reply.token}
     t.emit("remote_status", {"agent": name, "task_id": reply.task_id, "state": reply.state})

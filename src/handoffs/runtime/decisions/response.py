@@ -324,7 +324,32 @@ def given_up(t: Turn, leg: Leg, fail: Fail) -> RunResult:
         append(t, leg, AssistantMessage(answer, leg.agent.name))
         t.emit("message", {"agent": leg.agent.name, "text": answer})
         return result(t, answer, leg.agent.name, RunStatus.COMPLETED)
+    if leg.main and leg.agent.is_remote and fail.agent == leg.agent.name:
+        _hand_back(t, leg, fail)
     return failed(t, fail)
+
+
+def _hand_back(t: Turn, leg: Leg, fail: Fail) -> None:
+    """A remote agent that failed with no fallback to take over gives the conversation
+    back to the agent that handed it over (else the team's entry), so the user's next
+    message is not sent to it again."""
+    team = t.team
+    name = leg.agent.name
+    record = leg.record
+    back = record.source if record is not None and record.source in team else team.entry
+    target = team[back]
+    if back == name or target.is_remote or not target.enabled:
+        target = team[team.entry]
+        if target.name == name:
+            return
+    giving = HandoffRecord(
+        id=t.fx.new_id(), source=name, target=target.name,
+        reason=HandoffReason.ERROR_RECOVERY,
+        explanation=f"{name} failed ({fail.code}); {target.name} answers the next message.",
+        at=t.fx.now(), turn=t.state.turn,
+        extra={"error": {"code": fail.code, "message": fail.message, "agent": name}})
+    t.add_record(giving)
+    handoffs.move(t, None, giving, target, None)
 
 
 def moved(t: Turn, leg: Leg, transfer: Transfer) -> RunResult | None:

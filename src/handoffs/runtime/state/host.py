@@ -56,7 +56,7 @@ class Executor(Protocol):
         """One message to a remote agent over A2A and its reply (the task's state and
         text); when the turn streams, its text goes to the turn's reader as `text_delta`
         events as it comes. Raises `HandoffsError` with `remote_unreachable`,
-        `remote_rejected` or `remote_failed`."""
+        `remote_timeout`, `remote_rejected` or `remote_failed`."""
         ...
 
 
