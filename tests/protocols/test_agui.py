@@ -192,10 +192,9 @@ def test_a_run_sent_again_with_its_run_id_is_answered_once_with_the_same_events(
 
 def test_a_resume_sent_again_decides_once_and_streams_the_continued_turn_again(
         served: Served) -> None:
-    first = run(served, "t-resume", "I was charged twice")
-    token = next(e for e in first if getattr(e, "name", None) == "handoffs_session").value[
-        "token"]
-    paused = run(served, "t-resume", "refund it please", token)
+    run(served, "t-resume", "I was charged twice")
+    # The operator decides (the team's default): its run gets the interrupt to answer.
+    paused = run(served, "t-resume", "refund it please", OPERATOR_KEY)
     interrupt = paused[-1].outcome.interrupts[0]
     decision = [{"interruptId": interrupt.id, "status": "resolved",
                  "payload": {"approved": True}}]
