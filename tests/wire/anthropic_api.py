@@ -248,9 +248,12 @@ def redacted(data: str) -> dict[str, Any]:
 
 def message(text: str | None = None, uses: Sequence[dict[str, Any]] = (),
             usage: tuple[int, int] = (20, 7), model: str = "claude-test",
-            thoughts: Sequence[dict[str, Any]] = (), stop: str | None = None) -> Reply:
+            thoughts: Sequence[dict[str, Any]] = (), stop: str | None = None,
+            cache: tuple[int, int] = (0, 0)) -> Reply:
     """A Message object: `thoughts` (thinking blocks) first, then the text, then the tool
-    uses; `stop` overrides the stop_reason (`max_tokens`: the output limit cut it)."""
+    uses; `stop` overrides the stop_reason (`max_tokens`: the output limit cut it);
+    `cache`: the tokens read from and written to the prompt cache (counted apart from
+    `usage`'s input, as the API does)."""
     content: list[dict[str, Any]] = list(thoughts)
     content += [{"type": "text", "text": text}] if text else []
     content += list(uses)
@@ -259,14 +262,15 @@ def message(text: str | None = None, uses: Sequence[dict[str, Any]] = (),
         "content": content, "stop_reason": stop or ("tool_use" if uses else "end_turn"),
         "stop_sequence": None,
         "usage": {"input_tokens": usage[0], "output_tokens": usage[1],
-                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+                  "cache_creation_input_tokens": cache[1],
+                  "cache_read_input_tokens": cache[0]},
     })
 
 
 def stream(pieces: Sequence[str] = (), uses: Sequence[tuple[str, str, Sequence[str]]] = (),
            usage: tuple[int, int] = (20, 7), model: str = "claude-test",
            thoughts: Sequence[Sequence[str] | dict[str, Any]] = (),
-           stop: str | None = None) -> Reply:
+           stop: str | None = None, cache: tuple[int, int] = (0, 0)) -> Reply:
     """The stream of a message: each of `thoughts` first (thinking_delta fragments then
     the signature in two signature_delta events; or a redacted_thinking block, whole), then
     the text `pieces` as text_delta events, then each tool use as (id, name,
@@ -276,7 +280,8 @@ def stream(pieces: Sequence[str] = (), uses: Sequence[tuple[str, str, Sequence[s
             "id": "msg_02", "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": usage[0], "output_tokens": 1,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}},
+                      "cache_creation_input_tokens": cache[1],
+                      "cache_read_input_tokens": cache[0]}}},
     ]
     index = 0
     for thought in thoughts:

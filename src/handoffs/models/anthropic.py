@@ -218,7 +218,14 @@ class AnthropicModel(SDKModel):
                         usage.output_tokens = int(out)
                     inp = getattr(u, "input_tokens", None)
                     if inp:
-                        usage.input_tokens = int(inp) + _cached(u)
+                        read = getattr(u, "cache_read_input_tokens", None)
+                        write = getattr(u, "cache_creation_input_tokens", None)
+                        if read is not None:
+                            usage.cache_read_tokens = int(read)
+                        if write is not None:
+                            usage.cache_write_tokens = int(write)
+                        usage.input_tokens = (int(inp) + usage.cache_read_tokens
+                                              + usage.cache_write_tokens)
         finally:
             close = getattr(stream, "close", None)
             if close is not None:
@@ -302,16 +309,16 @@ def anthropic_messages(messages: Sequence[Message], thinking: str | None = None
     return turns
 
 
-def _cached(u: Any) -> int:
-    return int(getattr(u, "cache_creation_input_tokens", 0) or 0) + int(
-        getattr(u, "cache_read_input_tokens", 0) or 0)
-
-
 def _usage(raw: Any) -> Usage:
+    """Anthropic's usage as ours: its `input_tokens` leaves out the tokens read from and
+    written to the prompt cache, which are added in (and kept apart as well)."""
     if raw is None:
         return Usage(0, 0, 1)
-    return Usage(int(getattr(raw, "input_tokens", 0) or 0) + _cached(raw),
-                 int(getattr(raw, "output_tokens", 0) or 0), 1)
+    read = int(getattr(raw, "cache_read_input_tokens", 0) or 0)
+    write = int(getattr(raw, "cache_creation_input_tokens", 0) or 0)
+    return Usage(int(getattr(raw, "input_tokens", 0) or 0) + read + write,
+                 int(getattr(raw, "output_tokens", 0) or 0), 1,
+                 cache_read_tokens=read, cache_write_tokens=write)
 
 
 def anthropic_model(name: str, **options: Any) -> AnthropicModel:
