@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import HandoffsError
 from .context import HandoffContext, RunContext
-from .messages import Message
+from .messages import Message, Note
 from .names import tool_name
 
 if TYPE_CHECKING:
@@ -268,12 +268,13 @@ records and events, not for a model)."""
 
 def handoff_note(record: HandoffRecord, payload: Any = None, *, taking_over: bool = True
                  ) -> str:
-    """The short note a target's system text carries: who handed over, why, with what.
+    """The short note a target is given: who handed over, why, with what.
 
-    `taking_over`: the target has yet to answer the user since the handoff, so the note
-    also says how. Once it has, the conversation is plainly its own: the note is then
-    empty unless it carries what the transcript does not show (a payload, the error to
-    recover from, earlier steps' results)."""
+    `taking_over` (the default, and what a model is shown: the note sits in its history
+    at the handoff, before its first answer) also says how to take over. False gives the
+    note as it reads once the target has answered: empty unless it carries what the
+    transcript does not show (a payload, the error to recover from, earlier steps'
+    results)."""
     why = f": {record.explanation}" if record.explanation else "."
     if record.returns:
         note = (f"# Delegation\n{record.source} asks you for a task{why}\nDo the task "
@@ -302,3 +303,15 @@ def handoff_note(record: HandoffRecord, payload: Any = None, *, taking_over: boo
             note += "\nResults of earlier steps:\n" + "\n".join(
                 f"- {k}: {v}" for k, v in results.items())
     return note
+
+
+def note_message(record: HandoffRecord, summary: str | None = None) -> Note:
+    """The handoff as its target's model sees it: a note in its history at the point of
+    the handoff (never in the system text, so the system text, the tools and every
+    earlier message stay byte-identical from call to call and a provider's prompt cache
+    keeps hitting). Made from the record alone (its payload as stored), so every
+    request renders it the same; a summary route's summary follows it."""
+    text = handoff_note(record)
+    if summary:
+        text = f"{text}\n\n# Summary of the conversation so far\n{summary}"
+    return Note(text, record.target, to_model=True)

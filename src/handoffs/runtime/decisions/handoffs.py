@@ -253,8 +253,8 @@ def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
         spec = ViewSpec(mode, 0, pivot, record.id)
     elif callable(mode):
         spec = ViewSpec("custom", 0, pivot, record.id)
-    elif mode == "full":
-        spec = ViewSpec("full", 0, 0, record.id)
+    elif mode == "full":  # (the pivot places the handoff's note)
+        spec = ViewSpec("full", 0, pivot, record.id)
     elif mode == "last_user":
         start = t.user_index if t.user_index >= 0 else last_user_index(state.messages)
         spec = ViewSpec("last_user", start, pivot, record.id)

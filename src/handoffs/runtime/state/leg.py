@@ -15,7 +15,7 @@ from ...core.agent import Agent
 from ...core.context import HandoffContext, RunContext
 from ...core.handoff import HandoffRecord, handoff_context
 from ...core.history import Window
-from ...core.messages import Message
+from ...core.messages import Message, Note
 from ...core.team import AgentPlan, Route
 
 
@@ -69,9 +69,9 @@ class Leg:
     """
 
     __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "failures", "force", "hidden",
-                 "last_refusal", "last_word", "line", "main", "nudged", "pausable", "payload",
-                 "plan", "record", "reminded", "rendered", "route", "sub", "summary", "system",
-                 "truncated")
+                 "last_refusal", "last_word", "line", "main", "note", "note_at", "nudged",
+                 "pausable", "payload", "plan", "record", "reminded", "rendered", "route",
+                 "sub", "summary", "system", "truncated")
 
     def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
                  base: Window | None = None, line: str | None = None) -> None:
@@ -90,6 +90,10 @@ class Leg:
         self.record: HandoffRecord | None = None
         """The handoff that gave the current agent the work (None: the entry agent)."""
         self.payload: Any = None
+        self.note: Note | None = None
+        """The handoff's note as the agent's model sees it (`decisions.views.note_of`)."""
+        self.note_at = 0
+        """A delegation line's: where in its own messages the note sits (the handoff)."""
         self._handoff: HandoffContext | None = None
         self.route: Route | None = None
         self.summary: str | None = None
@@ -142,6 +146,8 @@ class Leg:
         """Record how the current agent got the work (invalidates the caches)."""
         self.record = record
         self.payload = payload
+        self.note = None
+        self.note_at = len(self.rendered)
         self._handoff = None
         self.route = route
         self.summary = None
