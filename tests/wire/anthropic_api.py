@@ -62,6 +62,14 @@ def check_messages_request(body: Any) -> str | None:
     system = body.get("system")
     if system is not None and not isinstance(system, str | list):
         return "system: Input should be a valid string"
+    if isinstance(system, list):
+        for k, b in enumerate(system):
+            if not isinstance(b, dict) or b.get("type") != "text" or \
+                    set(b) - {"type", "text", "cache_control"}:
+                return f"system.{k}: Input should be a text block"
+    breakpoints = cache_controls(body)
+    if breakpoints > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {breakpoints}."
     names: list[str] = []
     for i, t in enumerate(body.get("tools") or ()):
         if not isinstance(t.get("name"), str) or not NAME.match(t["name"]):
@@ -95,6 +103,17 @@ def check_messages_request(body: Any) -> str | None:
     if problem is None and thinking:
         problem = _check_final_thinking(body["messages"])
     return problem
+
+
+def cache_controls(body: dict[str, Any]) -> int:
+    """How many blocks of `body` (tools, system, messages) carry a cache breakpoint."""
+    blocks: list[Any] = list(body.get("tools") or ())
+    if isinstance(body.get("system"), list):
+        blocks += body["system"]
+    for m in body.get("messages") or ():
+        if isinstance(m, dict) and isinstance(m.get("content"), list):
+            blocks += m["content"]
+    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)
 
 
 def _check_final_thinking(messages: list[dict[str, Any]]) -> str | None:
