@@ -14,7 +14,7 @@ and the fields of its type:
 | tool_result         | agent, tool, call_id, text, is_error (code: on a repeated call)    |
 | handoff_requested   | agent, target, tool, call_id, reason                               |
 | handoff_rejected    | agent, target, code, message, record_id                            |
-| agent_handoff       | source, target, reason, explanation, record_id, returns            |
+| agent_handoff       | source, target, reason, explanation, record_id, returns, usage (what the source spent, when known) |
 | agent_changed       | agent, previous, display_name, icon, color                         |
 | agent_returned      | source, target, record_id, text (the delegate's answer), ok        |
 | guardrail_tripped   | agent, guardrail, stage (input/output), message                    |
@@ -27,8 +27,8 @@ and the fields of its type:
 | max_steps_reached   | agent, steps, output (Runner(on_max_steps=...) made the output)    |
 | agent_nudged        | agent, code (why it was asked again), message (the note it got)    |
 | answer_truncated    | agent, limit (output tokens reached), delivered (tool, call_id)    |
-| run_completed       | status, agent, output, result                                      |
-| run_failed          | status, agent, code, message, result                               |
+| run_completed       | status, agent, output, result, usage, usage_by_model (when a model was called) |
+| run_failed          | status, agent, code, message, result, usage, usage_by_model        |
 | run_interrupted     | agent, interrupted_turn (the turn before this one died unfinished) |
 | model_request       | agent, call, line, system, messages, tools, tool_choice, view, shared |
 | model_response      | agent, call, text, tool_calls, usage, model, latency (or error)    |

@@ -17,6 +17,7 @@ from ..errors import HandoffsError
 from .context import HandoffContext, RunContext
 from .messages import Message, Note
 from .names import tool_name
+from .usage import Usage
 
 if TYPE_CHECKING:
     import pydantic
@@ -188,6 +189,12 @@ class HandoffRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     """Kind-specific data: the error of an error recovery, the step and task of a plan,
     a delegation's `task` and `answer`, the delegation `line` a transfer was made on."""
+    usage: Usage | None = None
+    """The tokens the source agent spent in this turn, on its line, from when it got the
+    work (the turn's start, or the handoff that brought it) up to and including the
+    response that asked for this handoff (for an error recovery: up to its failure).
+    None when no model of this turn's asked (a user's pick, an operator's hand-back, a
+    record from before this field)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON-ready data (the payload as JSON data; `from_dict` reads it
@@ -203,6 +210,8 @@ class HandoffRecord:
             d["summary"] = self.summary
         if self.extra:
             d["extra"] = self.extra
+        if self.usage is not None:
+            d["usage"] = self.usage.to_dict()
         return d
 
     @classmethod
@@ -216,6 +225,7 @@ class HandoffRecord:
             at=d.get("at", 0.0), turn=d.get("turn", 0), tool_name=d.get("tool_name"),
             call_id=d.get("call_id"), returns=d.get("returns", False),
             summary=d.get("summary"), extra=dict(d.get("extra", {})),
+            usage=Usage.from_dict(d["usage"]) if d.get("usage") else None,
         )
 
 

@@ -17,6 +17,7 @@ from ...core.handoff import HandoffRecord, handoff_context
 from ...core.history import Window
 from ...core.messages import Message, Note
 from ...core.team import AgentPlan, Route
+from ...core.usage import Usage
 
 
 @dataclass(slots=True)
@@ -71,7 +72,7 @@ class Leg:
     __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "failures", "force", "hidden",
                  "last_refusal", "last_word", "line", "main", "note", "note_at", "nudged",
                  "pausable", "payload", "plan", "record", "reminded", "rendered", "route",
-                 "sub", "summary", "system", "truncated")
+                 "spent", "sub", "summary", "system", "truncated")
 
     def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
                  base: Window | None = None, line: str | None = None) -> None:
@@ -121,6 +122,8 @@ class Leg:
         `tool_choice` asks for (a provider that does not enforce it, or relaxed it)."""
         self.truncated = 0
         """Its answers cut short by the output limit in this activation."""
+        self.spent: Usage | None = None
+        """The tokens it spent in this turn on this line (`HandoffRecord.usage`)."""
 
     def switch(self, plan: AgentPlan) -> None:
         self.plan = plan
@@ -133,6 +136,7 @@ class Leg:
         self.force = None
         self.nudged = self.last_word = self.reminded = False
         self.truncated = 0
+        self.spent = None
 
     @property
     def handoff(self) -> HandoffContext | None:
