@@ -93,6 +93,17 @@ class Window(Sequence[Message]):
 
     def inserted(self, index: int, m: Message) -> Window:
         """This window with `m` shown at `index` (a handoff's note at the handoff)."""
+        w = Window.__new__(Window)
+        w._len = self._len + 1
+        own = self._parts
+        if len(own) == 1:  # the common case: one slice, split at the handoff
+            part = own[0]
+            seq, start, stop = part
+            at = start + index
+            note: _Part = ((m,), 0, 1)
+            w._parts = ((note, part) if at == start else (part, note) if at == stop
+                        else ((seq, start, at), note, (seq, at, stop)))
+            return w
         parts: list[_Part] = []
         left = index
         for p in self._parts:
@@ -109,9 +120,7 @@ class Window(Sequence[Message]):
                     left -= stop - start
         if left >= 0:  # at the end
             parts.append(((m,), 0, 1))
-        w = Window.__new__(Window)
         w._parts = tuple(parts)
-        w._len = self._len + 1
         return w
 
     def __repr__(self) -> str:

@@ -72,7 +72,7 @@ def window(t: Turn, leg: Leg) -> Window:
         w = leg.base.extended(leg.rendered)
         if leg.record is None:
             return w
-        return w.inserted(len(leg.base) + leg.note_at, note_of(leg))
+        return w.inserted(leg.base._len + leg.note_at, leg.note or note_of(leg))
     state = t.state
     spec = state.view
     custom = None
@@ -88,7 +88,7 @@ def window(t: Turn, leg: Leg) -> Window:
     record = leg.record
     if record is None or record.id != spec.record_id:
         return w
-    return w.inserted(len(w) - views.since(spec.pivot), note_of(leg))
+    return w.inserted(w._len - views.since(spec.pivot), leg.note or note_of(leg))
 
 
 def note_of(leg: Leg) -> Note:
