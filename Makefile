@@ -8,7 +8,7 @@ BASE   := $(VENV)/.installed-base
 SERVER := $(VENV)/.installed-server
 APT_LOG := .apt.log
 
-.PHONY: demo chat eval web web-screenshots trace-screenshot chromium axe agui-client a2a-v03-client graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-tokens bench-instructions bench-guard clean
+.PHONY: demo chat eval web web-screenshots trace-screenshot chromium axe agui-client a2a-v03-client graphviz valgrind fastapi-oldest test lint docs docs-serve dist bench bench-smoke bench-peers bench-traffic bench-cache bench-tokens bench-instructions bench-guard clean
 
 define venv
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "handoffs needs Python 3.11+, found " + sys.version.split()[0])'
@@ -217,6 +217,11 @@ bench-guard: $(STAMP) valgrind
 bench-traffic: $(STAMP) bench-tokens
 	bash bench/peers/install.sh
 	$(BIN)/python bench/traffic/run.py
+
+# Prompt-cache hits and cost of the traffic scenario, the handoff's note in the system text
+# (before issue 44) vs in the history (the stable prefix); prints docs/benchmarks.md's table.
+bench-cache: $(STAMP)
+	$(BIN)/python bench/traffic/cache.py
 
 # tiktoken with an o200k_base file it loads offline (bench/traffic/tokens.py).
 bench-tokens:

@@ -174,5 +174,6 @@ async def test_a_delegation_tool_asks_for_the_task_and_the_delegate_sees_it_last
     delegate_request = model.requests[1]
     assert isinstance(delegate_request.messages[-1], UserMessage)
     assert delegate_request.messages[-1].text == "Is order A-7 refundable after 40 days?"
-    assert "answer with the result; it goes to boss, not to the user" in delegate_request.system
-    assert "# Handoff" not in delegate_request.system
+    note = delegate_request.messages[-2]  # the delegation's note, just before the task
+    assert "answer with the result; it goes to boss, not to the user" in note.text
+    assert "# Handoff" not in note.text and "# Delegation" not in delegate_request.system

@@ -97,7 +97,7 @@ async def test_a_model_error_hands_off_to_the_fallback_with_the_error() -> None:
     assert record.reason.value == "error_recovery"
     assert record.extra["error"] == {"code": "model_error", "message": "upstream 503",
                                      "agent": "billing"}
-    assert "upstream 503" in model.requests[1].system
+    assert "upstream 503" in model.requests[1].messages[-1].text  # the handoff's note
 
 
 async def test_a_tool_with_on_error_escalate_triggers_recovery() -> None:

@@ -38,7 +38,7 @@ async def test_next_run_starts_at_the_agent_that_took_over() -> None:
 
     assert result.agent == "billing"
     assert model.requests[-1].agent == "billing"
-    assert [m.text for m in model.requests[-1].messages if m.role == "user"] == [
+    assert [m.text for m in model.requests[-1].messages if m.kind == "user"] == [
         "charged twice", "and another thing"]
 
 

@@ -128,7 +128,7 @@ async def test_summaries_accumulate_over_chained_handoffs() -> None:
     second = summaries.requests[1].messages[0].text
     assert "refund for order A-77" in second  # the researcher's incoming summary
     closer_request = model.requests[2]
-    assert "A-77" in closer_request.system
+    assert "A-77" in closer_request.messages[0].text  # the note carries the summary
 
 
 async def test_an_exception_keeps_its_traceback_and_is_chained() -> None:

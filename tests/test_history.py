@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from handoffs import Agent, Handoff, Message, RunContext, Runner, Team, tool
+from handoffs.core.messages import Note
 from handoffs.testing import ScriptedModel, call, reply, transfer
 
 
@@ -22,8 +23,20 @@ def team_with(history: object, **kw: object) -> Team:
     return Team([triage, Agent("billing", instructions="You are billing.")])
 
 
+def shown(messages: object) -> list[tuple[str, str]]:
+    """A view as (role, text), the handoff's note as ("note", its heading)."""
+    return [("note", m.text.split("\n", 1)[0]) if isinstance(m, Note) else (m.role, m.text)
+            for m in messages]  # type: ignore[attr-defined]
+
+
+def note_text(messages: object) -> str:
+    """The text of the handoff's note in a view ("" when there is none)."""
+    return next((m.text for m in messages if isinstance(m, Note)), "")  # type: ignore[attr-defined]
+
+
 async def target_view(history: object, **kw: object) -> tuple[list[tuple[str, str]], str]:
-    """Two turns with triage (one with a tool call), then a handoff; billing's first view."""
+    """Two turns with triage (one with a tool call), then a handoff; billing's first view
+    (the handoff's note shown where it sits) and its system text."""
     model = ScriptedModel([
         reply("Hello, how can I help?"),
         call("lookup", order_id="A1"),
@@ -35,7 +48,7 @@ async def target_view(history: object, **kw: object) -> tuple[list[tuple[str, st
     await runner.run("s", "where is A1 and why was I charged?")
     req = model.requests[-1]
     assert req.agent == "billing"
-    return [(m.role, m.text) for m in req.messages], req.system
+    return shown(req.messages), req.system
 
 
 async def test_full_history_includes_tool_traffic_but_not_the_handoff_call() -> None:
@@ -44,6 +57,7 @@ async def test_full_history_includes_tool_traffic_but_not_the_handoff_call() -> 
         ("user", "hi"), ("assistant", "Hello, how can I help?"),
         ("user", "where is A1 and why was I charged?"), ("assistant", ""),
         ("tool", "order A1: shipped"), ("assistant", "Let me get billing."),
+        ("note", "# Handoff"),
     ]
 
 
@@ -52,19 +66,27 @@ async def test_conversation_history_keeps_only_user_and_assistant_text() -> None
     assert seen == [
         ("user", "hi"), ("assistant", "Hello, how can I help?"),
         ("user", "where is A1 and why was I charged?"), ("assistant", "Let me get billing."),
+        ("note", "# Handoff"),
     ]
 
 
 async def test_last_user_history_shows_only_the_latest_user_message() -> None:
     seen, _ = await target_view("last_user")
-    assert seen == [("user", "where is A1 and why was I charged?")]
+    assert seen == [("user", "where is A1 and why was I charged?"), ("note", "# Handoff")]
 
 
 async def test_none_history_shows_nothing_but_the_note() -> None:
     seen, system = await target_view("none")
-    assert seen == []
-    assert "triage handed the conversation to you: billing question" in system
-    assert "(llm)" not in system  # the kind in words, not its code
+    assert seen == [("note", "# Handoff")]
+    assert system == "You are billing."  # the note is history, not system text
+
+
+async def test_the_note_gives_the_kind_in_words() -> None:
+    model = ScriptedModel([transfer("billing", reason="billing question"), reply("b")])
+    await Runner(team_with("none"), model=model).run("s", "hi")
+    note = note_text(model.requests[-1].messages)
+    assert "triage handed the conversation to you: billing question" in note
+    assert "(llm)" not in note  # the kind in words, not its code
 
 
 async def test_callable_history_filters_the_transcript() -> None:
@@ -72,7 +94,8 @@ async def test_callable_history_filters_the_transcript() -> None:
         return [m for m in messages if m.role == "user"]
 
     seen, _ = await target_view(only_users)
-    assert seen == [("user", "hi"), ("user", "where is A1 and why was I charged?")]
+    assert seen == [("user", "hi"), ("user", "where is A1 and why was I charged?"),
+                    ("note", "# Handoff")]
 
 
 async def test_messages_after_the_handoff_are_seen_in_full() -> None:
@@ -80,8 +103,8 @@ async def test_messages_after_the_handoff_are_seen_in_full() -> None:
     triage = Agent("triage", handoffs=[Handoff("billing", history="none")])
     billing = Agent("billing", tools=[lookup])
     await Runner(Team([triage, billing]), model=model).run("s", "hi")
-    seen = [(m.role, m.text) for m in model.requests[-1].messages]
-    assert seen == [("assistant", ""), ("tool", "order B2: shipped")]
+    seen = shown(model.requests[-1].messages)
+    assert seen == [("note", "# Handoff"), ("assistant", ""), ("tool", "order B2: shipped")]
 
 
 async def test_transfer_system_message_puts_the_source_instructions_in_the_target() -> None:
@@ -149,7 +172,7 @@ async def test_typed_payload_reaches_the_target_and_the_shared_memory() -> None:
         "payload": {"order_id": "A1", "amount": 12.5},
         "record_id": state.handoffs[0].id,
     }
-    assert '"order_id":"A1"' in model.requests[1].system.replace(" ", "")
+    assert '"order_id":"A1"' in note_text(model.requests[1].messages).replace(" ", "")
 
 
 async def test_disabled_handoffs_are_not_offered_to_the_model() -> None:
@@ -185,8 +208,8 @@ async def test_a_long_history_reaches_the_target_without_copying_messages() -> N
         await runner.run("s", f"m{i}")
     await runner.run("s", "go")
     req = model.requests[-1]
-    assert len(req.messages) == 101  # 51 user messages + 50 answers; the handoff is hidden
-    assert req.messages[0].text == "m0" and req.messages[-1].text == "go"
+    assert len(req.messages) == 102  # 51 user messages + 50 answers + the handoff's note
+    assert req.messages[0].text == "m0" and req.messages[-2].text == "go"
     state = runner.store._sessions["s"]  # type: ignore[attr-defined]
     # The very message objects of the transcript: a view, not a copy.
-    assert all(a is b for a, b in zip(req.messages, state.messages[:101], strict=True))
+    assert all(a is b for a, b in zip(req.messages[:101], state.messages[:101], strict=True))

@@ -59,6 +59,9 @@ class DeskModel:
                              usage=Usage(10, 2, 1))
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        return self._answer(request)
+
+    def _answer(self, request: ModelRequest) -> ModelResponse:
         text = last_user(request)
         tools = {t.name for t in request.tools}
         done = {m.name for m in request.messages if getattr(m, "kind", "") == "tool_result"}
@@ -83,6 +86,18 @@ class DeskModel:
         yield await self.complete(request)
 
 
+class CachedDeskModel(DeskModel):
+    """`DeskModel` whose every call read 100,000 tokens, 80,000 of them from the prompt
+    cache, and wrote 10,000, as the provider's dated model `desk-1-2026-01-01`."""
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        response = self._answer(request)
+        response.usage = Usage(100_000, 10_000, 1, cache_read_tokens=80_000)
+        response.model = "desk-1-2026-01-01"
+        return response
+
+
 team = build_team()
 runner = Runner(team, model=DeskModel(), max_steps=2)
 misrouting = Runner(team, model=DeskModel(misroute_docks=True), max_steps=4)
+cached = Runner(team, model=CachedDeskModel(), max_steps=2)

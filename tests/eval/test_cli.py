@@ -215,3 +215,40 @@ def test_from_store_mistakes_are_clear_errors(handoffs: Handoffs, tmp_path: Path
     assert "Traceback" not in (missing.stderr + with_cases.stderr + twice.stderr
                                + into_source.stderr + since_alone.stderr + bad_since.stderr
                                + unreachable.stderr)
+
+
+def test_prices_give_the_cost_per_conversation(handoffs: Handoffs, tmp_path: Path) -> None:
+    cases = write_cases(tmp_path / "desk.jsonl",
+                        {"id": "p", "user": "price of the dock", "agent": "sales"},
+                        {"id": "h", "user": "hello", "agent": "front"})
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"desk-1": {"input": 1.0, "cached_input": 0.1,
+                                             "output": 2.0}}), encoding="utf-8")
+
+    plain = handoffs("eval", f"{DESK}:cached", str(cases))
+    priced = handoffs("eval", f"{DESK}:cached", str(cases), "--prices", str(prices))
+    as_json = handoffs("eval", f"{DESK}:cached", str(cases), "--prices", str(prices),
+                       "--json")
+
+    assert plain.returncode == priced.returncode == as_json.returncode == 0, priced.stderr
+    assert "cost" not in plain.stdout  # no price table, no cost column
+    # Each call: 20,000 uncached x $1 + 80,000 cached x $0.10 + 10,000 out x $2, per
+    # million: $0.048. Three calls over two conversations, both resolved.
+    assert "cost / conversation" in priced.stdout and "$0.0720" in priced.stdout
+    line = next(x for x in priced.stdout.splitlines()
+                if x.startswith("cost / resolved conversation"))
+    assert line.endswith("$0.0720")
+    cost = json.loads(as_json.stdout)["runs"][0]["cost"]
+    assert cost["total"] == pytest.approx(0.144) and cost["unpriced"] == []
+
+
+def test_a_bad_price_table_is_refused_before_anything_is_played(
+        handoffs: Handoffs, tmp_path: Path) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"desk-1": {"input": 1.0}}), encoding="utf-8")
+
+    done = handoffs("eval", f"{DESK}:cached", "--prices", str(prices))
+
+    assert done.returncode != 0
+    assert "'desk-1' lacks output" in done.stderr
+    assert "cases played" not in done.stderr

@@ -20,12 +20,13 @@ async def test_text_reply_with_system_prompt_and_default_max_tokens(
     assert result.output == "Hi there."
     assert (result.usage.input_tokens, result.usage.output_tokens) == (40, 6)
     body = anthropic_server.bodies[0]
-    assert body["system"].startswith(
+    (system,) = body["system"]  # one text block, a cache breakpoint (caching is on)
+    assert system["text"].startswith(
         "Route customers to billing.\n\nWhat another agent should answer: ")
-    assert "call its transfer tool at once, without announcing it" in body["system"]
+    assert "call its transfer tool at once, without announcing it" in system["text"]
     assert body["max_tokens"] == 4096
-    assert body["messages"] == [{"role": "user", "content": [{"type": "text",
-                                                               "text": "hello"}]}]
+    assert body["messages"] == [{"role": "user", "content": [{
+        "type": "text", "text": "hello", "cache_control": {"type": "ephemeral"}}]}]
     assert body["tools"][0]["name"] == "transfer_to_billing"
     assert body["tools"][0]["input_schema"]["type"] == "object"
 

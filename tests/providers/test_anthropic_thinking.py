@@ -139,7 +139,8 @@ async def test_a_forced_tool_choice_is_asked_for_in_words_and_checked_after(
     first = anthropic_server.bodies[0]
     assert first["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
     assert first["messages"][-1]["content"][-1] == {
-        "type": "text", "text": "Call the transfer_to_billing tool in this response."}
+        "type": "text", "text": "Call the transfer_to_billing tool in this response.",
+        "cache_control": {"type": "ephemeral"}}
     # The words-only answer was not delivered: the agent was told to make the call.
     nudges = [e["code"] for e in result.events if e.type == "agent_nudged"]
     assert nudges == ["forced_call_skipped"]

@@ -49,7 +49,10 @@ async def test_a_text_answer_with_usage_and_the_request_in_converse_form(
     assert sent.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDTEST/")
     body = sent.body
     assert body["system"][0]["text"].startswith("Route customers to billing.")
-    assert body["messages"] == [{"role": "user", "content": [{"text": "hi"}]}]
+    # Claude on Bedrock: cache checkpoints after the system text and the user's message.
+    assert body["system"][1:] == [{"cachePoint": {"type": "default"}}]
+    assert body["messages"] == [{"role": "user", "content": [
+        {"text": "hi"}, {"cachePoint": {"type": "default"}}]}]
     spec = body["toolConfig"]["tools"][0]["toolSpec"]
     assert spec["name"] == "transfer_to_billing" and spec["inputSchema"]["json"]["type"] == \
         "object"
@@ -73,8 +76,8 @@ async def test_a_handoff_turn_with_tools_through_the_runner(
     assert bedrock_server.rejections == []
     last = bedrock_server.bodies[-1]
     assert roles(last)[-2:] == [("assistant", ["text", "toolUse", "toolUse"]),
-                                ("user", ["toolResult", "toolResult"])]
-    results = [b["toolResult"] for b in last["messages"][-1]["content"]]
+                                ("user", ["toolResult", "toolResult", "cachePoint"])]
+    results = [b["toolResult"] for b in last["messages"][-1]["content"] if "toolResult" in b]
     assert [r["toolUseId"] for r in results] == ["tu_1", "tu_2"]
     assert json.loads(results[0]["content"][0]["text"])["charged"] == 2
     assert results[0]["status"] == "success"
@@ -264,3 +267,18 @@ def test_the_model_string_and_its_options() -> None:
     model = get_model("bedrock:us.amazon.nova-pro-v1:0?region=eu-west-1&max_tokens=512")
     assert isinstance(model, BedrockModel) and model.model == "us.amazon.nova-pro-v1:0"
     assert (model.region, model.max_tokens) == ("eu-west-1", 512)
+
+
+async def test_cache_points_follow_the_model_family_and_can_be_turned_off(
+        bedrock_server: FakeServer) -> None:
+    bedrock_server.add(*[response("Hi.") for _ in range(4)])
+    for name, options in (("amazon.nova-pro-v1:0", {}), ("meta.llama3-70b-instruct-v1:0", {}),
+                          ("anthropic.claude-test-v1:0", {"cache": False})):
+        await Runner(support_team(), model=bedrock_model(bedrock_server, name, **options)).run(
+            name, "hi")
+    spec = "bedrock:anthropic.claude-test-v1:0?cache=false"
+    assert get_model(spec, endpoint_url=bedrock_server.url).cache is False
+
+    assert bedrock_server.rejections == []  # Llama, which refuses cachePoint, got none
+    marked = ["cachePoint" in json.dumps(b) for b in bedrock_server.bodies]
+    assert marked == [True, False, False]

@@ -21,7 +21,7 @@ def mixed_team(openai: FakeServer, anthropic: FakeServer) -> Team:
     triage = Agent("triage", instructions="Route customers.", tools=[order_status],
                    handoffs=["billing"], model=openai_model(openai))
     billing = Agent("billing", instructions="Handle billing.", tools=[lookup_order],
-                    handoffs=["triage"], model=anthropic_model(anthropic))
+                    handoffs=["triage"], model=anthropic_model(anthropic, cache=False))
     return Team([triage, billing], entry="triage")
 
 

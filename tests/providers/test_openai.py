@@ -91,12 +91,14 @@ async def test_handoff_call_is_not_replayed_to_the_target(openai_server: FakeSer
     target_view = openai_server.bodies[1]
     assert "call_h" not in json.dumps(target_view["messages"])
     assert target_view["messages"][0]["role"] == "system"
-    assert "triage handed the conversation to you: refund" in \
-        target_view["messages"][0]["content"]
-    assert target_view["messages"][1:] == [
+    assert "handed" not in target_view["messages"][0]["content"]  # the system text stays
+    assert target_view["messages"][1:3] == [
         {"role": "user", "content": "refund please"},
         {"role": "assistant", "content": "Let me get billing."},
     ]
+    note = target_view["messages"][3]  # the handoff's note, where the handoff happened
+    assert note["role"] == "user"
+    assert "triage handed the conversation to you: refund" in note["content"]
 
 
 async def test_streamed_text_arrives_as_deltas_and_whole_in_the_message(

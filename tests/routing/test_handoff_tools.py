@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from handoffs import Agent, Handoff, Runner, Team
 from handoffs.core.handoff_tool import DEFAULT_HANDOFF_INSTRUCTIONS
-from handoffs.core.messages import ToolResult
+from handoffs.core.messages import Note, ToolResult
 from handoffs.testing import ScriptedModel, call, reply, transfer
 
 
@@ -150,14 +150,22 @@ async def test_the_handoff_instructions_can_be_replaced_or_turned_off() -> None:
     assert model.requests[0].system == "A."
 
 
+def texts(request: object) -> list[str]:
+    """What a request's history says, message by message (the handoff's note included)."""
+    return [m.text for m in request.messages]  # type: ignore[attr-defined]
+
+
 async def test_the_handoff_note_gives_the_kind_in_words() -> None:
     team = Team([Agent("triage", handoffs=["billing"]), Agent("billing")])
     model = ScriptedModel([transfer("billing", reason="a charge"), reply("ok")])
     await Runner(team, model=model).run("s", "x")
-    system = model.requests[1].system
-    assert "triage handed the conversation to you: a charge" in system
-    assert "Answer the user now; do not mention the transfer." in system
-    assert "(llm)" not in system
+    request = model.requests[1]
+    assert request.system == ""  # the note is in the history, at the handoff
+    user, note = request.messages
+    assert user.text == "x" and isinstance(note, Note) and note.to_model
+    assert "triage handed the conversation to you: a charge" in note.text
+    assert "Answer the user now; do not mention the transfer." in note.text
+    assert "(llm)" not in note.text
 
 
 async def test_one_way_routes_ask_the_provider_for_one_call_per_response() -> None:
@@ -170,7 +178,7 @@ async def test_one_way_routes_ask_the_provider_for_one_call_per_response() -> No
     assert [r.parallel_tool_calls for r in model.requests] == [False, None, True]
 
 
-async def test_the_note_says_answer_now_until_the_target_has_answered() -> None:
+async def test_the_note_stays_at_the_handoff_once_the_target_has_answered() -> None:
     team = Team([Agent("triage", handoffs=["billing"]), Agent("billing")])
     model = ScriptedModel([transfer("billing", reason="a charge"), reply("Fixed."),
                            reply("You're welcome.")])
@@ -178,13 +186,15 @@ async def test_the_note_says_answer_now_until_the_target_has_answered() -> None:
     await runner.run("s", "I was charged twice")
     await runner.run("s", "thanks")
 
-    taking_over, later = model.requests[1].system, model.requests[2].system
-    assert "triage handed the conversation to you: a charge" in taking_over
-    assert "Answer the user now" in taking_over
-    assert "# Handoff" not in later  # the conversation is plainly billing's by now
+    taking_over, later = model.requests[1], model.requests[2]
+    assert "triage handed the conversation to you: a charge" in texts(taking_over)[1]
+    assert "Answer the user now" in texts(taking_over)[1]
+    # The later request extends the earlier one: the note is history, where it happened.
+    assert texts(later) == [*texts(taking_over), "Fixed.", "thanks"]
+    assert later.system == taking_over.system
 
 
-async def test_after_a_next_turn_transfer_the_note_waits_for_the_targets_turn() -> None:
+async def test_after_a_next_turn_transfer_the_note_precedes_the_targets_turn() -> None:
     team = Team([Agent("triage", handoffs=[Handoff("billing", respond="next_turn")]),
                  Agent("billing")])
     model = ScriptedModel([transfer("billing", reason="a charge"), reply("Fixed."),
@@ -195,8 +205,11 @@ async def test_after_a_next_turn_transfer_the_note_waits_for_the_targets_turn() 
     await runner.run("s", "thanks")
 
     assert [r.agent for r in model.requests] == ["triage", "billing", "billing"]
-    assert "Answer the user now" in model.requests[1].system
-    assert "# Handoff" not in model.requests[2].system
+    first = texts(model.requests[1])
+    # The note sits where the handoff happened, before the user's next message.
+    assert first[0] == "I was charged twice" and first[-1] == "so?"
+    assert "Answer the user now" in first[1]
+    assert texts(model.requests[2]) == [*first, "Fixed.", "thanks"]
 
 
 async def test_a_payload_stays_in_the_note_in_later_turns() -> None:
@@ -206,9 +219,9 @@ async def test_a_payload_stays_in_the_note_in_later_turns() -> None:
     await runner.run("s", "refund A-1")
     await runner.run("s", "which order was it?")
 
-    later = model.requests[2].system
-    assert '"order_id":"A-1"' in later.replace(" ", "")
-    assert "Answer the user now" not in later
+    later = model.requests[2]
+    assert '"order_id":"A-1"' in texts(later)[1].replace(" ", "")
+    assert "order_id" not in later.system
 
 
 def test_a_route_without_payload_does_not_forbid_extra_arguments_it_ignores() -> None:

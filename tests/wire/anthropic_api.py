@@ -62,6 +62,14 @@ def check_messages_request(body: Any) -> str | None:
     system = body.get("system")
     if system is not None and not isinstance(system, str | list):
         return "system: Input should be a valid string"
+    if isinstance(system, list):
+        for k, b in enumerate(system):
+            if not isinstance(b, dict) or b.get("type") != "text" or \
+                    set(b) - {"type", "text", "cache_control"}:
+                return f"system.{k}: Input should be a text block"
+    breakpoints = cache_controls(body)
+    if breakpoints > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {breakpoints}."
     names: list[str] = []
     for i, t in enumerate(body.get("tools") or ()):
         if not isinstance(t.get("name"), str) or not NAME.match(t["name"]):
@@ -95,6 +103,17 @@ def check_messages_request(body: Any) -> str | None:
     if problem is None and thinking:
         problem = _check_final_thinking(body["messages"])
     return problem
+
+
+def cache_controls(body: dict[str, Any]) -> int:
+    """How many blocks of `body` (tools, system, messages) carry a cache breakpoint."""
+    blocks: list[Any] = list(body.get("tools") or ())
+    if isinstance(body.get("system"), list):
+        blocks += body["system"]
+    for m in body.get("messages") or ():
+        if isinstance(m, dict) and isinstance(m.get("content"), list):
+            blocks += m["content"]
+    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)
 
 
 def _check_final_thinking(messages: list[dict[str, Any]]) -> str | None:
@@ -248,9 +267,12 @@ def redacted(data: str) -> dict[str, Any]:
 
 def message(text: str | None = None, uses: Sequence[dict[str, Any]] = (),
             usage: tuple[int, int] = (20, 7), model: str = "claude-test",
-            thoughts: Sequence[dict[str, Any]] = (), stop: str | None = None) -> Reply:
+            thoughts: Sequence[dict[str, Any]] = (), stop: str | None = None,
+            cache: tuple[int, int] = (0, 0)) -> Reply:
     """A Message object: `thoughts` (thinking blocks) first, then the text, then the tool
-    uses; `stop` overrides the stop_reason (`max_tokens`: the output limit cut it)."""
+    uses; `stop` overrides the stop_reason (`max_tokens`: the output limit cut it);
+    `cache`: the tokens read from and written to the prompt cache (counted apart from
+    `usage`'s input, as the API does)."""
     content: list[dict[str, Any]] = list(thoughts)
     content += [{"type": "text", "text": text}] if text else []
     content += list(uses)
@@ -259,14 +281,15 @@ def message(text: str | None = None, uses: Sequence[dict[str, Any]] = (),
         "content": content, "stop_reason": stop or ("tool_use" if uses else "end_turn"),
         "stop_sequence": None,
         "usage": {"input_tokens": usage[0], "output_tokens": usage[1],
-                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+                  "cache_creation_input_tokens": cache[1],
+                  "cache_read_input_tokens": cache[0]},
     })
 
 
 def stream(pieces: Sequence[str] = (), uses: Sequence[tuple[str, str, Sequence[str]]] = (),
            usage: tuple[int, int] = (20, 7), model: str = "claude-test",
            thoughts: Sequence[Sequence[str] | dict[str, Any]] = (),
-           stop: str | None = None) -> Reply:
+           stop: str | None = None, cache: tuple[int, int] = (0, 0)) -> Reply:
     """The stream of a message: each of `thoughts` first (thinking_delta fragments then
     the signature in two signature_delta events; or a redacted_thinking block, whole), then
     the text `pieces` as text_delta events, then each tool use as (id, name,
@@ -276,7 +299,8 @@ def stream(pieces: Sequence[str] = (), uses: Sequence[tuple[str, str, Sequence[s
             "id": "msg_02", "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": usage[0], "output_tokens": 1,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}},
+                      "cache_creation_input_tokens": cache[1],
+                      "cache_read_input_tokens": cache[0]}}},
     ]
     index = 0
     for thought in thoughts:

@@ -68,6 +68,13 @@ class BedrockWire:
         choice = (tools or {}).get("toolChoice") or {}
         if "tool" in choice and choice["tool"].get("name") not in names:
             return "The tool specified in toolChoice is not among the tools."
+        points = sum(1 for part in (body.get("system") or [], *(
+            m.get("content") or [] for m in body.get("messages") or ())) for b in part
+            if isinstance(b, dict) and "cachePoint" in b)
+        if points and not any(f in model for f in ("anthropic.claude", "amazon.nova")):
+            return f"The model {model} does not support prompt caching (cachePoint)."
+        if points > 4:
+            return f"A maximum of 4 cachePoint blocks may be provided. Found {points}."
         thinking = ((body.get("additionalModelRequestFields") or {}).get("thinking") or {}
                     ).get("type") == "enabled"
         if thinking and ("any" in choice or "tool" in choice):

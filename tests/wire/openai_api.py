@@ -244,9 +244,11 @@ def tool_call(cid: str, name: str, arguments: Any, signature: str | None = None
 
 def completion(text: str | None = None, calls: list[dict[str, Any]] | None = None,
                usage: tuple[int, int] = (12, 5), model: str = "gpt-test",
-               finish: str | None = None, reasoning: str | None = None) -> Reply:
+               finish: str | None = None, reasoning: str | None = None,
+               details: tuple[int, int] | None = None) -> Reply:
     """A chat.completion object with one choice; `finish` overrides its finish_reason
-    (`length`: the output limit cut it), `reasoning` is a `reasoning_content`."""
+    (`length`: the output limit cut it), `reasoning` is a `reasoning_content`; `details`:
+    (cached prompt tokens, reasoning tokens), counted within `usage` as the API does."""
     message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None,
                                "annotations": []}
     if calls:
@@ -258,9 +260,18 @@ def completion(text: str | None = None, calls: list[dict[str, Any]] | None = Non
         "model": model, "system_fingerprint": None, "service_tier": "default",
         "choices": [{"index": 0, "message": message, "logprobs": None,
                      "finish_reason": finish or ("tool_calls" if calls else "stop")}],
-        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                  "total_tokens": usage[0] + usage[1]},
+        "usage": _usage(usage, details),
     })
+
+
+def _usage(usage: tuple[int, int], details: tuple[int, int] | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                            "total_tokens": usage[0] + usage[1]}
+    if details is not None:
+        body["prompt_tokens_details"] = {"cached_tokens": details[0], "audio_tokens": 0}
+        body["completion_tokens_details"] = {"reasoning_tokens": details[1],
+                                             "audio_tokens": 0}
+    return body
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None,
@@ -274,7 +285,8 @@ def _chunk(delta: dict[str, Any], finish: str | None = None,
 def stream(pieces: Sequence[str] = (), calls: Sequence[tuple[str, str, Sequence[str]]] = (),
            usage: tuple[int, int] = (12, 5), model: str = "gpt-test",
            finish: str | None = None, reasoning: Sequence[str] = (),
-           signatures: Sequence[str | None] = ()) -> Reply:
+           signatures: Sequence[str | None] = (),
+           details: tuple[int, int] | None = None) -> Reply:
     """chat.completion.chunk events: the `reasoning` pieces (`reasoning_content` deltas),
     the text in `pieces`, then each call as (id, name, argument fragments), the first chunk
     of a call carrying its id, name and its one of `signatures` (Gemini's, in
@@ -294,8 +306,7 @@ def stream(pieces: Sequence[str] = (), calls: Sequence[tuple[str, str, Sequence[
     events.append(_chunk({}, finish or ("tool_calls" if calls else "stop"), model=model))
     events.append({"id": "chatcmpl-2", "object": "chat.completion.chunk",
                    "created": 1_700_000_000, "model": model, "choices": [],
-                   "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                             "total_tokens": usage[0] + usage[1]}})
+                   "usage": _usage(usage, details)})
     return Reply(events=events)
 
 

@@ -210,6 +210,10 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--store", default=None, help=store_help)
     stats.add_argument("--since", default=None, help="a window: 30m, 24h, 7d, or a Unix time")
     stats.add_argument("--json", action="store_true", help="the statistics as JSON")
+    stats.add_argument("--prices", default=None, metavar="FILE",
+                       help="a JSON price table (per model: input, cached_input, "
+                       "cache_write, output, dollars per million tokens): also report the "
+                       "cost per conversation; without one no cost is shown")
     return parser
 
 
@@ -331,7 +335,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from .stats import stats_command
 
         return asyncio.run(stats_command(existing_store(store_url(args.store)), args.since,
-                                         args.json))
+                                         args.json, args.prices))
     parser.print_help()
     return 0
 

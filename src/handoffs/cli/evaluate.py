@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..core.team import Team
     from ..eval.cases import Case
     from ..eval.report import EvalReport
+    from ..models.prices import Prices
     from ..runtime.runner import Runner
 
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
@@ -73,6 +74,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], team_he
     p.add_argument("--min-accuracy", default=None, metavar="A",
                    help="exit 1 when a run's turn accuracy is under A (0.9 or 90%%); with "
                    "--from-store, when the share of turns the same agent answered is")
+    p.add_argument("--prices", default=None, metavar="FILE",
+                   help="a JSON price table (per model: input, cached_input, cache_write, "
+                   "output, dollars per million tokens) to report cost per conversation; "
+                   "without one no cost is shown")
     p.add_argument("--json", action="store_true", help="the report as JSON on stdout")
     p.add_argument("--html", default=None, metavar="FILE",
                    help="also write the report as one HTML page")
@@ -104,6 +109,7 @@ def eval_command(args: argparse.Namespace, color: bool) -> int:
     if args.since is not None or args.limit is not None:
         raise HandoffsError("--since and --limit choose stored sessions to replay: give "
                             "--from-store URL too.", code="invalid_argument")
+    prices = _prices(args.prices)
     target = load_target(spec)
     team = team_of(target)
     cases = _cases(cases_path, team, spec)
@@ -123,6 +129,8 @@ def eval_command(args: argparse.Namespace, color: bool) -> int:
         print(f"handoffs eval: {len(taught)} cases teach the routes (examples), the other "
               f"{len(played)} are played", file=sys.stderr)
     report = _run(target, cases, models, args)
+    for run in report.runs:
+        run.prices = prices
     if args.html:
         with open(args.html, "w", encoding="utf-8") as f:
             f.write(report.html())
@@ -157,6 +165,15 @@ def _run(target: Team | Runner, cases: list[Case], models: list[str | None],
     finally:
         if bar is not None:
             bar.close()
+
+
+def _prices(path: str | None) -> Prices | None:
+    """`--prices FILE` read (before anything is played: a bad table fails at once)."""
+    if path is None:
+        return None
+    from ..models.prices import Prices
+
+    return Prices.load(path)
 
 
 def _positionals(values: list[str]) -> tuple[str | None, str | None]:

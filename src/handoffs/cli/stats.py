@@ -22,15 +22,31 @@ def parse_since(text: str | None) -> float | None:
                             f"{text!r}.", code="invalid_argument") from None
 
 
-async def stats_command(url: str, since: str | None, as_json: bool) -> int:
-    """Print the per-route handoff statistics of the store at `url`."""
+async def stats_command(url: str, since: str | None, as_json: bool,
+                        prices: str | None = None) -> int:
+    """Print the per-route handoff statistics of the store at `url` and, with a price
+    table (`prices`, a JSON file), what each conversation cost."""
+    from ..models.prices import Prices
     from ..stores import open_store
+    from ..stores.costs import conversation_costs
     from ..stores.stats import format_stats
 
+    table = Prices.load(prices) if prices is not None else None  # a bad one: before anything
+    start = parse_since(since)
     store = open_store(url)
     try:
-        stats = await store.handoff_stats(since=parse_since(since))
+        stats = await store.handoff_stats(since=start)
+        costs = None if table is None else await conversation_costs(store, table, start)
     finally:
         await store.close()
-    print(json.dumps(stats.to_dict(), indent=2) if as_json else format_stats(stats))
+    if as_json:
+        data = stats.to_dict()
+        if costs is not None:
+            data["cost"] = costs.to_dict()
+        print(json.dumps(data, indent=2))
+    else:
+        print(format_stats(stats))
+        if costs is not None:
+            print()
+            print(costs.text())
     return 0

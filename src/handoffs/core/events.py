@@ -14,7 +14,7 @@ and the fields of its type:
 | tool_result         | agent, tool, call_id, text, is_error (code: on a repeated call)    |
 | handoff_requested   | agent, target, tool, call_id, reason                               |
 | handoff_rejected    | agent, target, code, message, record_id                            |
-| agent_handoff       | source, target, reason, explanation, record_id, returns            |
+| agent_handoff       | source, target, reason, explanation, record_id, returns, usage     |
 | agent_changed       | agent, previous, display_name, icon, color                         |
 | agent_returned      | source, target, record_id, text (the delegate's answer), ok        |
 | guardrail_tripped   | agent, guardrail, stage (input/output), message                    |
@@ -27,14 +27,17 @@ and the fields of its type:
 | max_steps_reached   | agent, steps, output (Runner(on_max_steps=...) made the output)    |
 | agent_nudged        | agent, code (why it was asked again), message (the note it got)    |
 | answer_truncated    | agent, limit (output tokens reached), delivered (tool, call_id)    |
-| run_completed       | status, agent, output, result                                      |
-| run_failed          | status, agent, code, message, result                               |
+| run_completed       | status, agent, output, result, usage, usage_by_model               |
+| run_failed          | status, agent, code, message, result, usage, usage_by_model        |
 | run_interrupted     | agent, interrupted_turn (the turn before this one died unfinished) |
 | model_request       | agent, call, line, system, messages, tools, tool_choice, view, shared |
 | model_response      | agent, call, text, tool_calls, usage, model, latency (or error)    |
 
 A turn's terminal event (`run_completed`, `run_failed`) is sent once the turn is stored;
 a turn that cannot be stored ends with `run_failed` and the store's code instead.
+`usage` on `agent_handoff` is what the agent that handed off spent in the turn
+(`HandoffRecord.usage`; absent when no model asked); on a terminal event, what the turn
+spent, and `usage_by_model` per model (both absent when no model was called).
 `model_request` and `model_response` are recorded only with `Runner(inspect=True)`
 (`runtime.inspector`): the exact request each model call got and its raw response.
 """

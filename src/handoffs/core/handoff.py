@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import HandoffsError
 from .context import HandoffContext, RunContext
-from .messages import Message
+from .messages import Message, Note
 from .names import tool_name
+from .usage import Usage
 
 if TYPE_CHECKING:
     import pydantic
@@ -208,6 +209,12 @@ class HandoffRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     """Kind-specific data: the error of an error recovery, the step and task of a plan,
     a delegation's `task` and `answer`, the delegation `line` a transfer was made on."""
+    usage: Usage | None = None
+    """The tokens the source agent spent in this turn, on its line, from when it got the
+    work (the turn's start, or the handoff that brought it) up to and including the
+    response that asked for this handoff (for an error recovery: up to its failure).
+    None when no model of this turn's asked (a user's pick, an operator's hand-back, a
+    record from before this field)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON-ready data (the payload as JSON data; `from_dict` reads it
@@ -223,6 +230,8 @@ class HandoffRecord:
             d["summary"] = self.summary
         if self.extra:
             d["extra"] = self.extra
+        if self.usage is not None:
+            d["usage"] = self.usage.to_dict()
         return d
 
     @classmethod
@@ -236,6 +245,7 @@ class HandoffRecord:
             at=d.get("at", 0.0), turn=d.get("turn", 0), tool_name=d.get("tool_name"),
             call_id=d.get("call_id"), returns=d.get("returns", False),
             summary=d.get("summary"), extra=dict(d.get("extra", {})),
+            usage=Usage.from_dict(d["usage"]) if d.get("usage") else None,
         )
 
 
@@ -311,12 +321,13 @@ records and events, not for a model)."""
 
 def handoff_note(record: HandoffRecord, payload: Any = None, *, taking_over: bool = True
                  ) -> str:
-    """The short note a target's system text carries: who handed over, why, with what.
+    """The short note a target is given: who handed over, why, with what.
 
-    `taking_over`: the target has yet to answer the user since the handoff, so the note
-    also says how. Once it has, the conversation is plainly its own: the note is then
-    empty unless it carries what the transcript does not show (a payload, the error to
-    recover from, earlier steps' results)."""
+    `taking_over` (the default, and what a model is shown: the note sits in its history
+    at the handoff, before its first answer) also says how to take over. False gives the
+    note as it reads once the target has answered: empty unless it carries what the
+    transcript does not show (a payload, the error to recover from, earlier steps'
+    results)."""
     why = f": {record.explanation}" if record.explanation else "."
     if record.returns:
         note = (f"# Delegation\n{record.source} asks you for a task{why}\nDo the task "
@@ -345,3 +356,15 @@ def handoff_note(record: HandoffRecord, payload: Any = None, *, taking_over: boo
             note += "\nResults of earlier steps:\n" + "\n".join(
                 f"- {k}: {v}" for k, v in results.items())
     return note
+
+
+def note_message(record: HandoffRecord, summary: str | None = None) -> Note:
+    """The handoff as its target's model sees it: a note in its history at the point of
+    the handoff (never in the system text, so the system text, the tools and every
+    earlier message stay byte-identical from call to call and a provider's prompt cache
+    keeps hitting). Made from the record alone (its payload as stored), so every
+    request renders it the same; a summary route's summary follows it."""
+    text = handoff_note(record)
+    if summary:
+        text = f"{text}\n\n# Summary of the conversation so far\n{summary}"
+    return Note(text, record.target, to_model=True)

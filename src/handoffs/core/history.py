@@ -16,7 +16,8 @@ Rules of the renderings:
   route that asks for it (`full`, a function) or through what that agent wrote: its
   answers, the handoff's reason and payload.
 - `last_user`: only the latest user message before the handoff.
-- `none` and `summary`: nothing from before the handoff (a summary goes in the system text).
+- `none` and `summary`: nothing from before the handoff (a summary goes in the handoff's
+  note, shown at the handoff: `core.handoff.note_message`).
 - `custom`: the route's callable applied once to the `full` rendering before the handoff.
 Everything after the handoff is seen in `full`.
 
@@ -91,6 +92,38 @@ class Window(Sequence[Message]):
     def extended(self, seq: Sequence[Message]) -> Window:
         """This window followed by all of `seq` as it is now."""
         return Window((*self._parts, (seq, 0, len(seq))))
+
+    def inserted(self, index: int, m: Message) -> Window:
+        """This window with `m` shown at `index` (a handoff's note at the handoff)."""
+        w = Window.__new__(Window)
+        w._len = self._len + 1
+        own = self._parts
+        if len(own) == 1:  # the common case: one slice, split at the handoff
+            part = own[0]
+            seq, start, stop = part
+            at = start + index
+            note: _Part = ((m,), 0, 1)
+            w._parts = ((note, part) if at == start else (part, note) if at == stop
+                        else ((seq, start, at), note, (seq, at, stop)))
+            return w
+        parts: list[_Part] = []
+        left = index
+        for p in self._parts:
+            seq, start, stop = p
+            if 0 <= left < stop - start:
+                if left:
+                    parts.append((seq, start, start + left))
+                parts.append(((m,), 0, 1))
+                parts.append((seq, start + left, stop))
+                left = -1
+            else:
+                parts.append(p)
+                if left >= 0:
+                    left -= stop - start
+        if left >= 0:  # at the end
+            parts.append(((m,), 0, 1))
+        w._parts = tuple(parts)
+        return w
 
     def __repr__(self) -> str:
         return f"Window({list(self)!r})"
@@ -308,6 +341,12 @@ class TranscriptViews:
     @staticmethod
     def _pos(at: array[int], lst: Sequence[Message], i: int) -> int:
         return at[i] if i < len(at) else len(lst)
+
+    def since(self, i: int) -> int:
+        """How many messages of the `full` rendering come from transcript message `i` on
+        (after `sync`): what every view shows in full after its pivot."""
+        at = self.full_at
+        return len(self.full) - at[i] if i < len(at) else 0
 
     def window(
         self,

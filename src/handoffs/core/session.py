@@ -25,8 +25,9 @@ class ViewSpec:
     """Where the active agent's view of the transcript starts and what it filters.
 
     Messages before `pivot` are seen through `mode` (from `start`); messages from
-    `pivot` on are seen in full. A handoff therefore never copies history: it writes
-    these three numbers.
+    `pivot` on are seen in full, after the note of the handoff that opened the view (the
+    pivot is where the handoff happened). A handoff therefore never copies history: it
+    writes these three numbers.
     """
 
     mode: str = "full"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ..models.prices import dollars
 from .reliability import shown_ks
 from .symptoms import SYMPTOMS
 
@@ -64,7 +65,22 @@ def side_by_side(runs: Sequence[EvalRun]) -> list[Row]:
         row("latency p50 / p95 per turn", lambda r: f"{secs(r.totals()['latency_p50'])} / "
             f"{secs(r.totals()['latency_p95'])}"),
     ]
+    if any(r.prices is not None for r in runs):  # `--prices`: no table, no cost rows
+        rows += [row("cost / conversation", lambda r: _cost(r, "per_conversation")),
+                 row("cost / resolved conversation", lambda r: _cost(r, "per_resolved"))]
     return rows
+
+
+def _cost(run: EvalRun, key: str) -> str:
+    cost = run.cost()
+    if cost is None:
+        return NOT_APPLICABLE
+    if cost["total"] is None:
+        return "not reported"
+    value = cost[key]
+    if value is None:
+        return "-"
+    return dollars(value) + (" (some models unpriced)" if cost["unpriced"] else "")
 
 
 def notes(runs: Sequence[EvalRun]) -> list[str]:
@@ -75,6 +91,10 @@ def notes(runs: Sequence[EvalRun]) -> list[str]:
                    "(eval.baseline); routing labels (agent, path, handoff kind, payload, "
                    "handed_off / waiting_for_human) do not apply to it, so its turn "
                    "accuracy is its answer accuracy.")
+    unpriced = sorted({m for r in runs for m in ((r.cost() or {}).get("unpriced") or ())})
+    if unpriced:
+        out.append(f"cost: the price table has no price for {', '.join(unpriced)}; their "
+                   "tokens are left out of the cost.")
     if any(r.repeat > 1 for r in runs):
         out.append("pass^k: the chance that k plays of a case all pass (tau-bench, "
                    "C(c,k)/C(n,k) per case over n plays with c passed, averaged over cases).")

@@ -51,13 +51,16 @@ class ModelCall:
     seconds: float = 0.0
     error: str | None = None
     """The exception the model raised (`Type: message`), if it did."""
+    model: str | None = None
+    """The model that answered, as the provider named it (else as the adapter is
+    configured): what a price table prices."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "system": self.system, "messages": self.messages,
                 "tools": self.tools, "tool_choice": self.tool_choice,
                 "prompt_bytes": self.prompt_bytes, "text": self.text, "calls": self.calls,
                 "usage": self.usage.to_dict() if self.usage else None,
-                "seconds": round(self.seconds, 4), "error": self.error}
+                "seconds": round(self.seconds, 4), "error": self.error, "model": self.model}
 
 
 @contextmanager
@@ -114,7 +117,8 @@ class Recorder:
             agent=request.agent, system=request.system,
             messages=[m.to_dict() for m in request.messages],
             tools=[t.name for t in request.tools], tool_choice=request.tool_choice,
-            prompt_bytes=request_bytes(self.inner, request))
+            prompt_bytes=request_bytes(self.inner, request),
+            model=getattr(self.inner, "model", None) or None)
         calls.append(call)
         return call
 
@@ -131,6 +135,8 @@ class Recorder:
             call.calls = [{"name": c.name, "arguments": c.arguments}
                           for c in response.tool_calls]
             call.usage = response.usage
+            if response.model:
+                call.model = response.model
 
 
 def request_bytes(model: Model, request: ModelRequest) -> int:

@@ -1,7 +1,8 @@
 """One configuration's results (`EvalRun`): every played turn, judged, and what they add
 up to: accuracy per turn, case, route and tag, pass^k and accuracy's spread over repeated
 plays, the confusion matrix, refusals and failures by code, symptoms per turn and per
-route, model calls, prompt bytes, tokens, latency and cost per resolved conversation."""
+route, model calls, prompt bytes, tokens, latency and cost per resolved conversation
+(with a price table, in dollars too)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from ..core.usage import Usage
+from ..models.prices import Prices
 from .cases import Case
 from .judge import FAILED, TurnResult
 from .reliability import CaseReliability, Spread, pass_k, per_case
@@ -46,6 +49,9 @@ class EvalRun:
     routing: str | None = None
     """How the team's agents routed (`tools`, `choice`, `choice+examples`...; see
     `eval.examples`); None: as the team declares."""
+    prices: Prices | None = None
+    """The price table the report's costs use (`handoffs eval --prices`); None: no cost
+    is reported."""
 
     @property
     def setup(self) -> dict[str, str]:
@@ -154,6 +160,29 @@ class EvalRun:
                 "tokens_per_resolved": per(None if tokens_in is None
                                            else tokens_in + (tokens_out or 0))}
 
+    def cost(self) -> dict[str, Any] | None:
+        """What the played conversations cost under `prices` (US dollars): in all, per
+        conversation, per resolved conversation, and the models the table has no price
+        for (left out). None without a price table; the sums are None when the model
+        reported no tokens (offline models)."""
+        prices = self.prices
+        if prices is None:
+            return None
+        by_model: dict[str, Usage] = {}
+        for t in self.turns:
+            for c in t.calls:
+                u = c.usage
+                if u is not None and (u.input_tokens or u.output_tokens):
+                    by_model.setdefault(c.model or self.model, Usage()).add(u)
+        if not by_model:
+            return {"total": None, "per_conversation": None, "per_resolved": None,
+                    "unpriced": []}
+        total, unpriced = prices.cost(by_model)
+        won = sum(all(t.passed for t in c) for c in self.conversations)
+        return {"total": total,
+                "per_conversation": total / max(len(self.conversations), 1),
+                "per_resolved": total / won if won else None, "unpriced": unpriced}
+
     @property
     def failing(self) -> list[list[TurnResult]]:
         """The played conversations with at least one turn that did not pass."""
@@ -253,7 +282,7 @@ class EvalRun:
             "refusals": dict(self.refusals()), "failed_turns": dict(self.failures()),
             "symptoms": self.symptom_rates(),
             "symptoms_per_route": self.symptoms_per_route() if routes else {},
-            "resolved": self.resolved(),
+            "resolved": self.resolved(), "cost": self.cost(),
             **self.totals(), "seconds": self.seconds,
         }
 

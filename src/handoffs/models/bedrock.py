@@ -74,6 +74,7 @@ class BedrockModel(SDKModel):
         retry: RetryPolicy | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         settings: Mapping[str, Any] | None = None,
+        cache: bool | None = None,
     ) -> None:
         """`model` is a Bedrock model id or inference profile (`anthropic.claude-...`,
         `us.amazon.nova-pro-v1:0`, an ARN).
@@ -86,7 +87,9 @@ class BedrockModel(SDKModel):
         `max_tokens`: `inferenceConfig.maxTokens`. `settings`: Converse request fields
         sent every time (`inferenceConfig`, `additionalModelRequestFields` such as
         Claude's `thinking`, `guardrailConfig`, `performanceConfig`); a request's own
-        settings override them.
+        settings override them. `cache`: mark prompt-cache checkpoints (`cache_points`);
+        None (default): on for the model families Bedrock caches for (Anthropic's Claude,
+        Amazon Nova), off for the others, which refuse them.
         """
         self._boto3 = import_sdk("boto3", "Bedrock", "bedrock")
         self.region = (region or os.environ.get("AWS_REGION")
@@ -94,6 +97,8 @@ class BedrockModel(SDKModel):
         self.profile = profile
         self.endpoint_url = endpoint_url
         self.max_tokens = max_tokens
+        self.cache = caches(model) if cache is None else cache
+        """Whether requests carry `cachePoint` blocks (see `cache_points`)."""
         super().__init__(model, client=client, timeout=timeout, max_retries=max_retries,
                          retry=retry, settings=settings, make_client=self._make_client)
 
@@ -145,6 +150,8 @@ class BedrockModel(SDKModel):
                     body["inferenceConfig"] = {**body["inferenceConfig"], **value}
                 else:
                     body[key] = value
+        if self.cache:
+            cache_points(body)
         return body
 
     def _stream_body(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -353,6 +360,36 @@ def bedrock_error(exc: BaseException) -> ModelError | None:
     message = str(error.get("Message") or exc)
     details: dict[str, Any] = {"message": f"{code}: {message}", "code": code}
     return status_error("bedrock", status, details, headers, message)
+
+
+CACHE_POINT = {"cachePoint": {"type": "default"}}
+"""A Converse prompt-cache checkpoint: the prompt up to it is cached."""
+
+CACHING_FAMILIES = ("anthropic.claude", "amazon.nova")
+"""Model ids (or inference profiles, `us.anthropic.claude-...`) Bedrock caches prompts for."""
+
+
+def caches(model: str) -> bool:
+    """Whether `model` is of a family Bedrock caches prompts for (`CACHING_FAMILIES`)."""
+    return any(family in model for family in CACHING_FAMILIES)
+
+
+def cache_points(body: dict[str, Any]) -> None:
+    """Add Converse `cachePoint` blocks to `body` (in place), as `AnthropicModel` marks
+    its breakpoints: after the system text (caching the tools with it), and at the end of
+    the last two user messages (the newest writes the conversation so far; the one before
+    is where the agent's previous request ended)."""
+    system = body.get("system")
+    if system:
+        body["system"] = [*system, CACHE_POINT]
+    marked = 0
+    for message in reversed(body["messages"]):
+        if message.get("role") != "user" or not message.get("content"):
+            continue
+        message["content"] = [*message["content"], CACHE_POINT]
+        marked += 1
+        if marked == 2:
+            break
 
 
 def _usage(raw: Any) -> Usage:

@@ -358,10 +358,17 @@ def stop_of(reason: str | None) -> str | None:
 
 
 def _usage(raw: Any) -> Usage:
+    """Chat Completions usage: `prompt_tokens` counts the cached ones
+    (`prompt_tokens_details.cached_tokens`), `completion_tokens` the reasoning ones
+    (`completion_tokens_details.reasoning_tokens`)."""
     if raw is None:
         return Usage(0, 0, 1)
+    cached = getattr(getattr(raw, "prompt_tokens_details", None), "cached_tokens", 0)
+    reasoning = getattr(getattr(raw, "completion_tokens_details", None),
+                        "reasoning_tokens", 0)
     return Usage(int(getattr(raw, "prompt_tokens", 0) or 0),
-                 int(getattr(raw, "completion_tokens", 0) or 0), 1)
+                 int(getattr(raw, "completion_tokens", 0) or 0), 1,
+                 cache_read_tokens=int(cached or 0), reasoning_tokens=int(reasoning or 0))
 
 
 def _new_call_id() -> str:

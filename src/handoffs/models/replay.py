@@ -13,7 +13,7 @@ The rules (the same for every provider):
 - A call with no result in view gets a synthetic error result, `NO_RESULT`, so that every
   call is answered immediately after the response that made it.
 - Accepted one-way handoff calls and their results are never replayed (the target gets a
-  note in its system text instead); notes not meant for models are dropped.
+  note at the handoff instead); notes not meant for models are dropped.
 - Refused handoff calls are replayed in the turn they were made (the refusal is the
   model's feedback), not in later turns: a model shown its old refusals hands off less.
   The records and events keep them.

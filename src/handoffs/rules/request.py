@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core.handoff import Handoff
 from ..core.handoff_tool import DELEGATION_REASON_DESCRIPTION, OWN_ARGUMENTS, REASON_DESCRIPTION
-from ..core.messages import AssistantMessage, ToolResult, UserMessage
+from ..core.messages import AssistantMessage, Message, Note, ToolResult, UserMessage
 from ..core.tools import ToolSpec
 from ..models.base import ModelRequest
 
@@ -44,7 +44,8 @@ class Seen:
                 self.text, self.receiver, start = m.text, m.agent, i + 1
                 break
         source = reason = ""
-        note = _NOTE.search(request.system)
+        text = handoff_note_text(messages, agent)
+        note = _NOTE.search(text)
         if note is not None:
             source = next(v for k, v in note.groupdict().items() if v and k != "why")
             reason = note.group("why") or ""
@@ -52,7 +53,7 @@ class Seen:
         """The agent whose handoff brought this one, if one did."""
         self.delegate = note is not None and note.group("delegate") is not None
         """True when the agent works on a task for another (its answer goes back)."""
-        payload = _PAYLOAD.search(request.system)
+        payload = _PAYLOAD.search(text)
         self.payload = " ".join(_flat(parsed(payload.group(1)))) if payload else ""
         """The payload the handoff brought, as text to search."""
         if not self.text:
@@ -85,6 +86,23 @@ class Seen:
             if name in self.offered:
                 return name
         return None
+
+
+def handoff_note_text(messages: list[Message], agent: str) -> str:
+    """The note of the handoff that gave `agent` the work, as it matters now: the whole
+    note until the agent has answered in words since, then only a note that carries a
+    payload (what the transcript does not show)."""
+    answered = False
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, Note):
+            if m.to_model and m.text.startswith(("# Handoff", "# Delegation")):
+                if answered and _PAYLOAD.search(m.text) is None:
+                    return ""
+                return m.text
+        elif isinstance(m, AssistantMessage) and m.agent == agent and m.text:
+            answered = True
+    return ""
 
 
 def parsed(text: str) -> Any:

@@ -146,7 +146,8 @@ def result_from(d: Mapping[str, Any]) -> RunResult:
         None if err is None else RunError(err["code"], err["message"], err.get("agent")),
         Usage.from_dict(usage) if usage else Usage(),
         {k: Usage.from_dict(v) for k, v in (d.get("usage_by_agent") or {}).items()},
-        dict(d.get("steps") or {}), d.get("output_data"))
+        dict(d.get("steps") or {}), d.get("output_data"),
+        {k: Usage.from_dict(v) for k, v in (d.get("usage_by_model") or {}).items()})
     events = [event_from(e) for e in d.get("events", ())]
     if events and events[-1].is_terminal:
         events[-1].result = res

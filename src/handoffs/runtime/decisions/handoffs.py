@@ -22,6 +22,7 @@ from ...core.messages import HandoffMark, ToolResult
 from ...core.policy import MULTIPLE_HANDOFFS, Rejection
 from ...core.session import ViewSpec
 from ...core.team import Route
+from ...core.usage import Usage
 from ...log import fields
 from ...telemetry.config import captures
 from ..state import Fail, Leg, Transfer, Turn, turn_text
@@ -89,7 +90,7 @@ def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult |
         if rejection is not None:
             reject(t, leg, ask, results, marks, rejection, decision)
             continue
-        record = record_for(t, name, ask, payload, True, None, leg.line)
+        record = record_for(t, name, ask, payload, True, None, leg.line, leg.spent)
         target = team[ask.target]
         if target.is_human and record.reason is _LLM:
             record.reason = HandoffReason.ESCALATION
@@ -123,10 +124,7 @@ def complete_transfer(t: Turn, leg: Leg, decision: Decision,
     name = leg.agent.name
     leg.switch(t.team.plan(transfer.target.name))
     leg.handed(transfer.record, transfer.payload, transfer.route)
-    t.emit("agent_handoff", {
-        "source": name, "target": transfer.target.name, "reason": transfer.record.reason,
-        "explanation": transfer.record.explanation, "record_id": transfer.record.id,
-        "returns": False})
+    t.emit("agent_handoff", handoff_data(transfer.record, name, transfer.target.name))
     log_accepted(t, transfer.record)
     t.emit("agent_started", {"agent": transfer.target.name,
                              "display_name": transfer.target.label})
@@ -185,9 +183,22 @@ def log_accepted(t: Turn, record: HandoffRecord) -> None:
                  extra=fields(state.id, state.turn, record.source))
 
 
+def handoff_data(record: HandoffRecord, source: str, target: str,
+                 returns: bool = False) -> dict[str, Any]:
+    """The `agent_handoff` event's fields (`usage`: what the source spent, when known)."""
+    data: dict[str, Any] = {
+        "source": source, "target": target, "reason": record.reason,
+        "explanation": record.explanation, "record_id": record.id, "returns": returns}
+    if record.usage is not None:
+        data["usage"] = record.usage.to_dict()
+    return data
+
+
 def record_for(t: Turn, source: str, ask: HandoffAsk, payload: Any, accepted: bool,
-               rejection: Rejection | None = None, line: str | None = None) -> HandoffRecord:
-    """The record of one request, accepted or refused."""
+               rejection: Rejection | None = None, line: str | None = None,
+               spent: Usage | None = None) -> HandoffRecord:
+    """The record of one request, accepted or refused (`spent`: what the source spent so
+    far, copied: it goes on counting)."""
     route = ask.route
     call = ask.call
     record = HandoffRecord(
@@ -197,6 +208,8 @@ def record_for(t: Turn, source: str, ask: HandoffAsk, payload: Any, accepted: bo
         t.fx.now(), t.state.turn, call.name, call.id,
         route is not None and route.handoff.returns,
     )
+    if spent is not None:
+        record.usage = spent.copy()
     if line is not None:
         record.extra["line"] = line  # made inside that delegation: its loop rule's line
     if ask.ignored:
@@ -215,7 +228,8 @@ def reject(t: Turn, leg: Leg, ask: HandoffAsk, results: list[ToolResult | None],
         later = decision.later
         if later is None:
             later = decision.later = []
-    refuse(t, leg, record_for(t, leg.agent.name, ask, payload, False, rejection, leg.line),
+    refuse(t, leg, record_for(t, leg.agent.name, ask, payload, False, rejection, leg.line,
+                              leg.spent),
            rejection, later=later)
     result_for(t, leg, ask, results, marks, rejection.message, True, "rejected")
 
@@ -258,8 +272,8 @@ def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
         spec = ViewSpec(mode, 0, pivot, record.id)
     elif callable(mode):
         spec = ViewSpec("custom", 0, pivot, record.id)
-    elif mode == "full":
-        spec = ViewSpec("full", 0, 0, record.id)
+    elif mode == "full":  # (the pivot places the handoff's note)
+        spec = ViewSpec("full", 0, pivot, record.id)
     elif mode == "last_user":
         start = t.user_index if t.user_index >= 0 else last_user_index(state.messages)
         spec = ViewSpec("last_user", start, pivot, record.id)
@@ -270,10 +284,7 @@ def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,
     state.shared["handoff_context"] = context_json(record)
     if leg is not None:
         leg.handed(record, payload, route)
-    t.emit("agent_handoff", {
-        "source": record.source, "target": target.name, "reason": record.reason,
-        "explanation": record.explanation, "record_id": record.id, "returns": False,
-    })
+    t.emit("agent_handoff", handoff_data(record, record.source, target.name))
     log_accepted(t, record)
     t.emit("agent_changed", {
         "agent": target.name, "previous": previous,

@@ -77,14 +77,33 @@ def model_failed(t: Turn, leg: Leg, exc: Exception) -> Fail | None:
     return Fail("model_error", f"{type(exc).__name__}: {exc}", name, exception=exc)
 
 
-def count(t: Turn, name: str, usage: Usage | None) -> None:
-    """Add a response's usage to the turn's and its agent's."""
-    if usage is not None:
-        t.usage.add(usage)
-        per = t.usage_by_agent.get(name)
-        if per is None:
-            per = t.usage_by_agent[name] = Usage()
-        per.add(usage)
+def model_name(model: Model) -> str:
+    """The name a model's usage is counted under when its response names none."""
+    name = getattr(model, "model", None)
+    return name if isinstance(name, str) and name else type(model).__name__
+
+
+def count(t: Turn, leg: Leg, response: ModelResponse, model: Model) -> None:
+    """Add a response's usage to the turn's, its agent's, its model's and its line's
+    (what a handoff record says the source spent)."""
+    usage = response.usage
+    if usage is None:
+        return
+    t.usage.add(usage)
+    name = response.model or model_name(model)
+    by_model = t.usage_by_model.get(name)
+    if by_model is None:
+        by_model = t.usage_by_model[name] = Usage()
+    by_model.add(usage)
+    spent = leg.spent
+    if spent is None:
+        spent = leg.spent = Usage()
+    spent.add(usage)
+    agent = leg.agent.name
+    per = t.usage_by_agent.get(agent)
+    if per is None:
+        per = t.usage_by_agent[agent] = Usage()
+    per.add(usage)
 
 
 AGAIN = "again"
@@ -300,6 +319,7 @@ def recover(t: Turn, leg: Leg, fail: Fail) -> Transfer | None:
         explanation=f"{fail.agent} failed ({fail.code}): {fail.message}",
         at=t.fx.now(), turn=t.state.turn,
         extra={"error": {"code": fail.code, "message": fail.message, "agent": fail.agent}},
+        usage=None if leg.spent is None else leg.spent.copy(),
     )
     t.add_record(record)
     return Transfer(None, record, target, None)

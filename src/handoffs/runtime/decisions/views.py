@@ -1,9 +1,11 @@
 """What an agent's model is sent: its system text, its view of the transcript, its tools.
 
 DESIGN.md's first step of the loop, as pure functions of the turn's state: the agent's
-instructions (plus the handoff instructions, the source's transferred instructions, the
-handoff note and the summary a handoff brings: `compose`), the transcript seen through
-the agent's history view (`window`), its tools and its enabled handoffs (`request`).
+instructions (plus the handoff instructions and the source's transferred instructions:
+`compose`), the transcript seen through the agent's history view with the handoff's note
+at the handoff (`window`), its tools and its enabled handoffs (`request`). The system
+text depends on the agent (and a route that transfers instructions), never on the
+handoff that brought it, so a provider's prompt cache keeps its prefix.
 Instructions given as a function and MCP servers' tools are resolved by the driver
 (`driver.requests`), which then asks `request` for the request.
 """
@@ -14,9 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...core.context import RunContext
-from ...core.handoff import Handoff, HandoffRecord, handoff_note
+from ...core.handoff import Handoff, note_message
 from ...core.history import CustomFilter, TranscriptViews, Window, views_of
-from ...core.messages import AssistantMessage, Message, UserMessage
+from ...core.messages import Message, Note
 from ...core.team import AgentPlan
 from ...core.tools import ToolSpec
 from ...errors import HandoffsError
@@ -63,10 +65,14 @@ def ctx_of(t: Turn, leg: Leg) -> RunContext:
 
 
 def window(t: Turn, leg: Leg) -> Window:
-    """The leg's agent's view of the transcript (a delegate: its base plus its own work)."""
+    """The leg's agent's view of the transcript (a delegate: its base plus its own work),
+    with the note of the handoff that gave it the work where that handoff happened."""
     if not leg.main:
         assert leg.base is not None
-        return leg.base.extended(leg.rendered)
+        w = leg.base.extended(leg.rendered)
+        if leg.record is None:
+            return w
+        return w.inserted(leg.base._len + leg.note_at, leg.note or note_of(leg))
     state = t.state
     spec = state.view
     custom = None
@@ -78,7 +84,21 @@ def window(t: Turn, leg: Leg) -> Window:
     views: TranscriptViews | None = state.cache
     if views is None:
         views = views_of(state)
-    return views.window(state.messages, spec, custom, leg.agent.name)
+    w = views.window(state.messages, spec, custom, leg.agent.name)
+    record = leg.record
+    if record is None or record.id != spec.record_id:
+        return w
+    return w.inserted(w._len - views.since(spec.pivot), leg.note or note_of(leg))
+
+
+def note_of(leg: Leg) -> Note:
+    """The note of the handoff that gave the leg's agent its work (made once per leg)."""
+    note = leg.note
+    if note is None:
+        record = leg.record
+        assert record is not None
+        note = leg.note = note_message(record, leg.summary or record.summary)
+    return note
 
 
 def checked_filter(fn: CustomFilter, route: str) -> CustomFilter:
@@ -114,50 +134,21 @@ def specs(plan: AgentPlan, ctx: RunContext) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def taking_over(t: Turn, record: HandoffRecord) -> bool:
-    """Whether the target of `record` has yet to answer the user since the handoff: in the
-    handoff's own turn, or in the next one after a transfer that ended its turn (a
-    `next_turn` route, the user's pick). Reads back two turns at most."""
-    state = t.state
-    if record.turn == state.turn or record.returns:
-        return True
-    if record.turn != state.turn - 1:
-        return False
-    messages = state.messages
-    users = 0
-    for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if isinstance(m, UserMessage):
-            users += 1
-            if users == 2:
-                break
-        elif isinstance(m, AssistantMessage) and m.text and m.agent == record.target:
-            return False
-    return True
-
-
 def compose(t: Turn, leg: Leg, text: str) -> str:
     """The agent's instructions plus how to hand off (`Team(handoff_instructions=...)`)
-    and what its handoff brings: note, source, summary."""
+    and, for a route that transfers them, the source's instructions. The handoff's note
+    and summary are not here: they are in the history, at the handoff (`window`)."""
     record = leg.record
     routing = leg.plan.handoff_text
-    if record is None:
+    route = leg.route
+    if record is None or route is None or not route.handoff.transfer_system_message:
         if not routing:
             return text
         return f"{text}\n\n{routing}" if text else routing
     parts = [text] if text else []
     if routing:
         parts.append(routing)
-    route = leg.route
-    if route is not None and route.handoff.transfer_system_message:
-        src = t.team.get(record.source)
-        if src is not None and isinstance(src.instructions, str) and src.instructions:
-            parts.append(f"# Instructions of {src.label} (transferred)\n{src.instructions}")
-    note = handoff_note(record, leg.payload, taking_over=(
-        record.turn == t.state.turn or taking_over(t, record)))
-    if note:
-        parts.append(note)
-    summary = leg.summary or record.summary
-    if summary:
-        parts.append(f"# Summary of the conversation so far\n{summary}")
+    src = t.team.get(record.source)
+    if src is not None and isinstance(src.instructions, str) and src.instructions:
+        parts.append(f"# Instructions of {src.label} (transferred)\n{src.instructions}")
     return "\n\n".join(parts)

@@ -18,7 +18,7 @@ from ...core.messages import HandoffMark, Message, ToolResult, UserMessage
 from ...core.policy import Rejection
 from ...core.team import Route
 from ..decisions.asks import HandoffAsk
-from ..decisions.handoffs import log_accepted, refuse, result_for
+from ..decisions.handoffs import handoff_data, log_accepted, refuse, result_for
 from ..decisions.views import checked_filter, ctx_of, window
 from ..state import Answer, Fail, Leg, Outcome, Pause, Turn, append, history_of, turn_text
 from . import guardrails
@@ -78,10 +78,7 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
                    f"({type(exc).__name__}: {exc}); the delegation was not made.")
         refuse(t, leg, record, Rejection(code, message), exc)
         return message, Fail(code, message, leg.agent.name, exception=exc)
-    t.emit("agent_handoff", {
-        "source": record.source, "target": target.name, "reason": record.reason,
-        "explanation": record.explanation, "record_id": record.id, "returns": True,
-    })
+    t.emit("agent_handoff", handoff_data(record, record.source, target.name, returns=True))
     log_accepted(t, record)
     if task is not None and not _shown(base, task):
         append(t, sub, UserMessage(task, target.name))

@@ -138,7 +138,8 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
             if fail is None:
                 continue
             return fail
-        decide.count(t, name, response.usage)
+        if response.usage is not None:
+            decide.count(t, leg, response, model)
         if leg.last_word and response.tool_calls:  # no tools were offered: still calls
             return converge.stuck(leg)
         if not response.tool_calls:

@@ -2,8 +2,8 @@
 
 With inspection on, every model call of a turn becomes two events, stored in the
 session's event log like every other event: `model_request` (the exact request: the
-system text with its handoff note, the agent's view of the transcript after its route's
-filter, the tools offered, the tool choice, where the view sits in the transcript, and
+system text, the agent's view of the transcript after its route's filter with the
+handoff's note, the tools offered, the tool choice, where the view sits in the transcript, and
 the session's shared memory at that moment) and `model_response` (the raw response:
 text, tool calls, tokens, the provider's model name, the latency, or the error). The
 inspector page (`/inspect`) shows them beside the transcript, so a handoff can be read as

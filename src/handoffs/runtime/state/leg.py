@@ -15,8 +15,9 @@ from ...core.agent import Agent
 from ...core.context import HandoffContext, RunContext
 from ...core.handoff import HandoffRecord, handoff_context
 from ...core.history import Window
-from ...core.messages import Message
+from ...core.messages import Message, Note
 from ...core.team import AgentPlan, Route
+from ...core.usage import Usage
 
 
 @dataclass(slots=True)
@@ -69,9 +70,9 @@ class Leg:
     """
 
     __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "failures", "force", "hidden",
-                 "last_refusal", "last_word", "line", "main", "nudged", "pausable", "payload",
-                 "plan", "record", "reminded", "rendered", "route", "sub", "summary", "system",
-                 "truncated")
+                 "last_refusal", "last_word", "line", "main", "note", "note_at", "nudged",
+                 "pausable", "payload", "plan", "record", "reminded", "rendered", "route",
+                 "spent", "sub", "summary", "system", "truncated")
 
     def __init__(self, plan: AgentPlan, main: bool, depth: int = 0,
                  base: Window | None = None, line: str | None = None) -> None:
@@ -90,6 +91,10 @@ class Leg:
         self.record: HandoffRecord | None = None
         """The handoff that gave the current agent the work (None: the entry agent)."""
         self.payload: Any = None
+        self.note: Note | None = None
+        """The handoff's note as the agent's model sees it (`decisions.views.note_of`)."""
+        self.note_at = 0
+        """A delegation line's: where in its own messages the note sits (the handoff)."""
         self._handoff: HandoffContext | None = None
         self.route: Route | None = None
         self.summary: str | None = None
@@ -117,6 +122,8 @@ class Leg:
         `tool_choice` asks for (a provider that does not enforce it, or relaxed it)."""
         self.truncated = 0
         """Its answers cut short by the output limit in this activation."""
+        self.spent: Usage | None = None
+        """The tokens it spent in this turn on this line (`HandoffRecord.usage`)."""
 
     def switch(self, plan: AgentPlan) -> None:
         self.plan = plan
@@ -129,6 +136,7 @@ class Leg:
         self.force = None
         self.nudged = self.last_word = self.reminded = False
         self.truncated = 0
+        self.spent = None
 
     @property
     def handoff(self) -> HandoffContext | None:
@@ -142,6 +150,8 @@ class Leg:
         """Record how the current agent got the work (invalidates the caches)."""
         self.record = record
         self.payload = payload
+        self.note = None
+        self.note_at = len(self.rendered)
         self._handoff = None
         self.route = route
         self.summary = None

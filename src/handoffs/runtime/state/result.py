@@ -76,6 +76,9 @@ class RunResult:
     output_data: Any = None
     """The validated object when the answering agent has an `output_type` (`output` is
     its JSON); None otherwise."""
+    usage_by_model: dict[str, Usage] = field(default_factory=dict)
+    """Tokens per model name (the provider's own, e.g. `gpt-4.1-mini-2025-04-14`, else
+    the adapter's): what a price table prices."""
     _events: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -117,6 +120,7 @@ class RunResult:
             "error": self.error.to_dict() if self.error else None,
             "usage": self.usage.to_dict(),
             "usage_by_agent": {k: v.to_dict() for k, v in self.usage_by_agent.items()},
+            "usage_by_model": {k: v.to_dict() for k, v in self.usage_by_model.items()},
             "steps": dict(self.steps),
             "output_data": (None if self.output_data is None
                             else self.output_data.model_dump(mode="json")),

@@ -67,7 +67,8 @@ class Turn:
     __slots__ = ("accepted", "context", "deadline", "feed", "forced", "fx", "grace", "log",
                  "max_steps", "models", "now", "obs", "owner", "raw", "records", "recovered",
                  "refusals", "repeats", "runner", "seq0", "sink", "state", "steps", "stopping",
-                 "stored", "streaming", "team", "usage", "usage_by_agent", "user_index")
+                 "stored", "streaming", "team", "usage", "usage_by_agent", "usage_by_model",
+                 "user_index")
 
     def __init__(self, runner: Host, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None, feed: Any = None) -> None:
@@ -102,6 +103,8 @@ class Turn:
         self.recovered = False
         self.usage = Usage()
         self.usage_by_agent: dict[str, Usage] = {}
+        self.usage_by_model: dict[str, Usage] = {}
+        """Per model name (the provider's, else the adapter's): what a price table prices."""
         self.owner: asyncio.Task[Any] | None = None
         """The task running the turn's main line (what `runner.cancel` cancels)."""
         self.stopping = False
@@ -259,7 +262,8 @@ def result(t: Turn, output: str, agent: str, status: RunStatus,
            error: RunError | None = None, data: Any = None) -> RunResult:
     """The turn's result so far (records and usage are the turn's own lists)."""
     return RunResult(t.state.id, output, agent, status, t.state.turn, t.records, error,
-                     t.usage, t.usage_by_agent, output_data=data)
+                     t.usage, t.usage_by_agent, output_data=data,
+                     usage_by_model=t.usage_by_model)
 
 
 def failed(t: Turn, fail: Fail) -> RunResult:
@@ -276,10 +280,19 @@ def finish(t: Turn, res: RunResult) -> None:
         t.hold("run_failed", {
             "status": res.status, "agent": res.agent,
             "code": err.code if err else "error", "message": err.message if err else "",
-        }, res)
+            **spent(res)}, res)
     else:
         t.hold("run_completed", {"status": res.status, "agent": res.agent,
-                                 "output": res.output}, res)
+                                 "output": res.output, **spent(res)}, res)
+
+
+def spent(res: RunResult) -> dict[str, Any]:
+    """A terminal event's `usage` and `usage_by_model` (none for a turn without a model
+    call), so the store's log says what each turn cost (`handoffs stats --prices`)."""
+    if not res.usage.requests:
+        return {}
+    return {"usage": res.usage.to_dict(),
+            "usage_by_model": {k: v.to_dict() for k, v in res.usage_by_model.items()}}
 
 
 class _LazyEvents(Sequence[Event]):

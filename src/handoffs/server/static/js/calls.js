@@ -1,6 +1,6 @@
 // The inspector's model calls: for each `model_request` / `model_response` pair
-// (`Runner(inspect=True)`), the exact request the model got (system text with the
-// handoff note, the history view after the route's filter, the tools offered) beside the
+// (`Runner(inspect=True)`), the exact request the model got (system text, the history
+// view after the route's filter with the handoff's note, the tools offered) beside the
 // transcript it was filtered from, and the raw response with its tokens and latency.
 // Calls are grouped by turn, each turn with its "Fork before turn N"; with the operator
 // key each answered call can be edited and made again (js/rerun.js).
