@@ -19,6 +19,7 @@ from ..core.handoff import HandoffRecord, HistoryMode
 from ..core.plan import PlanStep
 from ..core.session import SessionState
 from ..core.team import Team
+from ..errors import HandoffsError
 from ..models.base import Model
 from ..stores.base import SessionStore
 from ..stores.opening import open_store
@@ -221,8 +222,11 @@ class Runner(GoingBack):
         The turn ends FAILED with code `cancelled` and is persisted with what it did so
         far; the user's message stays in the transcript and is not answered again (the
         session is idle, not interrupted). `run` returns that result; a `stream` ends with
-        its `run_failed` event. Only turns of this process are seen.
+        its `run_failed` event. Only turns of this process are seen (under Temporal:
+        turns this process sent, stopped by a signal to the session's workflow).
         """
+        if self._dispatch is not None:
+            return bool(self._dispatch.cancel(self, session_id))
         t = self._running.get(session_id)
         owner = t.owner if t is not None else None
         if t is None or owner is None or t.stopping or owner.done():
@@ -319,6 +323,10 @@ class Runner(GoingBack):
         A failed step goes to the team's fallback (`error_recovery`); if that fails too,
         or there is none, the plan ends FAILED. `result.steps` holds every answer.
         """
+        if self._dispatch is not None:
+            raise HandoffsError("run_plan does not run under Temporal yet: a plan's steps "
+                                "are not a workflow update; run the plan with a runner "
+                                "in process.", code="not_supported")
         from .driver.plans import run_plan
 
         return await run_plan(self, session_id, steps, context)
@@ -394,6 +402,11 @@ class Runner(GoingBack):
         records and answer are side by side in `Replay.turns`, each with its `routing`
         (`same`, `different agent`, `different path`), and `Replay.totals` holds the
         replay's model calls, prompt bytes and tokens (`runtime.replay`)."""
+        if self._dispatch is not None and (team is not None or model is not None):
+            raise HandoffsError("replay(team=..., model=...) does not run under Temporal: "
+                                "the workers' team and models answer every turn. Replay "
+                                "with a runner in process over the same store, or without "
+                                "team= and model=.", code="not_supported")
         from .replay import replay
 
         return await replay(self, session_id, from_turn, team, model)

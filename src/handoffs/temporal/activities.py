@@ -27,6 +27,8 @@ from ..errors import HandoffsError, ModelError
 from ..log import fields
 from ..models.base import Model
 from ..models.retry import RetryPolicy
+from ..runtime.effects.executor import within
+from ..runtime.effects.summary import summary_model
 from ..runtime.runner import Runner
 from . import codec
 
@@ -37,6 +39,8 @@ MODEL = "handoffs.model"
 TOOL = "handoffs.tool"
 LOAD = "handoffs.load"
 COMMIT = "handoffs.commit"
+SUMMARY = "handoffs.summary"
+MCP_OFFER = "handoffs.mcp_offer"
 
 
 class Activities:
@@ -49,7 +53,7 @@ class Activities:
         self._once: dict[int, Model] = {}
 
     def all(self) -> list[Any]:
-        return [self.model, self.tool, self.load, self.commit]
+        return [self.model, self.tool, self.load, self.commit, self.summary, self.mcp_offer]
 
     def _single_try(self, model: Model) -> Model:
         """The model with its own retries off (Temporal retries the activity)."""
@@ -110,7 +114,7 @@ class Activities:
         `{"handoff_to": ...}`, or `{"error": ...}` (what it raised); each with the
         session's shared memory as the tool left it."""
         agent, name = args["agent"], args["tool"]
-        tl = _find_tool(self.runner, agent, name)
+        tl = await _find_tool(self.runner, agent, name, args["session_id"])
         handoff = args.get("handoff")
         ctx: RunContext[Any] = RunContext(
             args["session_id"], agent, args["turn"], dict(args.get("shared") or {}),
@@ -118,7 +122,11 @@ class Activities:
             None if handoff is None else HandoffContext(**handoff),
             args.get("channel"), args.get("call_id"))
         try:
-            value = await self._beating(tl.invoke(ctx, tl.parse(args["args"])))
+            call = tl.invoke(ctx, tl.parse(args["args"]))
+            limit = args.get("timeout")
+            if limit is not None:  # over it: the model's feedback, as in process
+                call = within(call, limit, name)
+            value = await self._beating(call)
         except Exception as exc:
             log.info("tool %s of %s raised %s", name, agent, type(exc).__name__,
                      extra=fields(ctx.session_id, ctx.turn, agent))
@@ -130,6 +138,36 @@ class Activities:
         else:
             out["text"] = render_result(value)
         return out
+
+    @activity.defn(name=SUMMARY)
+    async def summary(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A summariser's model call (a `history="summary"` handoff): the model picked
+        as in process, from this worker's team and models."""
+        d = args["request"]
+        source = d["agent"].removesuffix(":summarizer")
+        runner = self.runner
+        route = runner.team.plan(source).routes_by_target.get(args["target"])
+        summarizer = ((route.handoff.summarizer if route is not None else None)
+                      or runner.team.summarizer)
+        try:
+            model = summary_model(summarizer, runner.model_for(source))
+            response = await self._beating(model.complete(codec.request_from(d, None)))
+        except Exception as exc:
+            retryable = isinstance(exc, ModelError) and exc.retryable
+            raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
+                                   non_retryable=not retryable) from _acyclic(exc)
+        return codec.response_to(response)
+
+    @activity.defn(name=MCP_OFFER)
+    async def mcp_offer(self, args: dict[str, Any]) -> dict[str, Any]:
+        """An agent's MCP tools as this worker's connections list them (`Hub.offer`)."""
+        runner = self.runner
+        agent = runner.team[args["agent"]]
+        specs, down = await self._beating(runner.mcp.offer(
+            agent, args["taken"], tuple(args["turn"])))
+        return {"tools": [{"name": x.name, "description": x.description,
+                           "parameters": codec.jsonable(x.parameters)} for x in specs],
+                "down": down}
 
     @activity.defn(name=LOAD)
     async def load(self, session_id: str) -> dict[str, Any] | None:
@@ -183,10 +221,21 @@ def _after(state: Any) -> dict[str, Any]:
             "updated_at": state.updated_at}
 
 
-def _find_tool(runner: Runner, agent: str, name: str) -> Tool:
-    for tl in runner.team[agent].tools:
+async def _find_tool(runner: Runner, agent: str, name: str, session_id: str) -> Tool:
+    """The team's tool `name` of `agent`, else one of its MCP servers' (listed on this
+    worker first when another worker listed them for the turn)."""
+    member = runner.team[agent]
+    for tl in member.tools:
         if tl.name == name:
             return tl
+    if member.mcp:
+        hub = runner.mcp
+        found = hub.tool(agent, name)
+        if found is None:
+            await hub.offer(member, (), (session_id, None))
+            found = hub.tool(agent, name)
+        if found is not None:
+            return found
     raise ApplicationError(f"Agent {agent!r} has no tool {name!r} on this worker.",
                            {"type": "HandoffsError", "message": "unknown tool",
                             "code": "unknown_tool"}, type="HandoffsError",

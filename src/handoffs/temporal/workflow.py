@@ -26,6 +26,7 @@ from temporalio.exceptions import ApplicationError
 
 from ..runtime.runner import Runner
 from . import codec
+from .codec import wrong_queue
 from .effects import ActivityStore, InWorkflow
 from .options import REPLAYING, WORKERS
 
@@ -75,9 +76,17 @@ class SessionWorkflow:
             self._host = host
         return self._host
 
-    async def _one(self, work: Callable[[Runner], Awaitable[Any]]) -> Any:
+    async def _one(self, args: dict[str, Any],
+                   work: Callable[[Runner], Awaitable[Any]]) -> Any:
         """Run one update's work after the ones before it; what it raises is the update's
-        failure (a handoffs error with its code), never the workflow's."""
+        failure (a handoffs error with its code), never the workflow's. An update sent
+        for another task queue (the session was started on this one) is refused."""
+        queue = args.get("task_queue")
+        if queue is not None and queue != workflow.info().task_queue:
+            raise ApplicationError(
+                "wrong task queue", codec.error_to(wrong_queue(
+                    args["session_id"], workflow.info().task_queue, queue)),
+                type="HandoffsError", non_retryable=True)
         async with self._lock:
             self._handled += 1
             try:
@@ -89,15 +98,25 @@ class SessionWorkflow:
     @workflow.update(name="turn")
     async def turn(self, args: dict[str, Any]) -> dict[str, Any]:
         """A user's message: the turn's result (`codec.result_to`)."""
-        res = await self._one(lambda r: r.run(
+        res = await self._one(args, lambda r: r.run(
             args["session_id"], args["text"], args.get("channel"), args.get("context"),
             args.get("timeout")))
         return codec.result_to(res)
 
+    @workflow.signal(name="cancel")
+    def cancel(self, args: dict[str, Any]) -> None:
+        """Stop the running turn as `Runner.cancel` does in process (it ends FAILED
+        `cancelled` and is stored; its running activity is cancelled)."""
+        if self._host is not None:
+            t = self._host._running.get(args["session_id"])
+            if t is not None and t.owner is not None and not t.stopping:
+                t.stopping = True
+                t.owner.cancel()
+
     @workflow.update(name="resume")
     async def resume(self, args: dict[str, Any]) -> dict[str, Any] | None:
         """Answer the message of a turn that died (None: nothing waits)."""
-        res = await self._one(lambda r: r.resume(args["session_id"], args.get("context")))
+        res = await self._one(args, lambda r: r.resume(args["session_id"], args.get("context")))
         return None if res is None else codec.result_to(res)
 
     @workflow.update(name="decide")
@@ -105,21 +124,21 @@ class SessionWorkflow:
         """A person's approval or rejection of a waiting tool call."""
         sid, call_id = args["session_id"], args["call_id"]
         if args["approved"]:
-            res = await self._one(lambda r: r.approve(sid, call_id, args.get("context")))
+            res = await self._one(args, lambda r: r.approve(sid, call_id, args.get("context")))
         else:
-            res = await self._one(lambda r: r.reject(sid, call_id, args.get("reason", ""),
+            res = await self._one(args, lambda r: r.reject(sid, call_id, args.get("reason", ""),
                                                      args.get("context")))
         return codec.result_to(res)
 
     @workflow.update(name="select_agent")
     async def select_agent(self, args: dict[str, Any]) -> dict[str, Any]:
         """The user picks an agent: the handoff record."""
-        record = await self._one(lambda r: r.select_agent(args["session_id"], args["name"]))
+        record = await self._one(args, lambda r: r.select_agent(args["session_id"], args["name"]))
         return dict(record.to_dict())
 
     @workflow.update(name="reply_as_human")
     async def reply_as_human(self, args: dict[str, Any]) -> dict[str, Any]:
         """A human operator's message, optionally handing back to an agent."""
-        res = await self._one(lambda r: r.reply_as_human(
+        res = await self._one(args, lambda r: r.reply_as_human(
             args["session_id"], args["text"], args.get("handoff_to")))
         return codec.result_to(res)

@@ -57,8 +57,8 @@ async def transfer_session(runner: Host, session_id: str, to_agent: str, context
             from ..effects.summary import summarize
 
             model = runner.model_for(to_agent) or runner.model_for(source)
-            summary = await summarize(runner.team.summarizer, model, old.messages,
-                                      source, to_agent)
+            summary = await summarize(runner.executor, None, runner.team.summarizer,
+                                      model, old.messages, source, to_agent)
             new.messages.append(Note(
                 f"Summary of the conversation so far (session {session_id!r}, with "
                 f"{source}):\n{summary}", to_agent, to_model=True))
