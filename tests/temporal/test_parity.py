@@ -241,3 +241,32 @@ async def test_mcp_tools_are_listed_and_called_by_activities(
         ("lookup_order", "order 7: shipped, 2 items", False)]
     kinds = await activity_types(temporal_address, queue)
     assert "handoffs.mcp_offer" in kinds and "handoffs.tool" in kinds
+
+
+async def test_a_running_turn_reads_running_and_going_back_is_refused(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    STARTS.clear()
+
+    def make() -> tuple[Team, Any]:
+        return (Team([Agent("a", tools=[lookup])]),
+                ScriptedModel([reply("First."), call("lookup", order="D4"),
+                               reply("Shipped.")]))
+
+    async def mid_turn(runner: Runner) -> tuple[str, str, Any]:
+        await runner.run(queue, "hello")
+        started = len(STARTS)
+        turn = asyncio.ensure_future(runner.run(queue, "D4?"))
+        while len(STARTS) == started and not turn.done():  # the tool runs
+            await asyncio.sleep(0.05)
+        state = await runner.get_session(queue)
+        assert state is not None
+        with pytest.raises(HandoffsError) as refused:
+            await runner.rewind(queue, 1)
+        return state.status, refused.value.code, await turn
+
+    (a, _, sa), (b, _, sb) = await both(temporal_address, queue, tmp_path, make, mid_turn)
+    assert a[:2] == b[:2] == ("running", "turn_running")
+    assert (b[2].status, b[2].output) == (a[2].status, a[2].output) == (
+        RunStatus.COMPLETED, "Shipped.")
+    assert sb.status == sa.status == "idle"
+    assert [m.to_dict() for m in sb.messages] == [m.to_dict() for m in sa.messages]

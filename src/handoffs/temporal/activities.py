@@ -12,6 +12,7 @@ worker died or it timed out (heartbeats tell a dead worker from a slow tool).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import logging
 from collections.abc import Awaitable
@@ -42,6 +43,10 @@ COMMIT = "handoffs.commit"
 SUMMARY = "handoffs.summary"
 MCP_OFFER = "handoffs.mcp_offer"
 
+HOLD_CHECK = 2.0
+"""Seconds between a held session's checks that its turn still runs (it may have ended
+on another worker, which then wrote the session without the lock)."""
+
 
 class Activities:
     """The activities of one worker, bound to its runner (`worker.make_worker`)."""
@@ -51,6 +56,8 @@ class Activities:
         self.heartbeat = heartbeat
         """Seconds between a running tool's heartbeats."""
         self._once: dict[int, Model] = {}
+        self._holds: dict[str, asyncio.Task[None]] = {}
+        """The sessions whose lock this worker holds while their turn runs (`_hold`)."""
 
     def all(self) -> list[Any]:
         return [self.model, self.tool, self.load, self.commit, self.summary, self.mcp_offer]
@@ -173,9 +180,53 @@ class Activities:
     async def load(self, session_id: str) -> dict[str, Any] | None:
         """The stored session (None: there is none yet)."""
         store = self.runner.store
-        async with store.lock(session_id):
+        if session_id in self._holds:
             state = await store.load(session_id)
-            return None if state is None else codec.state_to(state)
+        else:
+            async with store.lock(session_id):
+                state = await store.load(session_id)
+        return None if state is None else codec.state_to(state)
+
+    async def _hold(self, session_id: str) -> None:
+        """Hold the session's store lock from here on, while its turn runs in the
+        workflow: the store reads `running` (not `interrupted`), and going back
+        (`rewind`, `fork`) is refused with `turn_running` instead of cutting the turn's
+        session from under it. A worker that dies lets go with its process."""
+        if session_id in self._holds:
+            return
+        acquired = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(self._holding(session_id, acquired))
+        self._holds[session_id] = task
+        try:
+            await asyncio.shield(acquired)
+        except BaseException:
+            task.cancel()
+            self._holds.pop(session_id, None)
+            raise
+
+    async def _holding(self, session_id: str, acquired: asyncio.Future[None]) -> None:
+        store = self.runner.store
+        try:
+            async with store.lock(session_id):
+                acquired.set_result(None)
+                while True:  # until released, or the turn ended on another worker
+                    await asyncio.sleep(HOLD_CHECK)
+                    state = await store.load(session_id)
+                    if state is None or state.status != "running":
+                        return
+        except Exception as exc:
+            if not acquired.done():
+                acquired.set_exception(exc)
+        finally:
+            if self._holds.get(session_id) is asyncio.current_task():
+                del self._holds[session_id]
+
+    async def _release(self, session_id: str) -> None:
+        task = self._holds.pop(session_id, None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
 
     @activity.defn(name=COMMIT)
     async def commit(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -186,15 +237,24 @@ class Activities:
         since = Checkpoint(*args["since"])
         events = [codec.event_from(e) for e in args["events"]]
         store = self.runner.store
+        sid = state.id
         try:
-            async with store.lock(state.id):
-                stored = await store.load(state.id)
-                if (stored is not None and stored.version == state.version + 1
-                        and len(stored.messages) == len(state.messages)
-                        and len(stored.handoffs) == len(state.handoffs)):
-                    return _after(stored)  # this commit's retry: it is stored already
+            # The workflow runs one update of its session at a time: within a turn it is
+            # the only writer, and its worker holds the session's lock (`_hold`) until
+            # the turn's status is no longer `running`.
+            if state.status == "running":
+                await self._hold(sid)
+            stored = await store.load(sid)
+            if (stored is not None and stored.version == state.version + 1
+                    and len(stored.messages) == len(state.messages)
+                    and len(stored.handoffs) == len(state.handoffs)):
+                after = _after(stored)  # this commit's retry: it is stored already
+            else:
                 await store.commit(state, since, events)
-                return _after(state)
+                after = _after(state)
+            if state.status != "running":
+                await self._release(sid)
+            return after
         except HandoffsError as exc:
             raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
                                    non_retryable=True) from exc

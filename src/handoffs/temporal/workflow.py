@@ -82,7 +82,8 @@ class SessionWorkflow:
         failure (a handoffs error with its code), never the workflow's. An update sent
         for another task queue (the session was started on this one) is refused."""
         queue = args.get("task_queue")
-        if queue is not None and queue != workflow.info().task_queue:
+        if (queue is not None and queue != workflow.info().task_queue
+                and not workflow.unsafe.is_replaying()):  # a Replayer's queue is its own
             raise ApplicationError(
                 "wrong task queue", codec.error_to(wrong_queue(
                     args["session_id"], workflow.info().task_queue, queue)),
