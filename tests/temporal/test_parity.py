@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -99,11 +101,16 @@ def results(state: Any) -> list[tuple[str, str, bool]]:
 
 
 async def activity_types(address: str, session_id: str) -> list[str]:
+    """The activities the session's workflow scheduled, over all its runs."""
     client = await Client.connect(address)
-    history = await client.get_workflow_handle(session_id).fetch_history()
-    return [e.activity_task_scheduled_event_attributes.activity_type.name
-            for e in history.events
-            if e.HasField("activity_task_scheduled_event_attributes")]
+    kinds = []
+    async for run in client.list_workflows(f"WorkflowId = '{session_id}'"):
+        history = await client.get_workflow_handle(session_id,
+                                                   run_id=run.run_id).fetch_history()
+        kinds += [e.activity_task_scheduled_event_attributes.activity_type.name
+                  for e in history.events
+                  if e.HasField("activity_task_scheduled_event_attributes")]
+    return kinds
 
 
 async def test_a_summary_handoff_is_an_activity_with_the_same_record(
@@ -270,3 +277,52 @@ async def test_a_running_turn_reads_running_and_going_back_is_refused(
         RunStatus.COMPLETED, "Shipped.")
     assert sb.status == sa.status == "idle"
     assert [m.to_dict() for m in sb.messages] == [m.to_dict() for m in sa.messages]
+
+
+def _worker(address: str, queue: str, store: str, version: str) -> subprocess.Popen[str]:
+    """`handoffs worker` on the deploy team of `version`, ready."""
+    env = {**os.environ, "DEPLOY_VERSION": version,
+           "PYTHONPATH": str(Path(__file__).parent.parent.parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "handoffs.cli", "worker",
+         f"{Path(__file__).parent / 'deploy_team.py'}:runner", "--temporal", address,
+         "--task-queue", queue, "--store", store],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if "worker ready" in line:
+            return proc
+    raise AssertionError(f"the worker did not start: {''.join(seen)}")
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+async def test_a_changed_team_deployed_continues_existing_sessions(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    from . import deploy_team
+
+    store = f"sqlite:///{tmp_path / 'd.db'}"
+    client = await Client.connect(temporal_address)
+    runner = Runner(deploy_team.team, store=store,
+                    executor=TemporalExecutor(client, task_queue=queue))
+    old = _worker(temporal_address, queue, store, "1")
+    try:
+        first = await runner.run(queue, "where is 7?")
+    finally:
+        _stop(old)
+    new = _worker(temporal_address, queue, store, "2")  # renamed tool, new agent
+    try:
+        second = await asyncio.wait_for(runner.run(queue, "and now?"), 30)
+    finally:
+        _stop(new)
+        await runner.store.close()
+    assert (first.status, first.output) == (RunStatus.COMPLETED, "v1 used lookup")
+    assert (second.status, second.output) == (RunStatus.COMPLETED, "v2 used find_order")
