@@ -326,3 +326,49 @@ async def test_a_changed_team_deployed_continues_existing_sessions(
         await runner.store.close()
     assert (first.status, first.output) == (RunStatus.COMPLETED, "v1 used lookup")
     assert (second.status, second.output) == (RunStatus.COMPLETED, "v2 used find_order")
+
+
+class Typing:
+    """A model that streams its answer in six pieces, 0.2 s apart."""
+
+    PIECES = ("Your ", "refund ", "is ", "on ", "its ", "way.")
+
+    async def complete(self, request: Any) -> Any:
+        from handoffs.models.base import ModelResponse
+
+        return ModelResponse("".join(self.PIECES), (), None, "typing")
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        from handoffs.models.base import TextDelta
+
+        for piece in self.PIECES:
+            await asyncio.sleep(0.2)
+            yield TextDelta(piece)
+        yield await self.complete(request)
+
+
+async def test_a_streamed_turn_shows_its_text_and_events_as_they_come(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    def make() -> tuple[Team, Any]:
+        return Team([Agent("a")]), Typing()
+
+    async def streamed(runner: Runner) -> tuple[list[Any], list[float], float]:
+        began = time.monotonic()
+        events, at = [], []
+        async for e in runner.stream(queue, "refund?"):
+            events.append(e)
+            at.append(time.monotonic() - began)
+        return events, at, time.monotonic() - began
+
+    (a, _, sa), (b, _, sb) = await both(temporal_address, queue, tmp_path, make, streamed)
+    assert sb.event_seq == sa.event_seq  # as many events stored
+    kinds_a = [(e.type, e.seq) for e in a[0]]
+    kinds_b = [(e.type, e.seq) for e in b[0]]
+    assert kinds_b == kinds_a and [e.type for e in b[0]].count("text_delta") == 6
+    deltas = [e.data["text"] for e in b[0] if e.type == "text_delta"]
+    assert "".join(deltas) == "Your refund is on its way."
+    assert b[0][-1].result.output == a[0][-1].result.output == "Your refund is on its way."
+    first_text = next(t for e, t in zip(b[0], b[1], strict=True) if e.type == "text_delta")
+    assert first_text < b[2] - 0.5, "the text came at the end of the turn, not as it came"
+    run_started = next(t for e, t in zip(b[0], b[1], strict=True) if e.type == "run_started")
+    assert run_started < b[2] - 0.5, "the turn's events came at its end"

@@ -32,6 +32,7 @@ from ..runtime.effects.executor import within
 from ..runtime.effects.summary import summary_model
 from ..runtime.runner import Runner
 from . import codec
+from .options import LIVE_TEXT
 
 log = logging.getLogger("handoffs.temporal")
 T = TypeVar("T")
@@ -100,8 +101,11 @@ class Activities:
                 HandoffsError("no model", code="no_model")), type="HandoffsError",
                 non_retryable=True)
         request = codec.request_from(d, runner.team.plan(agent).output)
+        deltas: list[str] | None = [] if args.get("stream") else None
         try:
-            response = await self._beating(self._single_try(model).complete(request))
+            call = (self._single_try(model).complete(request) if deltas is None
+                    else _streamed(self._single_try(model), request, deltas))
+            response = await self._beating(call)
         except ModelError as exc:
             retry = runner_retry(model)
             after = exc.retry_after
@@ -113,7 +117,10 @@ class Activities:
         except Exception as exc:  # not the provider's: trying again would not help
             raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
                                    non_retryable=True) from _acyclic(exc)
-        return codec.response_to(response)
+        out = codec.response_to(response)
+        if deltas is not None:
+            out["deltas"] = deltas
+        return out
 
     @activity.defn(name=TOOL)
     async def tool(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -316,3 +323,24 @@ def _delay(after: float | None) -> Any:
     return timedelta(seconds=after)
 
 
+async def _streamed(model: Model, request: Any, deltas: list[str]) -> Any:
+    """A streamed model call: each piece of text kept in `deltas` (the turn's
+    `text_delta` events, made by the workflow from the result) and shown live to the
+    workflow's `live` query meanwhile (`options.LIVE_TEXT`, when this worker runs it)."""
+    from ..models.base import TextDelta
+
+    key = activity.info().workflow_id or ""
+    live = LIVE_TEXT[key] = (request.agent, deltas)
+    response = None
+    try:
+        async for piece in model.stream(request):
+            if isinstance(piece, TextDelta):
+                deltas.append(piece.text)
+            else:
+                response = piece
+    finally:
+        if LIVE_TEXT.get(key) is live:
+            del LIVE_TEXT[key]
+    if response is None:
+        raise ModelError("The model's stream ended without a response.")
+    return response

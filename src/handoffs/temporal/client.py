@@ -186,37 +186,52 @@ class TemporalExecutor:
         return True
 
     async def run(self, runner: Any, session_id: str, text: str, channel: str | None,
-                  context: Any, timeout: float | None) -> RunResult:
-        """One user turn, run by the session's workflow."""
+                  context: Any, timeout: float | None, stream: bool = False) -> RunResult:
+        """One user turn, run by the session's workflow (`stream`: as a streamed turn,
+        whose model calls stream and whose text becomes `text_delta` events)."""
         from ..runtime.driver.turn import check_text
 
         check_text(runner, text)
-        d = await self._update("turn", session_id, {
-            "text": text, "channel": channel, "context": codec.jsonable(context),
-            "timeout": timeout})
+        args = {"text": text, "channel": channel, "context": codec.jsonable(context),
+                "timeout": timeout}
+        if stream:
+            args["stream"] = True
+        d = await self._update("turn", session_id, args)
         return codec.result_from(d)
 
     async def stream(self, runner: Any, session_id: str, text: str, channel: str | None,
                      context: Any, timeout: float | None) -> AsyncIterator[Event]:
-        """The turn's events as its commits store them; the terminal one (with the
-        result) once the update returned."""
-        store = runner.store
-        count = getattr(store, "event_count", None)
-        after = (await count(session_id) - 1) if count is not None else -1
+        """The turn's events as the workflow makes them (its `live` query, every `poll`
+        seconds), its text as it comes when the model call runs on the worker that runs
+        the workflow; the terminal one (with the result) once the update returned."""
         turn = asyncio.ensure_future(self.run(runner, session_id, text, channel, context,
-                                              timeout))
-        read = getattr(store, "events_after", None)
-        while read is not None:
-            done = turn.done()
-            for d in await read(session_id, after, 500):
-                after = max(after, d["seq"])
-                if d["type"] not in ("run_completed", "run_failed"):
-                    yield codec.event_from(d)
-            if done:
-                break
+                                              timeout, stream=True))
+        handle = (await self.connected()).get_workflow_handle(
+            self.workflow_prefix + session_id)
+        after = -1  # the last event shown (live text shows under the number it will get)
+        shown = 0  # pieces of the model call in flight shown
+        while not turn.done():
             await asyncio.wait({turn}, timeout=self.poll)
+            if turn.done():
+                break
+            try:
+                live = await handle.query("live", {"session_id": session_id,
+                                                   "after": after})
+            except Exception:  # not started yet, or between tasks: ask again
+                continue
+            if live["events"]:
+                shown = 0
+            for d in live["events"]:
+                if d["seq"] > after:
+                    after = d["seq"]
+                    yield codec.event_from(d)
+            for piece in live["partial"][shown:]:
+                shown += 1
+                after += 1
+                yield Event("text_delta", session_id, live["turn"], time.time(),
+                            {"agent": live["agent"], "text": piece}, None, after)
         res = await turn
-        for e in res.events:  # any the store does not keep (or another process holds)
+        for e in res.events:
             if e.seq > after or e.is_terminal:
                 yield e
 

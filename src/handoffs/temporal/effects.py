@@ -76,7 +76,7 @@ class InWorkflow:
         o = self.options
         try:
             d = await workflow.execute_activity(
-                MODEL, {"request": codec.request_to(request)},
+                MODEL, {"request": codec.request_to(request), "stream": t.streaming},
                 start_to_close_timeout=_seconds(o.model_timeout),
                 heartbeat_timeout=_seconds(min(o.heartbeat_timeout, o.model_timeout)),
                 retry_policy=RetryPolicy(
@@ -88,6 +88,8 @@ class InWorkflow:
             if type(raised).__name__ == "TimeoutError" and isinstance(raised, Exception):
                 raise ModelError(str(raised), "timeout", retryable=True) from exc
             raise raised from exc
+        for text in d.get("deltas") or ():  # a streamed turn's text, as in process
+            t.emit("text_delta", {"agent": request.agent, "text": text})
         return codec.response_from(d)
 
     async def tool(self, t: Any, tool: Tool, ctx: RunContext, args: Any,

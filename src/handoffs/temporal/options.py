@@ -61,3 +61,8 @@ WORKERS: dict[str, Setup] = {}
 REPLAYING = ""
 """The key of `WORKERS` a replayer's team is under (a replayed history's task queue is not
 the one it ran on)."""
+
+LIVE_TEXT: dict[str, tuple[str, list[str]]] = {}
+"""The agent and text so far of the streamed model calls this process's activities run,
+by workflow id: what the session's workflow shows its readers while the call runs (its `live`
+query), before the call's result gives the turn its `text_delta` events."""

@@ -28,7 +28,7 @@ from ..runtime.runner import Runner
 from . import codec
 from .codec import wrong_queue
 from .effects import ActivityStore, InWorkflow
-from .options import REPLAYING, WORKERS
+from .options import LIVE_TEXT, REPLAYING, WORKERS
 
 NAME = "handoffs.Session"
 """The workflow's type name."""
@@ -42,6 +42,8 @@ class SessionWorkflow:
         self._lock = asyncio.Lock()
         self._handled = 0
         self._host: Runner | None = None
+        self._feeds: dict[str, Any] = {}
+        """The events of each streamed turn running (`live`)."""
 
     @workflow.run
     async def run(self, start: dict[str, Any]) -> None:
@@ -98,11 +100,45 @@ class SessionWorkflow:
 
     @workflow.update(name="turn")
     async def turn(self, args: dict[str, Any]) -> dict[str, Any]:
-        """A user's message: the turn's result (`codec.result_to`)."""
-        res = await self._one(args, lambda r: r.run(
-            args["session_id"], args["text"], args.get("channel"), args.get("context"),
-            args.get("timeout")))
-        return codec.result_to(res)
+        """A user's message: the turn's result (`codec.result_to`). With `stream`, a
+        streamed turn (its model calls stream, its text is `text_delta` events) whose
+        events the `live` query shows while it runs."""
+        sid = args["session_id"]
+        if not args.get("stream"):
+            res = await self._one(args, lambda r: r.run(
+                sid, args["text"], args.get("channel"), args.get("context"),
+                args.get("timeout")))
+            return codec.result_to(res)
+        from ..runtime.driver.feed import Feed
+        from ..runtime.driver.turn import run_turn
+
+        feed = Feed()
+
+        async def streamed(r: Runner) -> Any:
+            self._feeds[sid] = feed
+            try:
+                return await run_turn(r, sid, args["text"], args.get("channel"),
+                                      args.get("context"), None, args.get("timeout"), feed)
+            finally:
+                self._feeds.pop(sid, None)
+
+        return codec.result_to(await self._one(args, streamed))
+
+    @workflow.query(name="live")
+    def live(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The running streamed turn's events past `after` (none when no streamed turn
+        runs), and the text so far of its model call in flight when this worker runs it
+        (what `TemporalExecutor.stream` shows as it comes)."""
+        feed = self._feeds.get(args["session_id"])
+        if feed is None:
+            return {"events": [], "partial": []}
+        after = args.get("after", -1)
+        events = [e for e in feed.events if e.seq > after and not e.is_terminal]
+        agent, text = LIVE_TEXT.get(workflow.info().workflow_id, ("", []))
+        return {"events": codec.events_to(events), "agent": agent, "partial": list(text),
+                "turn": self._host._running[args["session_id"]].state.turn
+                if self._host is not None and args["session_id"] in self._host._running
+                else 0}
 
     @workflow.signal(name="cancel")
     def cancel(self, args: dict[str, Any]) -> None:
