@@ -372,3 +372,36 @@ async def test_a_streamed_turn_shows_its_text_and_events_as_they_come(
     assert first_text < b[2] - 0.5, "the text came at the end of the turn, not as it came"
     run_started = next(t for e, t in zip(b[0], b[1], strict=True) if e.type == "run_started")
     assert run_started < b[2] - 0.5, "the turn's events came at its end"
+
+
+async def test_a_turn_is_traced_under_temporal_as_in_process(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from handoffs.telemetry import Telemetry
+
+    spans = {}
+    for where in ("local", "temporal"):
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        team = Team([Agent("triage", handoffs=[Handoff("billing")]), Agent("billing")])
+        model = ScriptedModel([transfer("billing"), reply("Refunded.")])
+        url = f"sqlite:///{tmp_path / (where + '.db')}"
+        worker_runner = Runner(team, model=model, store=url,
+                               telemetry=Telemetry(tracer_provider=provider))
+        if where == "local":
+            await worker_runner.run(queue, "refund?")
+        else:
+            client = await Client.connect(temporal_address)
+            runner = Runner(team, store=url,
+                            executor=TemporalExecutor(client, task_queue=queue))
+            async with make_worker(client, worker_runner, queue):
+                await runner.run(queue, "refund?")
+            await runner.store.close()
+        await worker_runner.store.close()
+        spans[where] = sorted(s.name for s in exporter.get_finished_spans())
+    assert spans["temporal"] == spans["local"] and len(spans["local"]) >= 3, spans

@@ -71,7 +71,17 @@ class InWorkflow:
 
     async def model(self, t: Any, model: Model, request: ModelRequest) -> ModelResponse:
         """The model call as an activity, retried by Temporal as the model's own
-        `RetryPolicy` says (the activity turns the model's retries off)."""
+        `RetryPolicy` says (the activity turns the model's retries off); a traced turn's
+        call is its `chat` span, as in process."""
+        around = getattr(model, "around", None)  # a traced turn's model (telemetry.chat)
+        if around is not None:
+            inner = model.inner  # type: ignore[attr-defined]
+            response: ModelResponse = await around(
+                request, lambda r: self._model(t, inner, r))
+            return response
+        return await self._model(t, model, request)
+
+    async def _model(self, t: Any, model: Model, request: ModelRequest) -> ModelResponse:
         retry = runner_retry(model)
         o = self.options
         try:

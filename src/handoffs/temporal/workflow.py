@@ -92,8 +92,13 @@ class SessionWorkflow:
                 type="HandoffsError", non_retryable=True)
         async with self._lock:
             self._handled += 1
+            runner = self._runner()
+            # Traced as in process (the worker's telemetry), but not while the history
+            # replays: a span of a replayed step was made when it first ran.
+            runner.telemetry = (None if workflow.unsafe.is_replaying()
+                                else self._runner_setup().runner.telemetry)
             try:
-                return await work(self._runner())
+                return await work(runner)
             except Exception as exc:  # the update's failure, never a stuck workflow task
                 raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
                                        non_retryable=True) from exc
