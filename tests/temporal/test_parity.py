@@ -405,3 +405,28 @@ async def test_a_turn_is_traced_under_temporal_as_in_process(
         await worker_runner.store.close()
         spans[where] = sorted(s.name for s in exporter.get_finished_spans())
     assert spans["temporal"] == spans["local"] and len(spans["local"]) >= 3, spans
+
+
+async def test_a_remote_agent_is_called_by_an_activity_with_the_same_answer(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    pytest.importorskip("a2a", reason="the a2a-sdk is not installed (the `a2a` extra)")
+    from handoffs import RemoteAgent
+    from protocols.conftest import remote_billing
+
+    with remote_billing(tmp_path) as remote:
+        def make() -> tuple[Team, Any]:
+            return (Team([Agent("triage", handoffs=["billing"]),
+                          RemoteAgent("billing", remote.url)]),
+                    ScriptedModel([transfer("billing")]))
+
+        async def streamed(runner: Runner) -> list[Any]:
+            return [e async for e in runner.stream(queue, "my balance?")]
+
+        (a, _, sa), (b, _, sb) = await both(temporal_address, queue, tmp_path, make,
+                                            streamed)
+    assert [(e.type, e.seq) for e in b] == [(e.type, e.seq) for e in a]
+    assert b[-1].result.output == a[-1].result.output == "Your balance is 0 EUR."
+    assert [e["text"] for e in b if e.type == "text_delta"] == \
+        [e["text"] for e in a if e.type == "text_delta"]
+    assert sb.active_agent == sa.active_agent == "billing"
+    assert "handoffs.remote" in await activity_types(temporal_address, queue)

@@ -43,6 +43,7 @@ LOAD = "handoffs.load"
 COMMIT = "handoffs.commit"
 SUMMARY = "handoffs.summary"
 MCP_OFFER = "handoffs.mcp_offer"
+REMOTE = "handoffs.remote"
 
 HOLD_CHECK = 2.0
 """Seconds between a held session's checks that its turn still runs (it may have ended
@@ -61,7 +62,8 @@ class Activities:
         """The sessions whose lock this worker holds while their turn runs (`_hold`)."""
 
     def all(self) -> list[Any]:
-        return [self.model, self.tool, self.load, self.commit, self.summary, self.mcp_offer]
+        return [self.model, self.tool, self.load, self.commit, self.summary, self.mcp_offer,
+                self.remote]
 
     def _single_try(self, model: Model) -> Model:
         """The model with its own retries off (Temporal retries the activity)."""
@@ -182,6 +184,28 @@ class Activities:
         return {"tools": [{"name": x.name, "description": x.description,
                            "parameters": codec.jsonable(x.parameters)} for x in specs],
                 "down": down}
+
+    @activity.defn(name=REMOTE)
+    async def remote(self, args: dict[str, Any]) -> dict[str, Any]:
+        """One A2A exchange with a remote agent of the team (`handoffs.a2a.client.send`):
+        its reply, and with `stream` the pieces of its text as they came (the turn's
+        `text_delta` events). A refusal or failure of the remote side is the agent's
+        failure with its code (`remote_unreachable`, ...), never retried here."""
+        from ..a2a.client import send
+        from ..core.remote import RemoteRequest
+
+        agent = self.runner.team[args["agent"]]
+        request = RemoteRequest(**args["request"])
+        deltas: list[str] | None = [] if args.get("stream") else None
+        try:
+            reply = await self._beating(send(agent, request,  # type: ignore[arg-type]
+                                             None if deltas is None else deltas.append))
+        except Exception as exc:
+            raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
+                                   non_retryable=True) from _acyclic(exc)
+        return {"reply": {"state": reply.state, "text": reply.text,
+                          "task_id": reply.task_id, "token": reply.token},
+                "deltas": deltas or []}
 
     @activity.defn(name=LOAD)
     async def load(self, session_id: str) -> dict[str, Any] | None:

@@ -98,10 +98,9 @@ class TemporalExecutor:
     within = staticmethod(asyncio.wait_for)
 
     def remote(self, t: Any, agent: Any, request: Any) -> Any:
-        """Refused: a remote agent's call (A2A) would run on a worker, which does not run
-        them yet."""
-        raise HandoffsError("Remote agents (A2A) do not run under Temporal yet; run this "
-                            "team in process.", code="remote_failed")
+        """Refused: a remote agent's call (A2A) runs on a worker, in a turn's workflow."""
+        raise HandoffsError("Under Temporal, remote agents are called from a worker.",
+                            code="remote_failed")
 
     # -- updates ------------------------------------------------------------------------
 

@@ -27,7 +27,16 @@ from ..core.tools import HandoffTo, Tool, ToolSpec
 from ..errors import HandoffsError, ModelError
 from ..models.base import Model, ModelRequest, ModelResponse
 from . import codec
-from .activities import COMMIT, LOAD, MCP_OFFER, MODEL, SUMMARY, TOOL, runner_retry
+from .activities import (
+    COMMIT,
+    LOAD,
+    MCP_OFFER,
+    MODEL,
+    REMOTE,
+    SUMMARY,
+    TOOL,
+    runner_retry,
+)
 from .options import TemporalOptions
 
 
@@ -177,12 +186,31 @@ class InWorkflow:
     Temporal's (durable, the same on replay); what runs out is cancelled (an activity
     then by its heartbeats)."""
 
-    def remote(self, t: Any, agent: Any, request: Any) -> Any:
-        """A remote agent's call (A2A): not run under Temporal yet (it would be an
-        activity like a model call); the agent fails with `remote_failed`."""
-        raise HandoffsError(f"Remote agent {getattr(agent, 'name', agent)!r}: remote agents "
-                            "(A2A) do not run under Temporal yet; run this team in process.",
-                            code="remote_failed")
+    async def remote(self, t: Any, agent: Any, request: Any) -> Any:
+        """A remote agent's call (A2A) as an activity on a worker; its text, when the turn
+        streams, the same `text_delta` events as in process. Tried again only when its
+        worker died (the message keeps its id, so the remote side sees one message)."""
+        from ..core.remote import RemoteReply
+
+        o = self.options
+        fields_ = {f.name: getattr(request, f.name) for f in dataclasses.fields(request)}
+        try:
+            d = await workflow.execute_activity(
+                REMOTE, {"agent": agent.name, "request": codec.jsonable(fields_),
+                         "stream": t.streaming},
+                start_to_close_timeout=_seconds(o.model_timeout),
+                heartbeat_timeout=_seconds(min(o.heartbeat_timeout, o.model_timeout)),
+                retry_policy=RetryPolicy(maximum_attempts=o.tool_attempts))
+        except ActivityError as exc:
+            raised = _raised(exc, f"The remote agent {agent.name!r} did not answer within "
+                             f"{o.model_timeout:g} s.")
+            if isinstance(raised, HandoffsError) or not isinstance(raised, Exception):
+                raise raised from exc
+            raise HandoffsError(f"Remote agent {agent.name!r} failed: {raised}",
+                                code="remote_failed") from exc
+        for text in d["deltas"]:
+            t.emit("text_delta", {"agent": agent.name, "text": text})
+        return RemoteReply(**d["reply"])
 
 
 def _apply(live: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:
