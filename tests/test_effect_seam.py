@@ -141,3 +141,20 @@ async def test_a_streamed_turn_records_its_model_calls() -> None:
         events = [e async for e in runner.stream("s", "hi")]
     assert events[-1].type == "run_completed"
     assert rec.effects == [("model", "a")]
+
+
+async def test_a_remote_agents_exchange_is_recorded(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("a2a", reason="the a2a-sdk is not installed (the `a2a` extra)")
+    import handoffs.a2a.client as a2a_client
+    from handoffs import RemoteAgent
+    from protocols.conftest import remote_billing
+
+    monkeypatch.setattr(a2a_client, "send", _guarded("a2a", a2a_client.send))
+    with remote_billing(tmp_path) as remote:
+        team = Team([Agent("triage", handoffs=["billing"]),
+                     RemoteAgent("billing", remote.url)])
+        result, effects = await _run(team, ScriptedModel([transfer("billing")]),
+                                     "my balance?")
+    assert result.output == "Your balance is 0 EUR."
+    assert effects == [("model", "triage"), ("remote", "billing")]
