@@ -430,3 +430,29 @@ async def test_a_remote_agent_is_called_by_an_activity_with_the_same_answer(
         [e["text"] for e in a if e.type == "text_delta"]
     assert sb.active_agent == sa.active_agent == "billing"
     assert "handoffs.remote" in await activity_types(temporal_address, queue)
+
+
+async def test_a_summary_by_the_openai_adapter_works_under_temporal(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    pytest.importorskip("openai")
+    from wire.clients import openai_model
+    from wire.openai_api import OpenAIWire, completion
+    from wire.server import FakeServer
+
+    server = FakeServer(OpenAIWire()).start()
+    server.add(completion("Charged twice."), completion("Charged twice."))
+    try:
+        def make() -> tuple[Team, Any]:
+            team = Team([Agent("triage", handoffs=[Handoff("billing", history="summary")]),
+                         Agent("billing")],
+                        summarizer=Summarizer(model=openai_model(server)))
+            return team, ScriptedModel([transfer("billing"), reply("Refunded.")])
+
+        (a, _, sa), (b, _, sb) = await both(temporal_address, queue, tmp_path, make,
+                                            lambda r: r.run(queue, "charged twice"))
+    finally:
+        server.stop()
+    assert (b.status, b.output) == (a.status, a.output) == (RunStatus.COMPLETED, "Refunded.")
+    assert [r.summary for r in sb.handoffs] == [r.summary for r in sa.handoffs] == [
+        "Charged twice."]
+    assert len(server.received) == 2  # one summary each, none repeated
