@@ -205,9 +205,6 @@ async def test_what_does_not_run_under_temporal_is_refused_with_a_code(
         with pytest.raises(HandoffsError) as replayed:
             await runner.replay(queue, 1, model=ScriptedModel([reply("Other.")]))
         assert replayed.value.code == "not_supported"
-        with pytest.raises(HandoffsError) as planned:
-            await runner.run_plan(queue, [("b", "say hi")])
-        assert planned.value.code == "not_supported"
         assert runner.cancel(queue) is False  # nothing of this process runs on it
 
 
@@ -456,3 +453,22 @@ async def test_a_summary_by_the_openai_adapter_works_under_temporal(
     assert [r.summary for r in sb.handoffs] == [r.summary for r in sa.handoffs] == [
         "Charged twice."]
     assert len(server.received) == 2  # one summary each, none repeated
+
+
+async def test_a_plan_runs_as_an_update_with_the_same_steps_and_records(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    def make() -> tuple[Team, Any]:
+        return (Team([Agent("lead"), Agent("billing"), Agent("policy")], supervisor="lead"),
+                ScriptedModel([reply("Charged twice."), reply("Refunds: 30 days."),
+                               reply("No fee.")]))
+
+    steps = [{"agent": "billing", "task": "what happened?", "name": "facts"},
+             [{"agent": "policy", "task": "may we refund?"},
+              {"agent": "policy", "task": "any fee?"}]]
+    (a, _, sa), (b, _, sb) = await both(temporal_address, queue, tmp_path, make,
+                                        lambda r: r.run_plan(queue, steps))
+    assert (b.status, b.output, b.steps) == (a.status, a.output, a.steps)
+    assert b.steps["facts"] == "Charged twice."
+    assert [(r.target, r.extra["step"]) for r in sb.handoffs] == \
+        [(r.target, r.extra["step"]) for r in sa.handoffs]
+    assert [m.to_dict() for m in sb.messages] == [m.to_dict() for m in sa.messages]

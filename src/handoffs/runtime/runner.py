@@ -324,9 +324,7 @@ class Runner(GoingBack):
         or there is none, the plan ends FAILED. `result.steps` holds every answer.
         """
         if self._dispatch is not None:
-            raise HandoffsError("run_plan does not run under Temporal yet: a plan's steps "
-                                "are not a workflow update; run the plan with a runner "
-                                "in process.", code="not_supported")
+            return await self._dispatch.run_plan(self, session_id, steps, context)
         from .driver.plans import run_plan
 
         return await run_plan(self, session_id, steps, context)

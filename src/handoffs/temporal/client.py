@@ -234,6 +234,19 @@ class TemporalExecutor:
             if e.seq > after or e.is_terminal:
                 yield e
 
+    async def run_plan(self, runner: Any, session_id: str, steps: Any,
+                       context: Any) -> RunResult:
+        """`Runner.run_plan` as an update of the session's workflow (the steps checked
+        here first, sent as data)."""
+        from ..core.plan import PlanStep
+
+        plan = [_step_data(PlanStep.of(s)) for s in steps]
+        if not plan:
+            raise HandoffsError("A plan needs at least one step.", code="invalid_plan")
+        d = await self._update("plan", session_id, {"steps": plan,
+                                                    "context": codec.jsonable(context)})
+        return codec.result_from(d)
+
     async def resume(self, runner: Any, session_id: str, context: Any) -> RunResult | None:
         """`Runner.resume` as an update of the session's workflow."""
         d = await self._update("resume", session_id, {"context": codec.jsonable(context)})
@@ -269,3 +282,10 @@ def _retrieved(update: asyncio.Future[Any]) -> None:
     """Take the outcome of an update given up on (its failure is not news)."""
     if not update.cancelled():
         update.exception()
+
+
+def _step_data(step: Any) -> dict[str, Any]:
+    """A `PlanStep` as data (`PlanStep.of` reads it back)."""
+    if step.parallel:
+        return {"parallel": [_step_data(s) for s in step.parallel], "name": step.name}
+    return {"agent": step.agent, "task": step.task, "name": step.name}

@@ -155,6 +155,13 @@ class SessionWorkflow:
                 t.stopping = True
                 t.owner.cancel()
 
+    @workflow.update(name="plan")
+    async def plan(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A supervisor's plan (`Runner.run_plan`): its result."""
+        res = await self._one(args, lambda r: r.run_plan(
+            args["session_id"], args["steps"], args.get("context")))
+        return codec.result_to(res)
+
     @workflow.update(name="resume")
     async def resume(self, args: dict[str, Any]) -> dict[str, Any] | None:
         """Answer the message of a turn that died (None: nothing waits)."""

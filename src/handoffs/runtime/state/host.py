@@ -106,6 +106,9 @@ class Dispatcher(Protocol):
     def reply_as_human(self, runner: Any, session_id: str, text: str,
                        handoff_to: str | None) -> Awaitable[RunResult]: ...
 
+    def run_plan(self, runner: Any, session_id: str, steps: Any,
+                 context: Any) -> Awaitable[RunResult]: ...
+
     def cancel(self, runner: Any, session_id: str) -> bool:
         """Stop the turn this process sent on the session, if any (True if there was)."""
         ...
