@@ -170,7 +170,8 @@ async def test_a_long_session_continues_as_new_and_keeps_answering(
 
 async def test_a_recorded_history_replays(temporal_address: str, queue: str,
                                           tmp_path: Path) -> None:
-    async with served(temporal_address, queue, tmp_path / "t.db") as runner:
+    options = TemporalOptions(turns_per_run=10)  # one run holds the three updates
+    async with served(temporal_address, queue, tmp_path / "t.db", options=options) as runner:
         await runner.run("s-7", "refund please")
         await runner.run("s-7", "approve it")
         state = await runner.get_session("s-7")
@@ -180,13 +181,14 @@ async def test_a_recorded_history_replays(temporal_address: str, queue: str,
         history = await client.get_workflow_handle("s-7").fetch_history()
     worker_runner = Runner(flow_team.team, model=flow_team.FlowModel(),
                            store=open_store(f"sqlite:///{tmp_path / 't.db'}"))
-    result = await replayer(worker_runner).replay_workflow(history)
+    result = await replayer(worker_runner, options).replay_workflow(history)
     assert result.replay_failure is None
     # A team whose decisions differ (billing may no longer ask policy) does not replay it.
     changed = Team([Agent("triage", handoffs=[Handoff("billing")]),
                     Agent("billing", tools=[flow_team.lookup, flow_team.refund])])
     other = Runner(changed, model=flow_team.FlowModel(), store=worker_runner.store)
-    result = await replayer(other).replay_workflow(history, raise_on_replay_failure=False)
+    result = await replayer(other, options).replay_workflow(history,
+                                                            raise_on_replay_failure=False)
     assert result.replay_failure is not None
     await worker_runner.store.close()
 

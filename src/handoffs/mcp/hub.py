@@ -221,6 +221,20 @@ class Hub:
         return tuple(specs), ("These MCP tool servers are unavailable right now, so their tools "
                        "cannot be used: " + "; ".join(down) + ".")
 
+    def adopt(self, agent: str, specs: Iterable[ToolSpec]) -> None:
+        """Know the MCP tools another process offered `agent` (a Temporal worker's
+        listing, in the session's workflow), so a call of one is a tool call; running it
+        here is refused: that process runs it (the tool activity)."""
+        table: dict[str, Tool] = {}
+        for spec in specs:
+            async def elsewhere(**arguments: Any) -> str:
+                raise MCPUnavailable("This MCP tool runs on the worker (a tool activity).")
+
+            table[spec.name] = Tool(name=spec.name, description=spec.description,
+                                    parameters=dict(spec.parameters), fn=elsewhere,
+                                    is_async=True)
+        self._tools[agent] = table
+
     def tool(self, agent: str, name: str) -> Tool | None:
         """The MCP tool `name` last offered to `agent`, if any."""
         table = self._tools.get(agent)

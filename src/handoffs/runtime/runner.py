@@ -254,8 +254,11 @@ class Runner(GoingBack):
         The turn ends FAILED with code `cancelled` and is persisted with what it did so
         far; the user's message stays in the transcript and is not answered again (the
         session is idle, not interrupted). `run` returns that result; a `stream` ends with
-        its `run_failed` event. Only turns of this process are seen.
+        its `run_failed` event. Only turns of this process are seen (under Temporal:
+        turns this process sent, stopped by a signal to the session's workflow).
         """
+        if self._dispatch is not None:
+            return bool(self._dispatch.cancel(self, session_id))
         t = self._running.get(session_id)
         owner = t.owner if t is not None else None
         if t is None or owner is None or t.stopping or owner.done():
@@ -371,6 +374,8 @@ class Runner(GoingBack):
         `idempotency_key`: as `run`'s; a retry of the plan gets its result, no step
         runs again (the key is stored with the plan's one commit).
         """
+        if self._dispatch is not None:
+            return await self._dispatch.run_plan(self, session_id, steps, context)
         from .driver.plans import run_plan
 
         return await run_plan(self, session_id, steps, context,
@@ -454,6 +459,11 @@ class Runner(GoingBack):
         records and answer are side by side in `Replay.turns`, each with its `routing`
         (`same`, `different agent`, `different path`), and `Replay.totals` holds the
         replay's model calls, prompt bytes and tokens (`runtime.replay`)."""
+        if self._dispatch is not None and (team is not None or model is not None):
+            raise HandoffsError("replay(team=..., model=...) does not run under Temporal: "
+                                "the workers' team and models answer every turn. Replay "
+                                "with a runner in process over the same store, or without "
+                                "team= and model=.", code="not_supported")
         from .replay import replay
 
         return await replay(self, session_id, from_turn, team, model)

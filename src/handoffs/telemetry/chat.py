@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -200,11 +200,18 @@ class TracedModel:
                                     {**self.info.metric_attrs(None), sc.ERROR_TYPE: code})
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        return await self.around(request, self.inner.complete)
+
+    async def around(self, request: ModelRequest,
+                     call: Callable[[ModelRequest], Awaitable[ModelResponse]]
+                     ) -> ModelResponse:
+        """`call(request)` (the model's call, or an executor's that performs it
+        elsewhere, as a Temporal activity) as this model's `chat` span."""
         span = self._start(request)
         t0 = time.perf_counter()
         token = attach(set_span_in_context(span))
         try:
-            response = await self.inner.complete(request)
+            response = await call(request)
         except BaseException as exc:
             self._failed(span, exc, t0)
             raise

@@ -12,6 +12,7 @@ worker died or it timed out (heartbeats tell a dead worker from a slow tool).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import logging
 from collections.abc import Awaitable
@@ -27,8 +28,11 @@ from ..errors import HandoffsError, ModelError
 from ..log import fields
 from ..models.base import Model
 from ..models.retry import RetryPolicy
+from ..runtime.effects.executor import within
+from ..runtime.effects.summary import summary_model
 from ..runtime.runner import Runner
 from . import codec
+from .options import LIVE_TEXT
 
 log = logging.getLogger("handoffs.temporal")
 T = TypeVar("T")
@@ -37,6 +41,13 @@ MODEL = "handoffs.model"
 TOOL = "handoffs.tool"
 LOAD = "handoffs.load"
 COMMIT = "handoffs.commit"
+SUMMARY = "handoffs.summary"
+MCP_OFFER = "handoffs.mcp_offer"
+REMOTE = "handoffs.remote"
+
+HOLD_CHECK = 2.0
+"""Seconds between a held session's checks that its turn still runs (it may have ended
+on another worker, which then wrote the session without the lock)."""
 
 
 class Activities:
@@ -47,9 +58,12 @@ class Activities:
         self.heartbeat = heartbeat
         """Seconds between a running tool's heartbeats."""
         self._once: dict[int, Model] = {}
+        self._holds: dict[str, asyncio.Task[None]] = {}
+        """The sessions whose lock this worker holds while their turn runs (`_hold`)."""
 
     def all(self) -> list[Any]:
-        return [self.model, self.tool, self.load, self.commit]
+        return [self.model, self.tool, self.load, self.commit, self.summary, self.mcp_offer,
+                self.remote]
 
     def _single_try(self, model: Model) -> Model:
         """The model with its own retries off (Temporal retries the activity)."""
@@ -89,8 +103,11 @@ class Activities:
                 HandoffsError("no model", code="no_model")), type="HandoffsError",
                 non_retryable=True)
         request = codec.request_from(d, runner.team.plan(agent).output)
+        deltas: list[str] | None = [] if args.get("stream") else None
         try:
-            response = await self._beating(self._single_try(model).complete(request))
+            call = (self._single_try(model).complete(request) if deltas is None
+                    else _streamed(self._single_try(model), request, deltas))
+            response = await self._beating(call)
         except ModelError as exc:
             retry = runner_retry(model)
             after = exc.retry_after
@@ -102,7 +119,10 @@ class Activities:
         except Exception as exc:  # not the provider's: trying again would not help
             raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
                                    non_retryable=True) from _acyclic(exc)
-        return codec.response_to(response)
+        out = codec.response_to(response)
+        if deltas is not None:
+            out["deltas"] = deltas
+        return out
 
     @activity.defn(name=TOOL)
     async def tool(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +130,7 @@ class Activities:
         `{"handoff_to": ...}`, or `{"error": ...}` (what it raised); each with the
         session's shared memory as the tool left it."""
         agent, name = args["agent"], args["tool"]
-        tl = _find_tool(self.runner, agent, name)
+        tl = await _find_tool(self.runner, agent, name, args["session_id"])
         handoff = args.get("handoff")
         ctx: RunContext[Any] = RunContext(
             args["session_id"], agent, args["turn"], dict(args.get("shared") or {}),
@@ -118,7 +138,11 @@ class Activities:
             None if handoff is None else HandoffContext(**handoff),
             args.get("channel"), args.get("call_id"))
         try:
-            value = await self._beating(tl.invoke(ctx, tl.parse(args["args"])))
+            call = tl.invoke(ctx, tl.parse(args["args"]))
+            limit = args.get("timeout")
+            if limit is not None:  # over it: the model's feedback, as in process
+                call = within(call, limit, name)
+            value = await self._beating(call)
         except Exception as exc:
             log.info("tool %s of %s raised %s", name, agent, type(exc).__name__,
                      extra=fields(ctx.session_id, ctx.turn, agent))
@@ -131,13 +155,109 @@ class Activities:
             out["text"] = render_result(value)
         return out
 
+    @activity.defn(name=SUMMARY)
+    async def summary(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A summariser's model call (a `history="summary"` handoff): the model picked
+        as in process, from this worker's team and models."""
+        d = args["request"]
+        source = d["agent"].removesuffix(":summarizer")
+        runner = self.runner
+        route = runner.team.plan(source).routes_by_target.get(args["target"])
+        summarizer = ((route.handoff.summarizer if route is not None else None)
+                      or runner.team.summarizer)
+        try:
+            model = summary_model(summarizer, runner.model_for(source))
+            response = await self._beating(model.complete(codec.request_from(d, None)))
+        except Exception as exc:
+            retryable = isinstance(exc, ModelError) and exc.retryable
+            raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
+                                   non_retryable=not retryable) from _acyclic(exc)
+        return codec.response_to(response)
+
+    @activity.defn(name=MCP_OFFER)
+    async def mcp_offer(self, args: dict[str, Any]) -> dict[str, Any]:
+        """An agent's MCP tools as this worker's connections list them (`Hub.offer`)."""
+        runner = self.runner
+        agent = runner.team[args["agent"]]
+        specs, down = await self._beating(runner.mcp.offer(
+            agent, args["taken"], tuple(args["turn"])))
+        return {"tools": [{"name": x.name, "description": x.description,
+                           "parameters": codec.jsonable(x.parameters)} for x in specs],
+                "down": down}
+
+    @activity.defn(name=REMOTE)
+    async def remote(self, args: dict[str, Any]) -> dict[str, Any]:
+        """One A2A exchange with a remote agent of the team (`handoffs.a2a.client.send`):
+        its reply, and with `stream` the pieces of its text as they came (the turn's
+        `text_delta` events). A refusal or failure of the remote side is the agent's
+        failure with its code (`remote_unreachable`, ...), never retried here."""
+        from ..a2a.client import send
+        from ..core.remote import RemoteRequest
+
+        agent = self.runner.team[args["agent"]]
+        request = RemoteRequest(**args["request"])
+        deltas: list[str] | None = [] if args.get("stream") else None
+        try:
+            reply = await self._beating(send(agent, request,  # type: ignore[arg-type]
+                                             None if deltas is None else deltas.append))
+        except Exception as exc:
+            raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
+                                   non_retryable=True) from _acyclic(exc)
+        return {"reply": {"state": reply.state, "text": reply.text,
+                          "task_id": reply.task_id, "token": reply.token},
+                "deltas": deltas or []}
+
     @activity.defn(name=LOAD)
     async def load(self, session_id: str) -> dict[str, Any] | None:
         """The stored session (None: there is none yet)."""
         store = self.runner.store
-        async with store.lock(session_id):
+        if session_id in self._holds:
             state = await store.load(session_id)
-            return None if state is None else codec.state_to(state)
+        else:
+            async with store.lock(session_id):
+                state = await store.load(session_id)
+        return None if state is None else codec.state_to(state)
+
+    async def _hold(self, session_id: str) -> None:
+        """Hold the session's store lock from here on, while its turn runs in the
+        workflow: the store reads `running` (not `interrupted`), and going back
+        (`rewind`, `fork`) is refused with `turn_running` instead of cutting the turn's
+        session from under it. A worker that dies lets go with its process."""
+        if session_id in self._holds:
+            return
+        acquired = asyncio.get_running_loop().create_future()
+        task = asyncio.ensure_future(self._holding(session_id, acquired))
+        self._holds[session_id] = task
+        try:
+            await asyncio.shield(acquired)
+        except BaseException:
+            task.cancel()
+            self._holds.pop(session_id, None)
+            raise
+
+    async def _holding(self, session_id: str, acquired: asyncio.Future[None]) -> None:
+        store = self.runner.store
+        try:
+            async with store.lock(session_id):
+                acquired.set_result(None)
+                while True:  # until released, or the turn ended on another worker
+                    await asyncio.sleep(HOLD_CHECK)
+                    state = await store.load(session_id)
+                    if state is None or state.status != "running":
+                        return
+        except Exception as exc:
+            if not acquired.done():
+                acquired.set_exception(exc)
+        finally:
+            if self._holds.get(session_id) is asyncio.current_task():
+                del self._holds[session_id]
+
+    async def _release(self, session_id: str) -> None:
+        task = self._holds.pop(session_id, None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
 
     @activity.defn(name=COMMIT)
     async def commit(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -148,15 +268,24 @@ class Activities:
         since = Checkpoint(*args["since"])
         events = [codec.event_from(e) for e in args["events"]]
         store = self.runner.store
+        sid = state.id
         try:
-            async with store.lock(state.id):
-                stored = await store.load(state.id)
-                if (stored is not None and stored.version == state.version + 1
-                        and len(stored.messages) == len(state.messages)
-                        and len(stored.handoffs) == len(state.handoffs)):
-                    return _after(stored)  # this commit's retry: it is stored already
+            # The workflow runs one update of its session at a time: within a turn it is
+            # the only writer, and its worker holds the session's lock (`_hold`) until
+            # the turn's status is no longer `running`.
+            if state.status == "running":
+                await self._hold(sid)
+            stored = await store.load(sid)
+            if (stored is not None and stored.version == state.version + 1
+                    and len(stored.messages) == len(state.messages)
+                    and len(stored.handoffs) == len(state.handoffs)):
+                after = _after(stored)  # this commit's retry: it is stored already
+            else:
                 await store.commit(state, since, events)
-                return _after(state)
+                after = _after(state)
+            if state.status != "running":
+                await self._release(sid)
+            return after
         except HandoffsError as exc:
             raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
                                    non_retryable=True) from exc
@@ -183,10 +312,21 @@ def _after(state: Any) -> dict[str, Any]:
             "updated_at": state.updated_at}
 
 
-def _find_tool(runner: Runner, agent: str, name: str) -> Tool:
-    for tl in runner.team[agent].tools:
+async def _find_tool(runner: Runner, agent: str, name: str, session_id: str) -> Tool:
+    """The team's tool `name` of `agent`, else one of its MCP servers' (listed on this
+    worker first when another worker listed them for the turn)."""
+    member = runner.team[agent]
+    for tl in member.tools:
         if tl.name == name:
             return tl
+    if member.mcp:
+        hub = runner.mcp
+        found = hub.tool(agent, name)
+        if found is None:
+            await hub.offer(member, (), (session_id, None))
+            found = hub.tool(agent, name)
+        if found is not None:
+            return found
     raise ApplicationError(f"Agent {agent!r} has no tool {name!r} on this worker.",
                            {"type": "HandoffsError", "message": "unknown tool",
                             "code": "unknown_tool"}, type="HandoffsError",
@@ -207,3 +347,24 @@ def _delay(after: float | None) -> Any:
     return timedelta(seconds=after)
 
 
+async def _streamed(model: Model, request: Any, deltas: list[str]) -> Any:
+    """A streamed model call: each piece of text kept in `deltas` (the turn's
+    `text_delta` events, made by the workflow from the result) and shown live to the
+    workflow's `live` query meanwhile (`options.LIVE_TEXT`, when this worker runs it)."""
+    from ..models.base import TextDelta
+
+    key = activity.info().workflow_id or ""
+    live = LIVE_TEXT[key] = (request.agent, deltas)
+    response = None
+    try:
+        async for piece in model.stream(request):
+            if isinstance(piece, TextDelta):
+                deltas.append(piece.text)
+            else:
+                response = piece
+    finally:
+        if LIVE_TEXT.get(key) is live:
+            del LIVE_TEXT[key]
+    if response is None:
+        raise ModelError("The model's stream ended without a response.")
+    return response

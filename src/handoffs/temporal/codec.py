@@ -189,3 +189,12 @@ def error_from(d: Mapping[str, Any]) -> Exception:
     if cls is None:
         cls = _RAISED[name] = type(name, (Exception,), {"__module__": "handoffs.temporal"})
     return cls(message)
+
+
+def wrong_queue(session_id: str, queue: str, asked: str) -> HandoffsError:
+    """The error of a turn sent to task queue `asked` for a session whose workflow runs
+    on `queue`."""
+    return HandoffsError(
+        f"Session {session_id!r} belongs to the Temporal task queue {queue!r}, not "
+        f"{asked!r}: send its turns to that queue's workers, or use another session id "
+        "(or workflow_prefix).", code="wrong_task_queue")

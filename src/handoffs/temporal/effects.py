@@ -9,24 +9,34 @@ they do in process, on these.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, TimeoutError
 
 from ..core.context import RunContext
 from ..core.events import Event
 from ..core.session import Checkpoint, SessionState
-from ..core.tools import HandoffTo, Tool
+from ..core.tools import HandoffTo, Tool, ToolSpec
 from ..errors import HandoffsError, ModelError
 from ..models.base import Model, ModelRequest, ModelResponse
 from . import codec
-from .activities import COMMIT, LOAD, MODEL, TOOL, runner_retry
+from .activities import (
+    COMMIT,
+    LOAD,
+    MCP_OFFER,
+    MODEL,
+    REMOTE,
+    SUMMARY,
+    TOOL,
+    runner_retry,
+)
 from .options import TemporalOptions
 
 
@@ -34,10 +44,14 @@ def _seconds(s: float) -> timedelta:
     return timedelta(seconds=s)
 
 
-def _raised(exc: ActivityError, timeout: str) -> Exception:
+def _raised(exc: ActivityError, timeout: str) -> BaseException:
     """What an activity's failure means to the turn: the worker's exception rebuilt
-    (`codec.error_from`), or, for a timeout, one that says so."""
+    (`codec.error_from`), or, for a timeout, one that says so; the activity cancelled
+    (a time limit of the agent, delegation or turn ran out around it) is the
+    `asyncio.CancelledError` that limit's timer waits for, never a tool's failure."""
     cause = exc.cause
+    if isinstance(cause, CancelledError):
+        return asyncio.CancelledError()
     if isinstance(cause, ApplicationError) and cause.details:
         detail = cause.details[0]
         if isinstance(detail, dict):
@@ -66,12 +80,22 @@ class InWorkflow:
 
     async def model(self, t: Any, model: Model, request: ModelRequest) -> ModelResponse:
         """The model call as an activity, retried by Temporal as the model's own
-        `RetryPolicy` says (the activity turns the model's retries off)."""
+        `RetryPolicy` says (the activity turns the model's retries off); a traced turn's
+        call is its `chat` span, as in process."""
+        around = getattr(model, "around", None)  # a traced turn's model (telemetry.chat)
+        if around is not None:
+            inner = model.inner  # type: ignore[attr-defined]
+            response: ModelResponse = await around(
+                request, lambda r: self._model(t, inner, r))
+            return response
+        return await self._model(t, model, request)
+
+    async def _model(self, t: Any, model: Model, request: ModelRequest) -> ModelResponse:
         retry = runner_retry(model)
         o = self.options
         try:
             d = await workflow.execute_activity(
-                MODEL, {"request": codec.request_to(request)},
+                MODEL, {"request": codec.request_to(request), "stream": t.streaming},
                 start_to_close_timeout=_seconds(o.model_timeout),
                 heartbeat_timeout=_seconds(min(o.heartbeat_timeout, o.model_timeout)),
                 retry_policy=RetryPolicy(
@@ -80,9 +104,11 @@ class InWorkflow:
                     maximum_attempts=retry.max_retries + 1))
         except ActivityError as exc:
             raised = _raised(exc, f"The model did not answer within {o.model_timeout:g} s.")
-            if type(raised).__name__ == "TimeoutError":
+            if type(raised).__name__ == "TimeoutError" and isinstance(raised, Exception):
                 raise ModelError(str(raised), "timeout", retryable=True) from exc
             raise raised from exc
+        for text in d.get("deltas") or ():  # a streamed turn's text, as in process
+            t.emit("text_delta", {"agent": request.agent, "text": text})
         return codec.response_from(d)
 
     async def tool(self, t: Any, tool: Tool, ctx: RunContext, args: Any,
@@ -90,7 +116,8 @@ class InWorkflow:
         """The tool call as an activity; the shared memory it changed is applied here, its
         exception raised here (the model's feedback, as in process)."""
         o = self.options
-        timeout = o.tool_timeouts.get(tool.name, tool.timeout or o.tool_timeout)
+        own = o.tool_timeouts.get(tool.name, tool.timeout)
+        timeout = own or o.tool_timeout
         shared = codec.jsonable(ctx.shared)
         h = ctx.handoff
         try:
@@ -100,8 +127,11 @@ class InWorkflow:
                        "handoff": None if h is None else codec.jsonable(
                            {f.name: getattr(h, f.name) for f in dataclasses.fields(h)}),
                        "channel": ctx.channel, "call_id": call_id, "tool": tool.name,
-                       "args": codec.jsonable(args)},
-                start_to_close_timeout=_seconds(timeout),
+                       "args": codec.jsonable(args), "timeout": own},
+                # The worker cancels an attempt over the tool's own limit (the model's
+                # feedback, as in process); the server's limit only catches a dead worker.
+                start_to_close_timeout=_seconds(timeout + (0 if own is None else
+                                                           min(o.heartbeat_timeout, 5.0))),
                 heartbeat_timeout=_seconds(min(o.heartbeat_timeout, timeout)),
                 retry_policy=RetryPolicy(maximum_attempts=o.tool_attempts))
         except ActivityError as exc:
@@ -115,12 +145,72 @@ class InWorkflow:
         return d["text"]
 
 
-    def remote(self, t: Any, agent: Any, request: Any) -> Any:
-        """A remote agent's call (A2A): not run under Temporal yet (it would be an
-        activity like a model call); the agent fails with `remote_failed`."""
-        raise HandoffsError(f"Remote agent {getattr(agent, 'name', agent)!r}: remote agents "
-                            "(A2A) do not run under Temporal yet; run this team in process.",
-                            code="remote_failed")
+    async def summary(self, t: Any, summarizer: Any, fallback_model: Any,
+                      request: ModelRequest, target: str) -> ModelResponse:
+        """The summariser's model call as an activity: the worker picks the model as in
+        process (the route's summariser, the team's, the source agent's model)."""
+        o = self.options
+        try:
+            d = await workflow.execute_activity(
+                SUMMARY, {"request": codec.request_to(request), "target": target},
+                start_to_close_timeout=_seconds(o.model_timeout),
+                heartbeat_timeout=_seconds(min(o.heartbeat_timeout, o.model_timeout)),
+                retry_policy=RetryPolicy(maximum_attempts=3))
+        except ActivityError as exc:
+            raise _raised(exc, f"The summariser did not answer within "
+                          f"{o.model_timeout:g} s.") from exc
+        return codec.response_from(d)
+
+    async def mcp_offer(self, t: Any, agent: Any,
+                        taken: Iterable[str]) -> tuple[tuple[ToolSpec, ...], str]:
+        """The agent's MCP tools as listed by a worker (an activity: connecting and
+        listing are I/O); the workflow's runner learns their names (`Hub.adopt`), and a
+        call of one is a tool activity."""
+        o = self.options
+        try:
+            d = await workflow.execute_activity(
+                MCP_OFFER, {"agent": agent.name, "taken": list(taken),
+                            "turn": [t.state.id, t.state.turn]},
+                start_to_close_timeout=_seconds(o.tool_timeout),
+                heartbeat_timeout=_seconds(min(o.heartbeat_timeout, o.tool_timeout)),
+                retry_policy=RetryPolicy(maximum_attempts=o.tool_attempts))
+        except ActivityError as exc:
+            raise _raised(exc, "The MCP servers did not list their tools in time.") from exc
+        specs = tuple(ToolSpec(x["name"], x["description"], x["parameters"])
+                      for x in d["tools"])
+        t.runner.mcp.adopt(agent.name, specs)
+        return specs, d["down"]
+
+    within = staticmethod(asyncio.wait_for)
+    """Timers: `asyncio.wait_for` on the workflow's event loop, whose timers are
+    Temporal's (durable, the same on replay); what runs out is cancelled (an activity
+    then by its heartbeats)."""
+
+    async def remote(self, t: Any, agent: Any, request: Any) -> Any:
+        """A remote agent's call (A2A) as an activity on a worker; its text, when the turn
+        streams, the same `text_delta` events as in process. Tried again only when its
+        worker died (the message keeps its id, so the remote side sees one message)."""
+        from ..core.remote import RemoteReply
+
+        o = self.options
+        fields_ = {f.name: getattr(request, f.name) for f in dataclasses.fields(request)}
+        try:
+            d = await workflow.execute_activity(
+                REMOTE, {"agent": agent.name, "request": codec.jsonable(fields_),
+                         "stream": t.streaming},
+                start_to_close_timeout=_seconds(o.model_timeout),
+                heartbeat_timeout=_seconds(min(o.heartbeat_timeout, o.model_timeout)),
+                retry_policy=RetryPolicy(maximum_attempts=o.tool_attempts))
+        except ActivityError as exc:
+            raised = _raised(exc, f"The remote agent {agent.name!r} did not answer within "
+                             f"{o.model_timeout:g} s.")
+            if isinstance(raised, HandoffsError) or not isinstance(raised, Exception):
+                raise raised from exc
+            raise HandoffsError(f"Remote agent {agent.name!r} failed: {raised}",
+                                code="remote_failed") from exc
+        for text in d["deltas"]:
+            t.emit("text_delta", {"agent": agent.name, "text": text})
+        return RemoteReply(**d["reply"])
 
 
 def _apply(live: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> None:

@@ -38,9 +38,13 @@ class TemporalOptions:
     """Loads and commits as local activities: run by the worker that runs the workflow
     task, recorded without a round trip through the server's queues (three of a simple
     turn's five activities). False: ordinary activities, any worker runs them."""
-    turns_per_run: int = 500
+    turns_per_run: int = 1
     """Updates one workflow run handles before it continues as new (sooner when Temporal
-    suggests it); the session lives in the store, so nothing else is carried over."""
+    suggests it); the session lives in the store, so nothing else is carried over. One
+    (the default): no history is ever replayed across turns, so a team deployed with
+    renamed or new tools, agents or instructions continues every existing session on its
+    next message (a larger number replays the run's earlier turns on the new code, which
+    fails with a nondeterminism error when the team changed)."""
 
 
 @dataclass(slots=True)
@@ -57,3 +61,8 @@ WORKERS: dict[str, Setup] = {}
 REPLAYING = ""
 """The key of `WORKERS` a replayer's team is under (a replayed history's task queue is not
 the one it ran on)."""
+
+LIVE_TEXT: dict[str, tuple[str, list[str]]] = {}
+"""The agent and text so far of the streamed model calls this process's activities run,
+by workflow id: what the session's workflow shows its readers while the call runs (its `live`
+query), before the call's result gives the turn its `text_delta` events."""

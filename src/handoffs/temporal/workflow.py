@@ -26,8 +26,9 @@ from temporalio.exceptions import ApplicationError
 
 from ..runtime.runner import Runner
 from . import codec
+from .codec import wrong_queue
 from .effects import ActivityStore, InWorkflow
-from .options import REPLAYING, WORKERS
+from .options import LIVE_TEXT, REPLAYING, WORKERS
 
 NAME = "handoffs.Session"
 """The workflow's type name."""
@@ -41,6 +42,8 @@ class SessionWorkflow:
         self._lock = asyncio.Lock()
         self._handled = 0
         self._host: Runner | None = None
+        self._feeds: dict[str, Any] = {}
+        """The events of each streamed turn running (`live`)."""
 
     @workflow.run
     async def run(self, start: dict[str, Any]) -> None:
@@ -75,29 +78,94 @@ class SessionWorkflow:
             self._host = host
         return self._host
 
-    async def _one(self, work: Callable[[Runner], Awaitable[Any]]) -> Any:
+    async def _one(self, args: dict[str, Any],
+                   work: Callable[[Runner], Awaitable[Any]]) -> Any:
         """Run one update's work after the ones before it; what it raises is the update's
-        failure (a handoffs error with its code), never the workflow's."""
+        failure (a handoffs error with its code), never the workflow's. An update sent
+        for another task queue (the session was started on this one) is refused."""
+        queue = args.get("task_queue")
+        if (queue is not None and queue != workflow.info().task_queue
+                and not workflow.unsafe.is_replaying()):  # a Replayer's queue is its own
+            raise ApplicationError(
+                "wrong task queue", codec.error_to(wrong_queue(
+                    args["session_id"], workflow.info().task_queue, queue)),
+                type="HandoffsError", non_retryable=True)
         async with self._lock:
             self._handled += 1
+            runner = self._runner()
+            # Traced as in process (the worker's telemetry), but not while the history
+            # replays: a span of a replayed step was made when it first ran.
+            runner.telemetry = (None if workflow.unsafe.is_replaying()
+                                else self._runner_setup().runner.telemetry)
             try:
-                return await work(self._runner())
+                return await work(runner)
             except Exception as exc:  # the update's failure, never a stuck workflow task
                 raise ApplicationError(str(exc), codec.error_to(exc), type=type(exc).__name__,
                                        non_retryable=True) from exc
 
     @workflow.update(name="turn")
     async def turn(self, args: dict[str, Any]) -> dict[str, Any]:
-        """A user's message: the turn's result (`codec.result_to`)."""
-        res = await self._one(lambda r: r.run(
-            args["session_id"], args["text"], args.get("channel"), args.get("context"),
-            args.get("timeout")))
+        """A user's message: the turn's result (`codec.result_to`). With `stream`, a
+        streamed turn (its model calls stream, its text is `text_delta` events) whose
+        events the `live` query shows while it runs."""
+        sid = args["session_id"]
+        if not args.get("stream"):
+            res = await self._one(args, lambda r: r.run(
+                sid, args["text"], args.get("channel"), args.get("context"),
+                args.get("timeout")))
+            return codec.result_to(res)
+        from ..runtime.driver.feed import Feed
+        from ..runtime.driver.turn import run_turn
+
+        feed = Feed()
+
+        async def streamed(r: Runner) -> Any:
+            self._feeds[sid] = feed
+            try:
+                return await run_turn(r, sid, args["text"], args.get("channel"),
+                                      args.get("context"), None, args.get("timeout"), feed)
+            finally:
+                self._feeds.pop(sid, None)
+
+        return codec.result_to(await self._one(args, streamed))
+
+    @workflow.query(name="live")
+    def live(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The running streamed turn's events past `after` (none when no streamed turn
+        runs), and the text so far of its model call in flight when this worker runs it
+        (what `TemporalExecutor.stream` shows as it comes)."""
+        feed = self._feeds.get(args["session_id"])
+        if feed is None:
+            return {"events": [], "partial": []}
+        after = args.get("after", -1)
+        events = [e for e in feed.events if e.seq > after and not e.is_terminal]
+        agent, text = LIVE_TEXT.get(workflow.info().workflow_id, ("", []))
+        return {"events": codec.events_to(events), "agent": agent, "partial": list(text),
+                "turn": self._host._running[args["session_id"]].state.turn
+                if self._host is not None and args["session_id"] in self._host._running
+                else 0}
+
+    @workflow.signal(name="cancel")
+    def cancel(self, args: dict[str, Any]) -> None:
+        """Stop the running turn as `Runner.cancel` does in process (it ends FAILED
+        `cancelled` and is stored; its running activity is cancelled)."""
+        if self._host is not None:
+            t = self._host._running.get(args["session_id"])
+            if t is not None and t.owner is not None and not t.stopping:
+                t.stopping = True
+                t.owner.cancel()
+
+    @workflow.update(name="plan")
+    async def plan(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A supervisor's plan (`Runner.run_plan`): its result."""
+        res = await self._one(args, lambda r: r.run_plan(
+            args["session_id"], args["steps"], args.get("context")))
         return codec.result_to(res)
 
     @workflow.update(name="resume")
     async def resume(self, args: dict[str, Any]) -> dict[str, Any] | None:
         """Answer the message of a turn that died (None: nothing waits)."""
-        res = await self._one(lambda r: r.resume(args["session_id"], args.get("context")))
+        res = await self._one(args, lambda r: r.resume(args["session_id"], args.get("context")))
         return None if res is None else codec.result_to(res)
 
     @workflow.update(name="decide")
@@ -105,21 +173,21 @@ class SessionWorkflow:
         """A person's approval or rejection of a waiting tool call."""
         sid, call_id = args["session_id"], args["call_id"]
         if args["approved"]:
-            res = await self._one(lambda r: r.approve(sid, call_id, args.get("context")))
+            res = await self._one(args, lambda r: r.approve(sid, call_id, args.get("context")))
         else:
-            res = await self._one(lambda r: r.reject(sid, call_id, args.get("reason", ""),
+            res = await self._one(args, lambda r: r.reject(sid, call_id, args.get("reason", ""),
                                                      args.get("context")))
         return codec.result_to(res)
 
     @workflow.update(name="select_agent")
     async def select_agent(self, args: dict[str, Any]) -> dict[str, Any]:
         """The user picks an agent: the handoff record."""
-        record = await self._one(lambda r: r.select_agent(args["session_id"], args["name"]))
+        record = await self._one(args, lambda r: r.select_agent(args["session_id"], args["name"]))
         return dict(record.to_dict())
 
     @workflow.update(name="reply_as_human")
     async def reply_as_human(self, args: dict[str, Any]) -> dict[str, Any]:
         """A human operator's message, optionally handing back to an agent."""
-        res = await self._one(lambda r: r.reply_as_human(
+        res = await self._one(args, lambda r: r.reply_as_human(
             args["session_id"], args["text"], args.get("handoff_to")))
         return codec.result_to(res)

@@ -91,7 +91,7 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
         coro = activate(t, sub)
         if route.handoff.timeout is not None:
             try:
-                outcome = await asyncio.wait_for(coro, route.handoff.timeout)
+                outcome = await t.runner.executor.within(coro, route.handoff.timeout)
             except TimeoutError:
                 outcome = Fail("timeout", f"{target.name} did not answer within "
                                f"{route.handoff.timeout:g} s.", target.name)

@@ -31,7 +31,7 @@ async def within_deadline(t: Turn, leg: Leg,
     own = leg.agent.timeout
     limit = left if own is None or own > left else own
     try:
-        return await asyncio.wait_for(steps(t, leg), limit)
+        return await t.runner.executor.within(steps(t, leg), limit)
     except TimeoutError:
         if limit is own:
             return Fail("timeout", f"{name} did not finish within {own:g} s.", name)

@@ -11,7 +11,6 @@ Delegations recurse into `activate` on their own line.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -100,7 +99,7 @@ async def _timed_steps(t: Turn, leg: Leg) -> Outcome:
     timeout = leg.agent.timeout
     assert timeout is not None
     try:
-        return await asyncio.wait_for(_steps(t, leg), timeout)
+        return await t.runner.executor.within(_steps(t, leg), timeout)
     except TimeoutError:
         return Fail("timeout", f"{leg.agent.name} did not finish within {timeout:g} s.",
                     leg.agent.name)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +14,6 @@ from ...core.tools import ToolSpec
 from ...errors import HandoffsError
 from ...telemetry.config import observe
 from ..decisions.recovery import skip_dead
-from ..effects.ids import new_id
 from ..state import Fail, Leg, Pause, Turn, failed, finish, result
 from ..state.result import RunResult, RunStatus
 from .delegation import delegate
@@ -122,7 +120,8 @@ async def _delegation(t: Turn, leg: Leg, name: str, agent: str, task: str,
     extra: dict[str, Any] = {"step": name, "task": task, "results": earlier}
     if error is not None:
         extra["error"] = error
-    record = HandoffRecord(new_id(), leg.agent.name, agent, reason, task, at=time.time(),
+    fx = t.runner.executor  # ids and the clock through the executor (a workflow's)
+    record = HandoffRecord(fx.new_id(), leg.agent.name, agent, reason, task, at=fx.now(),
                            turn=t.state.turn, returns=True, extra=extra)
     t.add_record(record)
     text, fail = await delegate(t, leg, route, record, None, activate, task, pausable=False)

@@ -34,8 +34,8 @@ async def request_for(t: Turn, leg: Leg) -> ModelRequest:
     agent = leg.agent
     if agent.mcp and leg.force is None:
         plan = leg.plan
-        offered, down = await t.runner.mcp.offer(
-            agent, (*plan.tools, *plan.routes), (t.state.id, t.state.turn))
+        offered, down = await t.runner.executor.mcp_offer(
+            t, agent, (*plan.tools, *plan.routes))
         if down:
             system = f"{system}\n\n{down}" if system else down
         return request(t, leg, system, tuple(offered))

@@ -97,5 +97,5 @@ async def summary_for(t: Turn, leg: Leg, route: Route, said: str = "") -> str:
     from ..effects.summary import summarize  # only routes with history="summary"
 
     fallback_model = t.models[route.source]
-    return await summarize(summarizer, fallback_model, messages, route.source,
-                           route.target.name)
+    return await summarize(t.runner.executor, t, summarizer, fallback_model, messages,
+                           route.source, route.target.name)

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import TYPE_CHECKING
 
 from ...core.handoff import HandoffReason, HandoffRecord
 from ...core.messages import Note
 from ...core.session import Checkpoint, SessionState
 from ...errors import HandoffsError
-from ..effects.ids import new_id
 
 if TYPE_CHECKING:
     from ..state.host import Host
@@ -57,8 +55,8 @@ async def transfer_session(runner: Host, session_id: str, to_agent: str, context
             from ..effects.summary import summarize
 
             model = runner.model_for(to_agent) or runner.model_for(source)
-            summary = await summarize(runner.team.summarizer, model, old.messages,
-                                      source, to_agent)
+            summary = await summarize(runner.executor, None, runner.team.summarizer,
+                                      model, old.messages, source, to_agent)
             new.messages.append(Note(
                 f"Summary of the conversation so far (session {session_id!r}, with "
                 f"{source}):\n{summary}", to_agent, to_model=True))
@@ -74,10 +72,10 @@ async def transfer_session(runner: Host, session_id: str, to_agent: str, context
             await store.commit(new, Checkpoint(0, 0, 0))
         since = old.checkpoint()
         old.handoffs.append(HandoffRecord(
-            id=new_id(), source=source, target=to_agent,
+            id=runner.executor.new_id(), source=source, target=to_agent,
             reason=HandoffReason.PROGRAMMATIC,
             explanation=f"Session transferred to {new_sid!r} ({context}).",
-            at=time.time(), turn=old.turn,
+            at=runner.executor.now(), turn=old.turn,
             extra={"transferred_session": new_sid, "context": context}))
         old.messages.append(Note(f"Transferred to session {new_sid!r} ({to_agent}).",
                                  source))

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ...core.context import RunContext
-from ...core.tools import Tool
+from ...core.tools import Tool, ToolSpec
 from ...errors import ModelError
 from ...models.base import Model, ModelRequest, ModelResponse, TextDelta
 from ..state import Turn
@@ -60,6 +60,23 @@ class InProcess:
         if tool.timeout is None:
             return call
         return within(call, tool.timeout, tool.name)
+
+    def summary(self, t: Turn | None, summarizer: Any, fallback_model: Model | None,
+                request: ModelRequest, target: str) -> Awaitable[ModelResponse]:
+        """The summariser's response (`effects.summary.summary_model` picks the model)."""
+        from .summary import summary_model
+
+        return summary_model(summarizer, fallback_model).complete(request)
+
+    def mcp_offer(self, t: Turn, agent: Any,
+                  taken: Iterable[str]) -> Awaitable[tuple[tuple[ToolSpec, ...], str]]:
+        """The agent's MCP tools from the runner's connections (`mcp.hub.Hub.offer`)."""
+        offer: Awaitable[tuple[tuple[ToolSpec, ...], str]] = t.runner.mcp.offer(
+            agent, taken, (t.state.id, t.state.turn))
+        return offer
+
+    within = staticmethod(asyncio.wait_for)
+    """Timers: `asyncio.wait_for` (`TimeoutError` after the seconds, the call cancelled)."""
 
     def remote(self, t: Turn, agent: RemoteAgent,
                request: RemoteRequest) -> Awaitable[RemoteReply]:

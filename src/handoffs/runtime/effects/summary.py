@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.messages import AssistantMessage, Message, Note, ToolResult, UserMessage
 from ...errors import HandoffsError
 from ...models.base import Model, ModelRequest
+
+if TYPE_CHECKING:
+    from ..state.host import Executor
 
 DEFAULT_PROMPT = (
     "Summarise the conversation below for {target}, who takes it over from {source}. "
@@ -48,14 +51,9 @@ def transcript_text(messages: Sequence[Message]) -> str:
     return "\n".join(lines)
 
 
-async def summarize(
-    summarizer: Summarizer | None,
-    fallback_model: Model | None,
-    messages: Sequence[Message],
-    source: str,
-    target: str,
-) -> str:
-    """Ask the summariser's model for a summary of `messages`."""
+def summary_model(summarizer: Summarizer | None, fallback_model: Model | None) -> Model:
+    """The model that writes a summary: the summariser's (a `Model` or a "provider:name"
+    string), else `fallback_model`; `no_model` when there is neither."""
     s = summarizer or Summarizer()
     model: Any = s.model if s.model is not None else fallback_model
     if isinstance(model, str):
@@ -65,12 +63,28 @@ async def summarize(
     if model is None:
         raise HandoffsError("A summary handoff needs a summarizer model; set "
                             "Team(summarizer=Summarizer(model=...)).", code="no_model")
+    return model  # type: ignore[no-any-return]
+
+
+async def summarize(
+    executor: Executor,
+    t: Any,
+    summarizer: Summarizer | None,
+    fallback_model: Model | None,
+    messages: Sequence[Message],
+    source: str,
+    target: str,
+) -> str:
+    """Ask the summariser's model for a summary of `messages`, through `executor` (an
+    effect like any model call: an activity under Temporal). `t` is the turn it belongs
+    to (None for a session transfer)."""
+    s = summarizer or Summarizer()
     request = ModelRequest(
         f"{source}:summarizer",
         s.prompt.format(source=source, target=target),
         [UserMessage(transcript_text(messages) or "(no messages yet)", source)],
         (),
     )
-    response = await model.complete(request)
+    response = await executor.summary(t, summarizer, fallback_model, request, target)
     text: str = response.text
     return text.strip()[: s.max_chars]

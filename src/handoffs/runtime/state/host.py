@@ -10,8 +10,8 @@ each model and tool call an activity of a workflow that runs the same decisions.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from ...core.context import RunContext
@@ -19,16 +19,19 @@ if TYPE_CHECKING:
     from ...core.handoff import HandoffRecord
     from ...core.remote import RemoteAgent, RemoteReply, RemoteRequest
     from ...core.team import Team
-    from ...core.tools import Tool
+    from ...core.tools import Tool, ToolSpec
     from ...models.base import Model, ModelRequest, ModelResponse
     from ...stores.base import SessionStore
     from .result import RunResult
 
+T = TypeVar("T")
+
 
 class Executor(Protocol):
     """Performs a turn's effects. Everything a turn does that is not a pure function of
-    its state goes through here: the clock, new ids, a model call (streamed to the turn's
-    reader when it streams) and a tool call; `t` is the `state.turn.Turn` they belong to.
+    its state goes through here: the clock, new ids, timers, a model call (streamed to the
+    turn's reader when it streams), a summariser's model call, a tool call (an MCP
+    server's tools included) and a remote agent's call; `t` is the `state.turn.Turn` they belong to.
     The in-process executor calls them directly; a durable one records each so a replay
     returns the same answers."""
 
@@ -49,6 +52,26 @@ class Executor(Protocol):
              call_id: str) -> Awaitable[Any]:
         """Run one tool call with validated arguments; its return value, or its exception
         raised."""
+        ...
+
+    def summary(self, t: Any, summarizer: Any, fallback_model: Model | None,
+                request: ModelRequest, target: str) -> Awaitable[ModelResponse]:
+        """One summariser's model call (a `history="summary"` handoff from
+        `request.agent`'s source to `target`, or a session transfer when `t` is None):
+        the model is `summarizer.model`, else `fallback_model` (`effects.summary`).
+        Never streamed: a summary is not the answer."""
+        ...
+
+    def mcp_offer(self, t: Any, agent: Any,
+                  taken: Iterable[str]) -> Awaitable[tuple[tuple[ToolSpec, ...], str]]:
+        """The agent's MCP servers' tools now (listed, connecting first when needed), and
+        a sentence for the model naming the servers that are down ("" when none is):
+        `mcp.hub.Hub.offer`. A call of one of them is a `tool` call."""
+        ...
+
+    def within(self, call: Awaitable[T], seconds: float) -> Awaitable[T]:
+        """`call`'s value, or `TimeoutError` once `seconds` passed (`call` is cancelled
+        then): the timer of an agent's, a delegation's and a turn's time limit."""
         ...
 
     def remote(self, t: Any, agent: RemoteAgent,
@@ -82,6 +105,13 @@ class Dispatcher(Protocol):
 
     def reply_as_human(self, runner: Any, session_id: str, text: str,
                        handoff_to: str | None) -> Awaitable[RunResult]: ...
+
+    def run_plan(self, runner: Any, session_id: str, steps: Any,
+                 context: Any) -> Awaitable[RunResult]: ...
+
+    def cancel(self, runner: Any, session_id: str) -> bool:
+        """Stop the turn this process sent on the session, if any (True if there was)."""
+        ...
 
 
 class Host(Protocol):
