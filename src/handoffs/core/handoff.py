@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..errors import HandoffsError
 from .context import HandoffContext, RunContext
 from .messages import Message, Note
-from .names import tool_name
+from .names import Named, tool_name
 from .usage import Usage
 
 if TYPE_CHECKING:
     import pydantic
 
-    from .agent import Agent
 
 HistoryFilter = Callable[[Sequence[Message]], Sequence[Message]]
 HistoryMode = (Literal["own_tools", "full", "conversation", "last_user", "none", "summary"]
@@ -57,8 +56,8 @@ class HandoffReason(StrEnum):
 class Handoff:
     """A route from the agent that declares it to `target`, offered to the model as a tool."""
 
-    target: str | Agent
-    """The agent to hand to, by name or by the `Agent` itself."""
+    target: str | Named
+    """The agent to hand to, by name or by the `Agent` itself (anything with a `name`)."""
     description: str | None = None
     """The tool description shown to the model. None: built from the target's description."""
     tool_name: str | None = None

@@ -11,6 +11,7 @@ call in the transcript and the tool it called always carry the same name on the 
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 MAX_TOOL_NAME = 64
 """The longest tool name the providers accept."""
@@ -58,3 +59,11 @@ def tool_name(name: str) -> str:
     digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LEN]
     body = body[: MAX_TOOL_NAME - _HASH_LEN - 1].rstrip("_") or "tool"
     return f"{body}_{digest}"
+
+
+class Named(Protocol):
+    """Anything with a `name`: an `Agent`, where a handoff's target may be given by the
+    agent itself (a protocol, so a handoff does not import the agent that declares it)."""
+
+    @property
+    def name(self) -> str: ...

@@ -3,14 +3,30 @@ the session. Each refusal has a stable code and a sentence a model can act on.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .agent import Agent
     from .handoff import Handoff
     from .session import SessionState
-    from .team import Team
+
+
+class TeamView(Protocol):
+    """What the policy reads of a team (`core.team.Team` is one): its agents by name,
+    the targets an agent may hand off to, and its supervisor. A protocol, so the policy
+    does not import the team that holds it."""
+
+    @property
+    def agents(self) -> Sequence[Agent]: ...
+
+    @property
+    def supervisor(self) -> str | None: ...
+
+    def get(self, name: str) -> Agent | None: ...
+
+    def handoff_targets(self, source: str) -> list[str]: ...
 
 UNKNOWN_TARGET = "unknown_target"
 SELF_HANDOFF = "self_handoff"
@@ -110,7 +126,7 @@ class HandoffPolicy:
 
     def check(
         self,
-        team: Team,
+        team: TeamView,
         source: str,
         target: str,
         route: Handoff | None,
@@ -155,7 +171,7 @@ class HandoffPolicy:
 
     def _check_target(
         self,
-        team: Team,
+        team: TeamView,
         source: str,
         agent: Agent,
         route: Handoff | None,
@@ -221,7 +237,7 @@ class HandoffPolicy:
             )
         return None
 
-    def check_plan_step(self, team: Team, source: str, target: str, session: SessionState
+    def check_plan_step(self, team: TeamView, source: str, target: str, session: SessionState
                         ) -> Rejection | None:
         """The rules for a plan step: a plan may assign any agent, routes or not."""
         agent = team.get(target)
@@ -232,7 +248,8 @@ class HandoffPolicy:
         return self._check_target(team, source, agent, None, session, 0, None, 0, True,
                                   loops=False)
 
-    def check_selection(self, team: Team, target: str, session: SessionState) -> Rejection | None:
+    def check_selection(self, team: TeamView, target: str, session: SessionState
+                        ) -> Rejection | None:
         """The rules for a user picking an agent (`select_agent`)."""
         agent = team.get(target)
         if agent is None:
