@@ -57,7 +57,8 @@ router = APIRouter(prefix="/v1", tags=["agui"])
                                  **responses("unauthorized", "forbidden", "invalid_argument",
                                              "validation_error", "message_too_large",
                                              "no_pending_approval", "no_pending_tool_call",
-                                             "tool_name_taken", "too_many_requests",
+                                             "tool_name_taken", "client_tools_unsupported",
+                                             "too_many_requests",
                                              "idempotency_key_reused", "idempotency_unsupported")})
 async def agui(request: Request) -> StreamingResponse:
     """Run one turn (or continue one after approvals: `resume`) and stream it as AG-UI
@@ -136,6 +137,10 @@ def _client_tools(svc: Service, tools: Any) -> list[dict[str, Any]] | None:
              for t in tools or ()]
     if not specs:
         return None
+    if getattr(svc.runner.executor, "dispatcher", None) is not None:
+        raise ApiError("client_tools_unsupported", "This server runs its turns under "
+                       "Temporal, where the client's tools are not supported yet: send "
+                       "the run without `tools`.")
     try:
         client_tools(svc.team, specs)
     except HandoffsError as exc:
