@@ -134,3 +134,27 @@ async def test_a_client_tool_that_cannot_be_offered_is_refused(spec: dict[str, A
         await runner.run("s", "hi", client_tools=[spec])
     assert caught.value.code == code
     assert await runner.get_session("s") is None  # nothing stored
+
+
+async def test_a_continuation_that_died_answers_the_call_with_the_clients_result() -> None:
+    model = ScriptedModel([call("confirm", question="Refund?"), reply("As you said: yes.")])
+    runner = Runner(Team([Agent("billing")]), model=model)
+    await runner.run("s", "refund A-1", client_tools=[CONFIRM])
+    # The result was stored, then the process died while the turn went on with it.
+    store = runner.store
+    async with store.lock("s"):
+        state = await store.load("s")
+        assert state is not None and state.pending is not None
+        since = state.checkpoint()
+        state.pending = {**state.pending, "decisions": {"call_1": {
+            "approved": True, "reason": "", "result": "yes", "is_error": False}}}
+        state.status = "interrupted"
+        await store.commit(state, since)
+
+    result = await runner.resume("s")
+
+    assert result is not None and result.output == "As you said: yes."
+    state = await runner.get_session("s")
+    assert state is not None
+    assert [(r.call_id, r.text, r.is_error) for r in results(state)] == \
+        [("call_1", "yes", False)]  # the client's own result, not "outcome unknown"
