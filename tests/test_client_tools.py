@@ -158,3 +158,13 @@ async def test_a_continuation_that_died_answers_the_call_with_the_clients_result
     assert state is not None
     assert [(r.call_id, r.text, r.is_error) for r in results(state)] == \
         [("call_1", "yes", False)]  # the client's own result, not "outcome unknown"
+
+
+async def test_a_streamed_turn_offers_the_client_tools_too() -> None:
+    model = ScriptedModel([call("confirm", question="Refund?"), reply("Yes it is.")])
+    runner = Runner(Team([Agent("billing")]), model=model)
+    events = [e async for e in runner.stream("s", "refund A-1", client_tools=[CONFIRM])]
+    assert [e.type for e in events if e.type in ("tool_called", "approval_requested")] == \
+        ["tool_called", "approval_requested"]
+    assert events[-1].result.status is RunStatus.WAITING_FOR_APPROVAL
+    assert (await runner.submit_tool_result("s", "call_1", "ok")).output == "Yes it is."

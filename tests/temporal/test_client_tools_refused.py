@@ -21,6 +21,9 @@ async def test_client_tools_and_their_results_are_refused_under_temporal() -> No
     with pytest.raises(HandoffsError) as offered:
         await runner.run("s", "hi", client_tools=[CONFIRM])
     assert offered.value.code == "client_tools_unsupported"
+    with pytest.raises(HandoffsError) as streamed:
+        runner.stream("s", "hi", client_tools=[CONFIRM])
+    assert streamed.value.code == "client_tools_unsupported"
     with pytest.raises(HandoffsError) as answered:
         await runner.submit_tool_result("s", "c1", "yes")
     assert answered.value.code == "client_tools_unsupported"

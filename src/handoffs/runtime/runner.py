@@ -137,6 +137,17 @@ class Runner(GoingBack):
         self._mcp: Hub | None = None
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
 
+    def _client(self, specs: Sequence[ToolSpec | Mapping[str, Any]]) -> dict[str, Any]:
+        """The client's tools, checked (`core.client_tools`); refused under an executor
+        that runs turns elsewhere (Temporal), which does not carry them."""
+        if self._dispatch is not None:
+            raise HandoffsError("Client tools are not supported under Temporal yet: run "
+                                "the turn without them, or in process.",
+                                code="client_tools_unsupported")
+        from ..core.client_tools import client_tools
+
+        return client_tools(self.team, specs)
+
     def _key(self, key: str | IdempotencyKey | None) -> IdempotencyKey | None:
         """A caller's idempotency key, checked; refused under an executor that runs
         turns elsewhere (Temporal), which does not record keys."""
@@ -204,15 +215,9 @@ class Runner(GoingBack):
         """
         check_timeout(timeout, "timeout")
         if client_tools:
-            if self._dispatch is not None:
-                raise HandoffsError("Client tools are not supported under Temporal yet: "
-                                    "run the turn without them, or in process.",
-                                    code="client_tools_unsupported")
-            from ..core.client_tools import client_tools as checked
-
-            client = checked(self.team, client_tools)
             return await run_turn(self, session_id, text, channel, context, on_event,
-                                  timeout, None, self._key(idempotency_key), client)
+                                  timeout, None, self._key(idempotency_key),
+                                  self._client(client_tools))
         if idempotency_key is not None:
             return await run_turn(self, session_id, text, channel, context, on_event,
                                   timeout, None, self._key(idempotency_key))
@@ -375,6 +380,7 @@ class Runner(GoingBack):
         timeout: float | None = None,
         *,
         idempotency_key: str | IdempotencyKey | None = None,
+        client_tools: Sequence[ToolSpec | Mapping[str, Any]] | None = None,
     ) -> AsyncIterator[Event]:
         """Run one user turn and yield its events as they happen.
 
@@ -385,10 +391,13 @@ class Runner(GoingBack):
         stream raises that error, as `run` does. A turn, once started, runs to its end
         and is persisted even if the consumer stops reading (a client that disconnects
         finds the answer in the session). Each event's `seq` is its number in the
-        session's event log. `context`, `timeout` and `idempotency_key` are `run`'s (a
-        retry yields the first call's stored events).
+        session's event log. `context`, `timeout`, `idempotency_key` and `client_tools`
+        are `run`'s (a retry yields the first call's stored events).
         """
         check_timeout(timeout, "timeout")
+        if client_tools:
+            return stream_turn(self, session_id, text, channel, context, timeout,
+                               self._key(idempotency_key), self._client(client_tools))
         if idempotency_key is not None:
             return stream_turn(self, session_id, text, channel, context, timeout,
                                self._key(idempotency_key))
