@@ -302,6 +302,8 @@ async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[A
         # The client went away mid-turn (an abort): stop the turn it started.
         if run is not None and run.events and not run.done and svc.runner.cancel(sid):
             log.info("agui run on session %s: the client left; its turn is cancelled", sid)
+    if not decides:  # an approval this client may not answer is never its interrupt
+        tr.interrupts.clear()
     after = await svc.store.load(sid)
     for e in tr.finished(result, before,
                          customer.shared(after.shared) if after is not None else {}):
