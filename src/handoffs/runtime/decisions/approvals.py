@@ -67,7 +67,10 @@ def pause(t: Turn, leg: Leg, response: ModelResponse,
             data = {**data, "client": True}
         t.emit("approval_requested", data)
     state = t.state
-    log.info("%s waits for the result or approval of %s", name,
+    mine = frame.get("client", ())
+    log.info("%s waits for %s of %s", name,
+             "a person's approval" if not mine else "the client's result"
+             if len(mine) == len(waiting) else "a person's approval or the client's result",
              ", ".join(f"{c.name} ({c.id})" for _, c, _ in waiting),
              extra=fields(state.id, state.turn, name))
     if leg.main:
