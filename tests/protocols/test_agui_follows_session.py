@@ -216,3 +216,44 @@ async def test_shared_state_goes_both_ways_and_a_tools_change_arrives_at_once() 
     # At once: before the next (slow) call even starts, not after the answer.
     assert k.index("TOOL_CALL_RESULT") < delta < k.index("TOOL_CALL_START", delta - 1)
     assert shared["plan"] == "gold" and shared["theme"] == "dark"
+
+
+async def test_a_frontend_tool_and_an_operators_approval_each_wait_for_their_own() -> None:
+    from handoffs.core.messages import ToolCall
+    from handoffs.models import ModelResponse
+
+    def make() -> Runner:
+        both = ModelResponse("", (ToolCall("c1", "confirm", '{"question": "Refund?"}'),
+                                  ToolCall("r1", "refund", '{"order_id": "A-4"}')))
+        model = ScriptedModel([both, reply("Confirmed and refunded.")])
+        return Runner(Team([Agent("billing", tools=[refund])]), model=model)
+
+    confirm = {"name": "confirm", "description": "Ask the user.",
+               "parameters": {"type": "object", "properties": {}}}
+    with serving(make, agui=True) as s:
+        first = body("t-mixed", ("user", "refund A-4"))
+        first["tools"] = [confirm]
+        events = await stream(s.url, first)
+        # The client's call ends the run for the client to run it; the operator's
+        # approval is no interrupt of this user's.
+        assert [e.tool_call_name for e in events if kind(e) == "TOOL_CALL_START"] == \
+            ["confirm"]
+        assert events[-1].outcome.type == "success"
+        assert events[-1].result["awaiting_tool_results"] == ["c1"]
+        token = token_of(events)
+        second = body("t-mixed", ("user", "refund A-4"))
+        second["messages"] += [
+            {"id": "a1", "role": "assistant", "toolCalls": [
+                {"id": "c1", "type": "function",
+                 "function": {"name": "confirm", "arguments": "{}"}}]},
+            {"id": "t1", "role": "tool", "toolCallId": "c1", "content": "yes"}]
+        user = asyncio.create_task(stream(s.url, second, token))
+        await asyncio.sleep(0.3)
+        assert not user.done()  # the result is in; the run follows until the operator
+        r = httpx.post(f"{s.url}/v1/sessions/t-mixed/approvals/r1", headers=OP,
+                       json={"approved": True})
+        assert r.status_code == 200, r.text
+        events = await asyncio.wait_for(user, 10)
+    assert said(events) == "Confirmed and refunded."
+    assert [e.content for e in events if kind(e) == "TOOL_CALL_RESULT"] == ["refunded A-4"]
+    assert kind(events[-1]) == "RUN_FINISHED" and events[-1].outcome.type == "success"

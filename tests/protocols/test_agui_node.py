@@ -138,3 +138,35 @@ def test_a_user_the_team_lets_decide_answers_the_interrupt_and_the_thread_goes_o
     assert resumed["outcome"] == "success" and resumed["result"]["output"] == "done"
     assert after["outcome"] == "success" and after["result"]["output"] == "noted: thanks"
     assert "refunded A-1" in seen["tools"]
+
+
+def test_a_frontend_tool_the_agent_calls_is_run_by_the_client_and_the_turn_goes_on(
+        tmp_path: Path) -> None:
+    reason = _missing()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and the AG-UI client test cannot run: {reason}")
+        pytest.skip(reason)
+    with handoffs_serve(["protocols.word_team:runner", "--store", "memory://", "--agui"],
+                        tmp_path,
+                        env={"PYTHONPATH": f"{HERE.parent}{os.pathsep}{SRC}"}) as s:
+        done = subprocess.run(["node", str(NODE_DIR / "frontend.mjs"), s.url],
+                              capture_output=True, text=True, timeout=60, cwd=NODE_DIR)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    first, second = seen["runs"]
+    # The first run ends with the call, for the client to run: no interrupt, no result.
+    assert first["outcome"] == "success"
+    assert first["result"]["awaiting_tool_results"] == ["c-ask"]
+    assert "RUN_ERROR" not in seen["types"]
+    assert seen["types"].count("TOOL_CALL_START") == seen["types"].count("TOOL_CALL_END") == 1
+    assert "TOOL_CALL_RESULT" not in seen["types"]
+    # Its result, sent as the next run's tool message, is what the agent answers with.
+    assert second["outcome"] == "success"
+    assert second["result"]["output"] == "the user answered: yes (ship it now?)"
+    assert "awaiting_tool_results" not in second["result"]
+    # The client's conversation: the call and its result once, then the answer.
+    assert [(m["role"], m.get("toolCalls"), m.get("toolCallId")) for m in seen["messages"]] \
+        == [("user", None, None), ("assistant", ["confirm"], None), ("tool", None, "c-ask"),
+            ("assistant", None, None)]
+    assert seen["messages"][-1]["content"] == "the user answered: yes (ship it now?)"

@@ -2,7 +2,9 @@
 conversation in any state: `hold FILE` (the model waits until FILE exists: the turn runs,
 the A2A task stays `working`), `person` (a person takes the conversation over:
 `input-required`), `refund` (a call waits for a person's approval: `input-required`),
-`fail` (the model breaks: `failed`); anything else it answers `noted: <text>`."""
+`fail` (the model breaks: `failed`), `ask QUESTION` (a call of the client's own
+`confirm` tool, when the client offers one: AG-UI's frontend tools); anything else it
+answers `noted: <text>`."""
 
 from __future__ import annotations
 
@@ -32,8 +34,14 @@ class WordModel:
     async def complete(self, request: ModelRequest) -> ModelResponse:
         said = [m for m in request.messages if isinstance(m, UserMessage)][-1].text
         word, _, rest = said.partition(" ")
-        if isinstance(request.messages[-1], ToolResult):
+        last = request.messages[-1]
+        if isinstance(last, ToolResult) and last.name == "confirm":  # the client's tool
+            return ModelResponse(text=f"the user answered: {last.text}")
+        if isinstance(last, ToolResult):
             return ModelResponse(text="done")
+        if word == "ask" and any(t.name == "confirm" for t in request.tools):
+            return ModelResponse(tool_calls=(
+                ToolCall("c-ask", "confirm", json.dumps({"question": rest})),))
         if word == "hold":
             while not os.path.exists(rest):
                 await asyncio.sleep(0.02)

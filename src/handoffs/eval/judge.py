@@ -124,7 +124,8 @@ def observe(t: TurnResult, events: list[Event], records: dict[str, Any]) -> None
             t.path.append(d["agent"])
         elif e.type == "agent_handoff" and not d["returns"]:
             moved_by = d
-        elif e.type in ("tool_called", "approval_requested"):
+        elif e.type == "tool_called" or (e.type == "approval_requested"
+                                         and not d.get("client")):  # (its tool_called counts)
             t.tools.append(d["tool"])
         elif e.type == "handoff_rejected":
             t.refusals.append({"agent": d["agent"], "target": d["target"], "code": d["code"],

@@ -46,6 +46,7 @@ from .state.result import RunResult
 
 if TYPE_CHECKING:
     from ..core.idempotency import IdempotencyKey
+    from ..core.tools import ToolSpec
     from ..mcp.hub import Hub
     from .replay import Replay
 
@@ -136,6 +137,17 @@ class Runner(GoingBack):
         self._mcp: Hub | None = None
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
 
+    def _client(self, specs: Sequence[ToolSpec | Mapping[str, Any]]) -> dict[str, Any]:
+        """The client's tools, checked (`core.client_tools`); refused under an executor
+        that runs turns elsewhere (Temporal), which does not carry them."""
+        if self._dispatch is not None:
+            raise HandoffsError("Client tools are not supported under Temporal yet: run "
+                                "the turn without them, or in process.",
+                                code="client_tools_unsupported")
+        from ..core.client_tools import client_tools
+
+        return client_tools(self.team, specs)
+
     def _key(self, key: str | IdempotencyKey | None) -> IdempotencyKey | None:
         """A caller's idempotency key, checked; refused under an executor that runs
         turns elsewhere (Temporal), which does not record keys."""
@@ -169,6 +181,7 @@ class Runner(GoingBack):
         *,
         on_event: Callable[[Event], None] | None = None,
         idempotency_key: str | IdempotencyKey | None = None,
+        client_tools: Sequence[ToolSpec | Mapping[str, Any]] | None = None,
     ) -> RunResult:
         """Run one user turn on the session and return its result.
 
@@ -191,8 +204,20 @@ class Runner(GoingBack):
         is resumed. The key is recorded with the message, atomically; keys are kept 24
         hours (`core.idempotency`). The same key with different text is refused
         (`idempotency_key_reused`).
+
+        `client_tools`: tools the client runs (AG-UI's frontend tools; each a `ToolSpec`
+        or a dict with `name`, `description`, `parameters`), offered for this turn to
+        the agents that answer the user. A call of one never runs here: the turn pauses
+        (`waiting_for_approval`, the call marked the client's in `session.pending`)
+        until the client sends its result with `submit_tool_result`. A name of one of
+        the team's tools or handoffs is refused (`tool_name_taken`); under Temporal the
+        argument is refused (`client_tools_unsupported`).
         """
         check_timeout(timeout, "timeout")
+        if client_tools:
+            return await run_turn(self, session_id, text, channel, context, on_event,
+                                  timeout, None, self._key(idempotency_key),
+                                  self._client(client_tools))
         if idempotency_key is not None:
             return await run_turn(self, session_id, text, channel, context, on_event,
                                   timeout, None, self._key(idempotency_key))
@@ -247,6 +272,26 @@ class Runner(GoingBack):
         from .driver.approval import decide
 
         return await decide(self, session_id, call_id, False, reason, context, key)
+
+    async def submit_tool_result(self, session_id: str, call_id: str, content: str,
+                                 is_error: bool = False, context: Any = None, *,
+                                 idempotency_key: str | IdempotencyKey | None = None
+                                 ) -> RunResult:
+        """The client's result of a call of one of its tools (`run(client_tools=...)`):
+        stored as the call's result, the model reads it as the tool's answer. When it
+        was the last call its response waited for, the same turn goes on and its result
+        is returned (otherwise still `waiting_for_approval`). Refused with
+        `no_pending_tool_call` when the call does not wait for a client's result
+        (unknown, answered already, or waiting for a person's approval instead).
+        `idempotency_key`: as `approve`'s; a retry gets the first outcome."""
+        if self._dispatch is not None:
+            raise HandoffsError("Client tools are not supported under Temporal yet.",
+                                code="client_tools_unsupported")
+        from .driver.approval import decide
+
+        key = self._key(idempotency_key)
+        return await decide(self, session_id, call_id, True, "", context, key,
+                            (content, bool(is_error)))
 
     def cancel(self, session_id: str) -> bool:
         """Stop the turn this runner is running on the session, if any (True if there was).
@@ -335,6 +380,7 @@ class Runner(GoingBack):
         timeout: float | None = None,
         *,
         idempotency_key: str | IdempotencyKey | None = None,
+        client_tools: Sequence[ToolSpec | Mapping[str, Any]] | None = None,
     ) -> AsyncIterator[Event]:
         """Run one user turn and yield its events as they happen.
 
@@ -345,10 +391,13 @@ class Runner(GoingBack):
         stream raises that error, as `run` does. A turn, once started, runs to its end
         and is persisted even if the consumer stops reading (a client that disconnects
         finds the answer in the session). Each event's `seq` is its number in the
-        session's event log. `context`, `timeout` and `idempotency_key` are `run`'s (a
-        retry yields the first call's stored events).
+        session's event log. `context`, `timeout`, `idempotency_key` and `client_tools`
+        are `run`'s (a retry yields the first call's stored events).
         """
         check_timeout(timeout, "timeout")
+        if client_tools:
+            return stream_turn(self, session_id, text, channel, context, timeout,
+                               self._key(idempotency_key), self._client(client_tools))
         if idempotency_key is not None:
             return stream_turn(self, session_id, text, channel, context, timeout,
                                self._key(idempotency_key))

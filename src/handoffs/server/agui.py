@@ -56,7 +56,9 @@ router = APIRouter(prefix="/v1", tags=["agui"])
                                        "(text/event-stream)"},
                                  **responses("unauthorized", "forbidden", "invalid_argument",
                                              "validation_error", "message_too_large",
-                                             "no_pending_approval", "too_many_requests",
+                                             "no_pending_approval", "no_pending_tool_call",
+                                             "tool_name_taken", "client_tools_unsupported",
+                                             "too_many_requests",
                                              "idempotency_key_reused", "idempotency_unsupported")})
 async def agui(request: Request) -> StreamingResponse:
     """Run one turn (or continue one after approvals: `resume`) and stream it as AG-UI
@@ -86,13 +88,18 @@ async def agui(request: Request) -> StreamingResponse:
         raise ApiError("forbidden", "Deciding on a call that waits for approval is the "
                        "operator's here: resume with the operator key (or build the team "
                        "with Team(approvals_by=\"user\")).")
-    text = "" if resume else _last_user_text(run_input.messages)
+    answers = _tool_answers(run_input.messages)
+    text = "" if resume or answers else _last_user_text(run_input.messages)
     if not resume:
-        svc.check_text(text)
+        if not answers:
+            svc.check_text(text)
         svc.check_rate(request)
+    tools = _client_tools(svc, run_input.tools) if not (resume or answers) else None
     opened = await open_context(svc, sid, secret)
     if opened.refused is not None:
         raise ApiError(opened.refused, opened.message)
+    if answers:
+        await _check_answers(svc, sid, answers)
     encoder = EventEncoder(accept=request.headers.get("accept", ""))
     # The run's id is its idempotency key (the header, when given, wins): a client that
     # sends the run again gets the first one's events, its message stored once.
@@ -101,7 +108,7 @@ async def agui(request: Request) -> StreamingResponse:
     await _take_state(svc, sid, run_input.state)
     frames = _frames(svc, sid, run_input.run_id or new_session_id("run_"), text, resume,
                      opened.token, encoder, decides, _assistant_texts(run_input.messages),
-                     key)
+                     key, tools, answers)
     return StreamingResponse(frames, media_type=encoder.get_content_type(), headers=HEADERS)
 
 
@@ -118,6 +125,69 @@ def _last_user_text(messages: Any) -> str:
             return text
     raise ApiError("invalid_argument", "The run has no user message to answer: put the "
                    "user's message last in `messages` (or answer interrupts with `resume`).")
+
+
+def _client_tools(svc: Service, tools: Any) -> list[dict[str, Any]] | None:
+    """The run's `tools` (the client's own, AG-UI's frontend tools), checked now: a name
+    one of the team's tools or handoffs has is refused (`tool_name_taken`)."""
+    from ..core.client_tools import client_tools
+    from ..errors import HandoffsError
+
+    specs = [{"name": t.name, "description": t.description, "parameters": t.parameters}
+             for t in tools or ()]
+    if not specs:
+        return None
+    if getattr(svc.runner.executor, "dispatcher", None) is not None:
+        raise ApiError("client_tools_unsupported", "This server runs its turns under "
+                       "Temporal, where the client's tools are not supported yet: send "
+                       "the run without `tools`.")
+    try:
+        client_tools(svc.team, specs)
+    except HandoffsError as exc:
+        raise ApiError(exc.code, str(exc)) from exc
+    return specs
+
+
+def _tool_answers(messages: Any) -> list[tuple[str, str, bool]]:
+    """The client's results of its tools' calls: the `tool` messages that end `messages`
+    (call id, text, whether it is an error), in order."""
+    out: list[tuple[str, str, bool]] = []
+    for m in reversed(list(messages or ())):
+        if getattr(m, "role", None) != "tool":
+            break
+        error = getattr(m, "error", None)
+        out.append((m.tool_call_id, error or m.content or "", error is not None))
+    return out[::-1]
+
+
+async def _check_answers(svc: Service, sid: str, answers: list[tuple[str, str, bool]]
+                         ) -> None:
+    """Refuse, before the run starts, a result for a call the session never had wait for
+    the client (a result sent again, for a call already answered, goes on: its run's
+    idempotency key answers it with the first outcome)."""
+    from ..core.messages import ToolResult
+
+    state = await svc.store.load(sid)
+    pending = state.pending if state is not None else None
+    known = set(pending.get("client", ())) if pending is not None else set()
+    if state is not None:
+        known |= {m.call_id for m in state.messages if isinstance(m, ToolResult)}
+    for call_id, _, _ in answers:
+        if call_id not in known:
+            raise ApiError("no_pending_tool_call",
+                           f"No tool call {call_id!r} of the client's waits for a result on "
+                           "this thread: send results only for the tool calls the last run "
+                           "ended with.")
+
+
+def _client_waiting(state: Any) -> list[str]:
+    """The calls of the client's tools that wait for its result (none: nothing waits for
+    the client)."""
+    pending = state.pending if state is not None else None
+    if pending is None:
+        return []
+    decided = pending.get("decisions", {})
+    return [c for c in pending.get("client", ()) if c not in decided]
 
 
 async def _take_state(svc: Service, sid: str, state: Any) -> None:
@@ -152,8 +222,9 @@ def _assistant_texts(messages: Any) -> set[str] | None:
 
 async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[Any],
                   token: str | None, encoder: Any, decides: bool,
-                  shown: set[str] | None,
-                  key: IdempotencyKey | None) -> AsyncIterator[str]:
+                  shown: set[str] | None, key: IdempotencyKey | None,
+                  tools: list[dict[str, Any]] | None,
+                  answers: list[tuple[str, str, bool]]) -> AsyncIterator[str]:
     from ag_ui.core import CustomEvent, StateDeltaEvent
 
     from ..runtime.effects.ids import new_id
@@ -172,20 +243,31 @@ async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[A
     result: dict[str, Any] | None = None
     run: Any = None
     try:
-        if resume:  # the continued turn, once it has ended
-            events, result = await _resumed(svc, sid, resume, key)
+        if resume or answers:  # the continued turn, once it has ended
+            events, result = await _resumed(svc, sid, resume, answers, key)
             for event in events:
                 for e in tr.event(event):
                     yield encoder.encode(e)
+            status = result.get("status")
+            if status == "waiting_for_approval" and not decides \
+                    and not _client_waiting(await svc.store.load(sid)):
+                waiting = Waiting()  # the operator decides what else waits
+                async for frame in _follow(svc, sid, events[-1]["seq"] if events else -1,
+                                           tr, encoder, waiting,
+                                           _approval_notice(await svc.store.load(sid))):
+                    yield frame
+                result = waiting.result or result
+                tr.interrupts.clear()
         else:
             if state is not None and state.status == "waiting_for_approval" \
-                    and not decides:  # the operator decides first; then this message
+                    and not decides and not _client_waiting(state):
+                # the operator decides first; then this message
                 waiting = Waiting()
                 async for frame in _follow(svc, sid, state.event_seq - 1, tr, encoder,
                                            waiting, notice=_approval_notice(state)):
                     yield frame
             run = svc.turns.queue(sid)
-            run.go(text, key=key)
+            run.go(text, key=key, client_tools=tools)
             last = -1
             async for event in run.follow():
                 last = event.get("seq", last)
@@ -198,8 +280,9 @@ async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[A
                         before = live
             result = (await run.finished()).to_dict()
             status = result.get("status")
-            if status == "waiting_for_human" or (status == "waiting_for_approval"
-                                                 and not decides):
+            if status == "waiting_for_human" or (
+                    status == "waiting_for_approval" and not decides
+                    and not _client_waiting(await svc.store.load(sid))):
                 # Someone else acts next: the run follows the session until they do.
                 waiting = Waiting()
                 notice = _approval_notice(await svc.store.load(sid)) \
@@ -219,6 +302,8 @@ async def _frames(svc: Service, sid: str, run_id: str, text: str, resume: list[A
         # The client went away mid-turn (an abort): stop the turn it started.
         if run is not None and run.events and not run.done and svc.runner.cancel(sid):
             log.info("agui run on session %s: the client left; its turn is cancelled", sid)
+    if not decides:  # an approval this client may not answer is never its interrupt
+        tr.interrupts.clear()
     after = await svc.store.load(sid)
     for e in tr.finished(result, before,
                          customer.shared(after.shared) if after is not None else {}):
@@ -272,7 +357,8 @@ async def _follow(svc: Service, sid: str, after: int, tr: Translator, encoder: A
                     and svc.team[event["agent"]].is_human:
                 spoke = event["text"]
             if kind in TERMINAL_EVENTS:
-                if event.get("status") != "waiting_for_approval":
+                if event.get("status") != "waiting_for_approval" \
+                        or _client_waiting(await svc.store.load(sid)):  # the client's turn
                     waiting.result = {"status": event.get("status"),
                                       "agent": event.get("agent"),
                                       "output": event.get("output", ""),
@@ -321,17 +407,22 @@ def messages_snapshot(team: Any, state: Any) -> Any:
     return MessagesSnapshotEvent(messages=out)
 
 
-async def _resumed(svc: Service, sid: str, resume: list[Any], key: IdempotencyKey | None
+async def _resumed(svc: Service, sid: str, resume: list[Any],
+                   answers: list[tuple[str, str, bool]], key: IdempotencyKey | None
                    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Apply a resume's decisions in order (the last continues the turn); the events the
-    continued turn stored, and its result. With `key` (the run's), each decision has a
-    key of its own made of it and the interrupt's id: a resume sent again decides
-    nothing twice and gets the continued turn's stored events."""
+    """Apply the client's tool results, then a resume's decisions, in order (the last
+    continues the turn); the events the continued turn stored, and its result. With
+    `key` (the run's), each has a key of its own made of it and the call's id: a run
+    sent again decides nothing twice and gets the continued turn's stored events."""
     runner = svc.runner
     store = svc.store
     first = await store.event_count(sid)
     result: Any = None
     async with svc.turns.exclusive(sid):
+        for call_id, content, is_error in answers:
+            each = None if key is None else IdempotencyKey(f"{key.key}:{call_id}")
+            result = await runner.submit_tool_result(sid, call_id, content, is_error,
+                                                     idempotency_key=each)
         for entry in resume:
             payload = entry.payload if isinstance(entry.payload, dict) else {}
             approved = entry.status == "resolved" and payload.get("approved", True) is True

@@ -13,6 +13,8 @@ extra): what `POST /v1/agui` streams.
 | `agent_returned` | `SUBAGENT_FINISHED` (result: the delegate's answer), or `SUBAGENT_ERROR` |
 | `agent_changed` | `STATE_DELTA` replacing `/active_agent` |
 | `approval_requested` | an interrupt of `RUN_FINISHED` (outcome `interrupt`) |
+| a client's tool's call | `TOOL_CALL_*`; in `RUN_FINISHED`'s `awaiting_tool_results` |
+| a client's tool's result | nothing (the client sent it) |
 | `run_completed` | `STATE_DELTA` of shared memory, `RUN_FINISHED` |
 | `run_failed` | `RUN_ERROR` {message, code} |
 """
@@ -61,6 +63,9 @@ class Translator:
         self.open: tuple[str, str, str] | None = None
         """The text message being streamed: (message id, agent, text so far)."""
         self.interrupts: list[Any] = []
+        self.client_calls: list[str] = []
+        """Calls of the client's tools this run ended with: the client sends their
+        results in its next run."""
         self.step: str | None = None
         """The main line's open step (its agent)."""
         self.subagents: list[tuple[str, str, str | None]] = []
@@ -92,6 +97,8 @@ class Translator:
         if kind == "tool_called":
             out += self._tool_call(e)
         elif kind == "tool_result":
+            if e.get("client"):  # the client's own result: it has it already
+                return out
             from ag_ui.core import ToolCallResultEvent
 
             shown = customer.event(dict(e))
@@ -122,6 +129,8 @@ class Translator:
 
             out.append(StateDeltaEvent(delta=[{"op": "replace", "path": "/active_agent",
                                                "value": e["agent"]}]))
+        elif kind == "approval_requested" and e.get("client"):
+            self.client_calls.append(e["call_id"])  # the client runs it: no interrupt
         elif kind == "approval_requested":
             from ag_ui.core import Interrupt
 
@@ -155,10 +164,12 @@ class Translator:
             return out
         outcome: Any = (RunFinishedInterruptOutcome(interrupts=self.interrupts)
                         if self.interrupts else RunFinishedSuccessOutcome())
+        ended: dict[str, Any] = {"output": result.get("output"),
+                                 "agent": result.get("agent"), "status": result.get("status")}
+        if self.client_calls:  # the client runs these, then sends their results
+            ended["awaiting_tool_results"] = list(self.client_calls)
         out.append(RunFinishedEvent(
-            thread_id=self.thread_id, run_id=self.run_id, outcome=outcome,
-            result={"output": result.get("output"), "agent": result.get("agent"),
-                    "status": result.get("status")}))
+            thread_id=self.thread_id, run_id=self.run_id, outcome=outcome, result=ended))
         return out
 
     def failed(self, code: str, message: str) -> list[Any]:

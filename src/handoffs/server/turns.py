@@ -41,17 +41,18 @@ class TurnRun:
         self.result: RunResult | None = None
         self.error: BaseException | None = None
         self.task: asyncio.Task[None] | None = None
-        self.args: asyncio.Future[tuple[str, str | None, Any, IdempotencyKey | None]
+        self.args: asyncio.Future[tuple[str, str | None, Any, IdempotencyKey | None, Any]
                                   | None] = \
             asyncio.get_running_loop().create_future()
         """The message, once the request that queued the turn has checked it (None:
         the request gave its place up)."""
 
     def go(self, text: str, channel: str | None = None, context: Any = None,
-           key: IdempotencyKey | None = None) -> None:
+           key: IdempotencyKey | None = None, client_tools: Any = None) -> None:
         """Run the turn on this message when its place in the queue comes (`key`: the
-        request's idempotency key, see `runner.run`)."""
-        self.args.set_result((text, channel, context, key))
+        request's idempotency key, `client_tools`: the client's tools, see
+        `runner.run`)."""
+        self.args.set_result((text, channel, context, key, client_tools))
 
     def drop(self) -> None:
         """Give the place in the queue up (the request was refused)."""
@@ -164,7 +165,7 @@ class Turns:
             run.error = RuntimeError("the turn ended without a result")
 
     async def _stream(self, run: TurnRun, sid: str, text: str, channel: str | None,
-                      context: Any, key: IdempotencyKey | None) -> None:
+                      context: Any, key: IdempotencyKey | None, client_tools: Any) -> None:
         first = -1
         hub, events, changed = self.hub, run.events, run.changed
 
@@ -192,7 +193,7 @@ class Turns:
         # `run` with a callback, not `stream`: the turn runs in this task, without a
         # task and a generator of its own (this task already outlives the request).
         await self.runner.run(sid, text, channel, context, on_event=on_event,
-                              idempotency_key=key)
+                              idempotency_key=key, client_tools=client_tools)
 
     async def close(self) -> None:
         """Let running turns finish (they are persisted either way)."""

@@ -70,16 +70,19 @@ def persons_replies(team: Team, state: SessionState) -> list[str]:
 
 def approvals_view(state: SessionState) -> list[dict[str, Any]]:
     """The tool calls that wait for a person's decision (empty unless the session is
-    `waiting_for_approval`), each with whether it was decided yet."""
+    `waiting_for_approval`), each with whether it was decided yet; `client`: a call of
+    a client's tool, which waits for the client's result (an operator may reject it)."""
     pending = state.pending
     if pending is None:
         return []
     calls = {c["id"]: c for c in pending.get("calls", ())}
     decisions = pending.get("decisions", {})
+    client = pending.get("client", ())
     return [{"call_id": cid, "agent": pending.get("agent"),
              "tool": calls.get(cid, {}).get("name"),
              "arguments": calls.get(cid, {}).get("arguments"),
-             "decision": decisions.get(cid)} for cid in pending.get("waiting", ())]
+             "decision": decisions.get(cid), "client": cid in client}
+            for cid in pending.get("waiting", ())]
 
 
 def transcript_view(team: Team, state: SessionState) -> dict[str, Any]:

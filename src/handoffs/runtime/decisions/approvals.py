@@ -18,6 +18,11 @@ decisions are kept and nothing of the response runs again: the next turn (a mess
 (`recovery.settle`). A tool makes itself idempotent with `ctx.call_id`, the id of the
 call it runs.
 
+A call of a client's tool (`core.client_tools`) waits the same way, marked the
+client's (`pending["client"]`), announced by `tool_called` and `approval_requested`
+(`client: true`); the client's result (`runner.submit_tool_result`) is its decision, and
+its result. The turn's client tools are kept with the frame, offered again when it goes on.
+
 A delegate of the main line waits the same way: its own response and messages are
 stored with its caller's response (`suspend`), and the decision continues the delegate,
 then the caller (`continuation`). A delegate of a delegate, or of a plan step, cannot wait:
@@ -30,7 +35,7 @@ import logging
 from typing import Any
 
 from ...core.messages import Reasoning, ToolCall
-from ...core.tools import Tool
+from ...core.tools import Tool, ToolSpec
 from ...log import fields
 from ...models.base import ModelResponse
 from ..state import Leg, Pause, Turn
@@ -50,11 +55,22 @@ def pause(t: Turn, leg: Leg, response: ModelResponse,
     }
     if response.reasoning:
         frame["reasoning"] = [r.to_dict() for r in response.reasoning]
-    for _, c, _ in waiting:
-        t.emit("approval_requested", {"agent": name, "tool": c.name, "call_id": c.id,
-                                      "arguments": c.arguments})
+    client = t.client
+    if client is not None:  # the turn's client tools, offered again when it goes on
+        frame["client_tools"] = [_spec(c) for c in client.values()]
+        frame["client"] = [c.id for _, c, tl in waiting if client.get(c.name) is tl]
+    for _, c, tl in waiting:
+        data: dict[str, Any] = {"agent": name, "tool": c.name, "call_id": c.id,
+                                "arguments": c.arguments}
+        if client is not None and client.get(c.name) is tl:  # the client runs it
+            t.emit("tool_called", data)
+            data = {**data, "client": True}
+        t.emit("approval_requested", data)
     state = t.state
-    log.info("%s waits for a person's approval of %s", name,
+    mine = frame.get("client", ())
+    log.info("%s waits for %s of %s", name,
+             "a person's approval" if not mine else "the client's result"
+             if len(mine) == len(waiting) else "a person's approval or the client's result",
              ", ".join(f"{c.name} ({c.id})" for _, c, _ in waiting),
              extra=fields(state.id, state.turn, name))
     if leg.main:
@@ -85,8 +101,25 @@ def suspend(t: Turn, leg: Leg, response: ModelResponse, results: list[Any],
     }
     if response.reasoning:
         caller["reasoning"] = [r.to_dict() for r in response.reasoning]
-    t.state.pending = {**paused.frame, "caller": caller}
+    frame = {**paused.frame, "caller": caller}
+    if t.client is not None:
+        frame["client_tools"] = [_spec(c) for c in t.client.values()]
+    t.state.pending = frame
     return Pause(leg.agent.name)
+
+
+def client_of(t: Turn, frame: dict[str, Any]) -> None:
+    """Offer the continued turn the client tools of the turn that paused (`frame`)."""
+    specs = frame.get("client_tools")
+    if specs:
+        from ...core.client_tools import client_tool
+
+        t.client = {s["name"]: client_tool(ToolSpec(s["name"], s["description"],
+                                                    s["parameters"])) for s in specs}
+
+
+def _spec(tl: Tool) -> dict[str, Any]:
+    return {"name": tl.name, "description": tl.description, "parameters": tl.parameters}
 
 
 def stored_response(frame: dict[str, Any]) -> ModelResponse:

@@ -100,6 +100,13 @@ def settle(t: Turn, pending: dict[str, Any]) -> None:
             results.append(message_from_dict(known[i]))
             continue
         d = decisions.get(c["id"])
+        if d is not None and "result" in d:  # a client's tool: the client's result
+            results.append(ToolResult(c["id"], c["name"], d["result"], agent,
+                                      d["is_error"], marks[i]))
+            t.emit("tool_result", {"agent": agent, "tool": c["name"], "call_id": c["id"],
+                                   "text": d["result"], "is_error": d["is_error"],
+                                   "client": True})
+            continue
         if d is not None and not d["approved"]:
             text = rejected_text(c["name"], d.get("reason", ""))
         elif caller is not None and i == caller["delegation"]:

@@ -191,6 +191,8 @@ def sort_calls(t: Turn, leg: Leg, response: ModelResponse) -> Calls:
             asks.append(HandoffAsk(i, c, route.target.name, route, _LLM))
         elif c.name in plan.tools:
             ordinary.append((i, c, plan.tools[c.name]))
+        elif leg.main and t.client is not None and c.name in t.client:
+            ordinary.append((i, c, t.client[c.name]))  # waits for the client's result
         elif plan.agent.mcp and (remote := t.runner.mcp.tool(name, c.name)) is not None:
             ordinary.append((i, c, remote))
         elif c.name.startswith("transfer_to_") or (
@@ -219,7 +221,14 @@ def apply_decisions(t: Turn, leg: Leg, calls: Calls,
         waiting = [w for w in waiting if w[1].id not in decided]
         for i, c, _ in calls.ordinary:
             d = decided.get(c.id)
-            if d is not None and not d["approved"]:
+            if d is None:
+                continue
+            if "result" in d:  # a client's tool: its result, as the client sent it
+                results[i] = ToolResult(c.id, c.name, d["result"], name, d["is_error"])
+                t.emit("tool_result", {"agent": name, "tool": c.name, "call_id": c.id,
+                                       "text": d["result"], "is_error": d["is_error"],
+                                       "client": True})
+            elif not d["approved"]:
                 results[i] = refused(t, name, c, rejected_text(c.name, d["reason"]))
     if waiting and leg.pausable:
         return waiting

@@ -48,6 +48,9 @@ def request(t: Turn, leg: Leg, system: str, extra: tuple[ToolSpec, ...] = ()) ->
         tools = tuple(s for s in tools if s.name not in hidden)
     if extra:
         tools = (*tools, *extra)
+    client = t.client
+    if client is not None and leg.main:  # the client's tools (`core.client_tools`)
+        tools = (*tools, *(c.spec for c in client.values()))
     return ModelRequest(
         agent.name, system, window(t, leg), tools,
         choice, agent.model_settings or NO_SETTINGS, plan.output, plan.parallel_tool_calls,

@@ -15,7 +15,7 @@ from ...core.idempotency import IdempotencyKey, fingerprint, remember, seen
 from ...errors import HandoffsError
 from ...log import fields
 from ...telemetry.config import captures, observe
-from ..decisions.approvals import stored_response
+from ..decisions.approvals import client_of, stored_response
 from ..decisions.recovery import continuing
 from ..state import Leg, Turn, finish, result
 from ..state.host import Host
@@ -27,11 +27,16 @@ log = logging.getLogger("handoffs.runtime.approval")  # a stable name (docs/obse
 
 async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
                  reason: str = "", context: Any = None,
-                 key: IdempotencyKey | None = None) -> RunResult:
+                 key: IdempotencyKey | None = None,
+                 client_result: tuple[str, bool] | None = None) -> RunResult:
     """Record a person's decision on a waiting call; the last one continues the turn.
-    `key`: the decision's idempotency key; a retry gets the first decision's outcome."""
+    `key`: the decision's idempotency key; a retry gets the first decision's outcome.
+    `client_result`: the result (text, is_error) of a client's tool's call, which only it
+    decides (`core.client_tools`)."""
     if not isinstance(reason, str):
         raise HandoffsError("The reason must be a string.", code="invalid_argument")
+    if client_result is not None and not isinstance(client_result[0], str):
+        raise HandoffsError("A tool's result must be a string.", code="invalid_argument")
     store = runner.store
     async with store.lock(session_id):
         state = await store.load(session_id)
@@ -41,7 +46,9 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         earlier = {} if pending is None else pending.get("decisions", {})
         died = pending is not None and continuing(pending)
         if key is not None:
-            print_ = fingerprint("decide", call_id, str(bool(approved)), reason)
+            print_ = (fingerprint("decide", call_id, str(bool(approved)), reason)
+                      if client_result is None else
+                      fingerprint("result", call_id, *map(str, client_result)))
             now = runner.executor.now()
             hit = seen(state, key, print_, now)
             if hit is not None and not died:
@@ -49,9 +56,25 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         if (pending is None or call_id not in pending.get("waiting", ())
                 or (call_id in earlier and not died)):
             waiting = ", ".join(pending.get("waiting", ())) if pending else ""
+            if client_result is not None:
+                raise HandoffsError(
+                    f"Session {session_id!r} has no call {call_id!r} of a client's tool "
+                    "waiting for its result" + (f" (waiting: {waiting})." if waiting
+                                                 else "."), code="no_pending_tool_call")
             raise HandoffsError(
                 f"Session {session_id!r} has no call {call_id!r} waiting for approval"
                 + (f" (waiting: {waiting})." if waiting else "."), code="no_pending_approval")
+        client = call_id in pending.get("client", ())
+        if client_result is not None and not client:
+            raise HandoffsError(
+                f"Call {call_id!r} of session {session_id!r} waits for a person's approval, "
+                "not a client's result: approve or reject it.", code="no_pending_tool_call")
+        if client and client_result is None and approved:
+            raise HandoffsError(
+                f"Call {call_id!r} of session {session_id!r} is of a client's tool: it "
+                "waits for the client's result (submit_tool_result), which no approval "
+                "replaces; reject it to answer it with a refusal.",
+                code="no_pending_approval")
         if died:  # its continuation died: the decisions stand, nothing runs again
             from .turn import resume_held
 
@@ -62,16 +85,23 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         if key is not None:  # stored with the decision, or not at all
             remember(state, key, print_, now)
         agent = pending["agent"]
-        decisions = {**earlier, call_id: {"approved": bool(approved), "reason": reason}}
+        decided: dict[str, Any] = {"approved": bool(approved), "reason": reason}
+        if client_result is not None:
+            decided = {"approved": True, "reason": "", "result": client_result[0],
+                       "is_error": bool(client_result[1])}
+        decisions = {**earlier, call_id: decided}
         state.pending = pending = {**pending, "decisions": decisions}
         t = Turn(runner, state, context, None)
+        client_of(t, pending)
         t.user_index = last_user_index(state.messages)
         observe(t)  # traced: the decision joins the trace of the turn that waits
         tool = next((c["name"] for c in pending["calls"] if c["id"] == call_id), "")
         t.emit("approval_decided", {"agent": agent, "tool": tool, "call_id": call_id,
-                                    "approved": bool(approved), "reason": reason})
+                                    "approved": decided["approved"], "reason": reason}
+               | ({"client": True} if client_result is not None else {}))
         log.info("call %s (%s) of %s %s%s", tool, call_id, agent,
-                 "approved" if approved else "rejected",
+                 "answered by the client" if client_result is not None
+                 else "approved" if approved else "rejected",
                  f": {reason[:200]}" if reason and captures(runner) else "",
                  extra=fields(state.id, state.turn, agent))
         caller = pending.get("caller")

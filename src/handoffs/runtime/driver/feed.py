@@ -51,7 +51,8 @@ class Feed:
 
 async def stream_turn(runner: Host, session_id: str, text: str, channel: str | None,
                       context: Any, timeout: float | None,
-                      key: IdempotencyKey | None = None) -> AsyncIterator[Event]:
+                      key: IdempotencyKey | None = None,
+                      client: dict[str, Any] | None = None) -> AsyncIterator[Event]:
     """`runner.stream`: the turn runs in its own task and appends its events to a feed;
     the reader sleeps on one future only when it has read them all (an asyncio.Queue and
     a callback per event cost half a zero-latency turn; each pass of the event loop costs
@@ -64,13 +65,14 @@ async def stream_turn(runner: Host, session_id: str, text: str, channel: str | N
         # The turn runs at once, up to its first wait (all of it when the model answers
         # at once); the reader then finds its events without a pass of the event loop.
         task = asyncio.Task(run_turn(runner, session_id, text, channel, context, None,
-                                     timeout, feed, key), loop=loop, eager_start=True)
+                                     timeout, feed, key, client), loop=loop,
+                            eager_start=True)
         if not task.done():
             runner._detached.add(task)
             task.add_done_callback(partial(_ended, runner, feed))
     else:
         task = loop.create_task(_fed_turn(runner, feed, session_id, text, channel,
-                                          context, timeout, key))
+                                          context, timeout, key, client))
         runner._detached.add(task)
         # Let the task take its first step in the same pass of the loop as this reader:
         # the reader wakes right after it, with the events up to the turn's first wait,
@@ -100,12 +102,13 @@ def _ended(runner: Host, feed: Feed, task: asyncio.Task[RunResult]) -> None:
 
 async def _fed_turn(runner: Host, feed: Feed, session_id: str, text: str,
                     channel: str | None, context: Any, timeout: float | None,
-                    key: IdempotencyKey | None) -> RunResult:
+                    key: IdempotencyKey | None, client: dict[str, Any] | None
+                    ) -> RunResult:
     """The streamed turn's task on Python 3.11 (which has no eager tasks): the turn, then
     `_ended` in the task itself, so the reader wakes in the same pass of the loop."""
     try:
         return await run_turn(runner, session_id, text, channel, context, None, timeout,
-                              feed, key)
+                              feed, key, client)
     finally:
         task = asyncio.current_task()
         if task is not None:

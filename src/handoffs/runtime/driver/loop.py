@@ -162,7 +162,7 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
     Calls whose tool needs approval stop the response on the main line
     (`decisions.approvals`); `decided` holds a person's decisions when it continues."""
     calls = decide.sort_calls(t, leg, response)
-    if calls.ordinary and leg.plan.approvals:
+    if calls.ordinary and (leg.plan.approvals or t.client is not None):
         waiting = await needing(ctx_of(t, leg), calls.ordinary)
         waiting = decide.apply_decisions(t, leg, calls, waiting, decided)
         if waiting:

@@ -48,14 +48,16 @@ CAUGHT_UP = ("The previous message was interrupted before it was answered; the n
 async def run_turn(runner: Host, session_id: str, text: str, channel: str | None,
                    context: Any, sink: Callable[[Event], None] | None,
                    timeout: float | None = None, feed: Any = None,
-                   key: IdempotencyKey | None = None) -> RunResult:
+                   key: IdempotencyKey | None = None,
+                   client: dict[str, Any] | None = None) -> RunResult:
     """Run one user turn on the session under its lock, persisted at both ends; its
     events go to `sink` as they happen, or to `feed` (what `runner.stream` reads).
 
     `timeout` (else the runner's `turn_timeout`) bounds the turn from this call on.
     `key`: the request's idempotency key; one already recorded on the session makes
     this a retry, answered with the first request's stored outcome and events (a turn
-    of it that died is resumed), nothing stored or run again (`core.idempotency`)."""
+    of it that died is resumed), nothing stored or run again (`core.idempotency`).
+    `client`: the client's tools offered this turn (`core.client_tools`)."""
     check_text(runner, text)
     limit = timeout if timeout is not None else runner.turn_timeout
     deadline = (None if limit is None
@@ -83,6 +85,11 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
                 state.channel = channel
             if state.pending is not None and not recovery.continuing(state.pending):
                 waiting = ", ".join(state.pending.get("waiting", ()))
+                if state.pending.get("client"):
+                    raise HandoffsError(
+                        f"Session {session_id!r} waits for the client's result of a tool "
+                        f"call ({waiting}); send it with runner.submit_tool_result first "
+                        "(or reject the call).", code="waiting_for_approval")
                 raise HandoffsError(
                     f"Session {session_id!r} waits for a person to approve or reject a "
                     f"tool call ({waiting}); decide with runner.approve / runner.reject "
@@ -100,6 +107,7 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
                 name = _active(runner, state)
             else:
                 t = Turn(runner, state, context, sink, feed)
+            t.client = client
             if retry:  # the same message again after an interrupted turn: answer it, once
                 assert pending is not None
                 t.user_index = pending

@@ -64,8 +64,8 @@ class EventLog:
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "context", "deadline", "feed", "forced", "fx", "grace", "log",
-                 "max_steps", "models", "now", "obs", "owner", "raw", "records", "recovered",
+    __slots__ = ("accepted", "client", "context", "deadline", "feed", "forced", "fx", "grace",
+                 "log", "max_steps", "models", "now", "obs", "owner", "raw", "records", "recovered",
                  "refusals", "repeats", "runner", "seq0", "sink", "state", "steps", "stopping",
                  "stored", "streaming", "team", "usage", "usage_by_agent", "usage_by_model",
                  "user_index")
@@ -123,6 +123,9 @@ class Turn:
         self.refusals: list[str] = []
         """The sentences refused handoffs gave models this turn (an answer that repeats
         one to the user is not delivered: `runtime.converge`)."""
+        self.client: dict[str, Any] | None = None
+        """The client's tools offered this turn, by name (`core.client_tools`: their calls
+        wait for the client's result); None: the client offers none."""
         self.obs: Any = None
         """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
         which then sits in front of `sink` and wraps `models`."""
