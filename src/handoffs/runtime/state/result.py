@@ -142,4 +142,5 @@ class RunResult:
             None if err is None else RunError(err["code"], err["message"], err.get("agent")),
             Usage.from_dict(d.get("usage", {})),
             {k: Usage.from_dict(v) for k, v in d.get("usage_by_agent", {}).items()},
-            dict(d.get("steps", {})), data)
+            dict(d.get("steps", {})), data,
+            {k: Usage.from_dict(v) for k, v in d.get("usage_by_model", {}).items()})
