@@ -10,7 +10,7 @@ import pydantic
 import pytest
 
 from handoffs import Agent, Handoff, HandoffReason, HandoffsError, Runner, RunStatus, Team, tool
-from handoffs.testing import ScriptedModel, call, reply
+from handoffs.testing import ScriptedModel, call, reply, transfer
 
 
 def _team(**agent: object) -> Team:
@@ -150,3 +150,41 @@ def test_examples_appear_compactly_in_the_transfer_tool() -> None:
         'For: "I was charged twice". Not for: "my app crashes".')
     plain = _team().plan("triage").routes["transfer_to_technical"].spec
     assert "For:" not in plain.description
+
+
+def _chain() -> Team:
+    return Team([Agent("triage", handoffs=["billing"]),
+                 Agent("billing", handoffs=["refunds", "triage"]),
+                 Agent("refunds")], routing="choice")
+
+
+async def test_an_agent_handed_the_message_makes_no_second_choice_and_keeps_its_routes(
+        ) -> None:
+    model = ScriptedModel([reply(_choice("billing", "a charge")),
+                           transfer("refunds", reason="a duplicate"),
+                           reply("Refunded.")])
+    result = await Runner(_chain(), model=model).run("s", "charged twice for A-1")
+
+    assert (result.agent, result.output) == ("refunds", "Refunded.")
+    assert [r.agent for r in model.requests] == ["triage", "billing", "refunds"]
+    billing = model.requests[1]
+    assert billing.output is None  # no choice: the message was routed already
+    assert {"transfer_to_refunds", "transfer_to_triage"} <= {t.name for t in billing.tools}
+
+
+async def test_runtime_feedback_after_the_message_is_no_new_choice() -> None:
+    model = ScriptedModel([reply(_choice("triage")), reply(""), reply("Hello.")])
+    result = await Runner(_chain(), model=model).run("s", "hi")
+
+    assert result.output == "Hello."
+    assert len(model.requests) == 3
+    again = model.requests[2]
+    assert again.messages[-1].kind == "note"  # the runtime's word on the empty answer
+    assert again.output is None and again.tools == ()
+
+
+async def test_a_rambling_reason_is_cut_short() -> None:
+    model = ScriptedModel([reply(_choice("billing", "why " * 400)), reply("Billing.")])
+    result = await Runner(_chain(), model=model).run("s", "charged twice")
+    explanation = result.handoffs[0].explanation or ""
+    assert len(explanation) <= 200 and explanation.endswith("…")

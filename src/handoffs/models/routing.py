@@ -17,6 +17,12 @@ short `reason` and, for a route with a payload, its payload. Then:
   one-way transfer tools (and the system text's lines on making them) left out, so it
   cannot second-guess the choice. Delegation tools (`ask_<agent>`) stay.
 
+An agent that was handed the conversation in this turn (a handoff note follows the
+user's message) makes no choice of its own: the message was routed already, and a second
+choice is where a small model bounces it back. It keeps its transfer tools, so a chain
+(triage → billing → refunds) still goes on, under the policy's loop rules. Runtime
+feedback after the user's message (a nudge, a refusal) is no new message: no new choice.
+
 An answer that is not a valid choice (a provider without structured output, a model that
 ignores it) falls back to the request as it came, transfer tools included. A request
 that forces a transfer (`tool_choice` names one, as the narrated-handoff nudge does)
@@ -31,10 +37,10 @@ import dataclasses
 import json
 import re
 import secrets
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..core.messages import ToolCall
+from ..core.messages import Message, Note, ToolCall, UserMessage
 from ..core.output import OutputSpec
 from .base import Model, ModelRequest, ModelResponse, TextDelta, Usage
 from .strict import strict_compatible
@@ -44,6 +50,12 @@ if TYPE_CHECKING:
 
 CHOICE_NAME = "route_choice"
 """The structured-output name the choice is asked under."""
+
+MAX_REASON = 200
+"""The longest choice `reason` kept (it becomes the handoff's explanation and note)."""
+
+HANDOFF_NOTE = "# Handoff"
+"""How the note that hands an agent the conversation begins (`core.handoff.handoff_note`)."""
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.S)
 
@@ -100,7 +112,7 @@ class RoutingChoice:
         (not a fresh user message, a forced call, no route offered)."""
         if not self.routes or not request.messages:
             return []
-        if request.messages[-1].role != "user":
+        if not isinstance(request.messages[-1], UserMessage):
             return []
         if request.tool_choice in self.routes:
             return []
@@ -140,7 +152,10 @@ class RoutingChoice:
         chosen = next((r for r in options if r.target.name == route), None)
         if chosen is None:
             return None, usage
-        args: dict[str, Any] = {"reason": str(picked.get("reason") or "")}
+        reason = " ".join(str(picked.get("reason") or "").split())
+        if len(reason) > MAX_REASON:  # a small model may ramble; the note repeats it
+            reason = reason[:MAX_REASON - 1].rstrip() + "…"
+        args: dict[str, Any] = {"reason": reason}
         details = picked.get(chosen.target.name)
         if isinstance(details, Mapping):
             args.update(details)
@@ -150,9 +165,10 @@ class RoutingChoice:
                              stop="tool_calls"), usage
 
     def _plain(self, request: ModelRequest) -> ModelRequest:
-        """The request without the one-way transfer tools and the lines on making them."""
+        """The request without the one-way transfer tools and the lines on making them;
+        as it came for an agent handed the conversation in this turn."""
         if request.tool_choice in self.routes or not any(
-                s.name in self.routes for s in request.tools):
+                s.name in self.routes for s in request.tools) or handed(request.messages):
             return request
         tools = tuple(s for s in request.tools if s.name not in self.routes)
         choice = request.tool_choice
@@ -164,6 +180,17 @@ class RoutingChoice:
         return dataclasses.replace(request, system=_without(request.system, self.handoff_text),
                                    tools=tools, tool_choice=choice,
                                    parallel_tool_calls=parallel)
+
+
+def handed(messages: Sequence[Message]) -> bool:
+    """Whether a handoff gave the conversation to the requesting agent since the user's
+    last message (its note follows that message)."""
+    for m in reversed(messages):
+        if isinstance(m, UserMessage):
+            return False
+        if isinstance(m, Note) and m.to_model and m.text.startswith(HANDOFF_NOTE):
+            return True
+    return False
 
 
 def _payload(route: Route) -> dict[str, Any]:
