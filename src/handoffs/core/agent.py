@@ -88,9 +88,10 @@ class Agent:
     the agent receives a user message, its model first makes one constrained choice
     ("you, or billing, or technical?" as JSON whose `route` can only be one of them, by the
     provider's structured output) and the runtime makes the handoff it names; the agent's
-    own steps are then offered no one-way transfer tools (delegations stay tools). Small
-    models route far better this way (`docs/guides/routing.md`). None (default): the
-    team's `Team(routing=...)`, which is `tools`."""
+    own steps are then offered no one-way transfer tools (delegations stay tools). Whether
+    a model routes better this way is for `handoffs eval --routing` to say; on
+    Qwen2.5-Coder-0.5B it did not (`docs/guides/routing.md`). None (default): the team's
+    `Team(routing=...)`, which is `tools`."""
     accept_truncated: bool = False
     """What an answer cut short by the output limit (the provider's `max_tokens`) does.
     False (default): it is not delivered; the agent is told so and asked once more for a

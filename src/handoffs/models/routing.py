@@ -2,8 +2,9 @@
 
 Calling a `transfer_to_<agent>` tool asks a lot of a small model at once: decide whether
 to call a tool at all, pick one among handoff tools and ordinary ones, and write its
-arguments, in one free-form generation. A single constrained choice is the form small
-models classify best in. `RoutingChoice` wraps an agent's model: when the agent receives
+arguments, in one free-form generation. A single constrained choice is the form in
+which many models classify best (not every one: measure with `handoffs eval --routing`).
+`RoutingChoice` wraps an agent's model: when the agent receives
 a user message (the request's last message is the user's), it first asks the model who
 should handle it, as a JSON object whose `route` can only be the agent itself or one of
 its one-way routes offered in the request (the provider's structured output enforces it:
