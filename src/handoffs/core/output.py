@@ -63,15 +63,19 @@ def parse_output(spec: OutputSpec, text: str) -> tuple[Any, str | None]:
     """(the validated object, None), or (None, what is wrong, in words for the model)."""
     import pydantic
 
-    m = _FENCE.match(text)
-    raw = m.group(1) if m else text.strip()
     try:
-        return spec.type.model_validate_json(raw), None
+        return spec.type.model_validate_json(unfenced(text)), None
     except pydantic.ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or '(the object)'}: {e['msg']}"
             for e in exc.errors(include_url=False)[:10])
         return None, problems
+
+
+def unfenced(text: str) -> str:
+    """A JSON answer's text without the Markdown code fence a model may put around it."""
+    m = _FENCE.match(text)
+    return m.group(1) if m else text.strip()
 
 
 def output_json(value: Any) -> str:

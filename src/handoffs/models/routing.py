@@ -42,7 +42,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.messages import Message, Note, ToolCall, UserMessage
-from ..core.output import OutputSpec
+from ..core.output import OutputSpec, unfenced
 from .base import Model, ModelRequest, ModelResponse, TextDelta, Usage
 from .strict import strict_compatible
 
@@ -58,7 +58,6 @@ MAX_REASON = 200
 HANDOFF_NOTE = "# Handoff"
 """How the note that hands an agent the conversation begins (`core.handoff.handoff_note`)."""
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.S)
 
 
 class RoutingChoice:
@@ -228,10 +227,8 @@ def _schema(agent: str, options: list[Route]) -> dict[str, Any]:
 
 
 def _parse(text: str) -> dict[str, Any] | None:
-    m = _FENCE.match(text)
-    raw = m.group(1) if m else text.strip()
     try:
-        value = json.loads(raw)
+        value = json.loads(unfenced(text))
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.messages import Note
+from ..core.session import SessionState
 from .service import Service
 
 YES = frozenset(("approve", "approved", "yes", "ok"))
@@ -103,12 +104,10 @@ async def seed(svc: Service, session_id: str, said: Said) -> None:
     text = context_note(said)
     if not text:
         return
-    store = svc.store
-    async with svc.turns.exclusive(session_id), store.lock(session_id):
-        state = await store.load(session_id)
-        if state is None:
-            return
-        since = state.checkpoint()
+
+    def add(state: SessionState) -> bool:
         state.messages.append(Note(text, state.active_agent or svc.team.entry,
                                    to_model=True))
-        await store.commit(state, since)
+        return True
+
+    await svc.edit(session_id, add)

@@ -38,6 +38,7 @@ from starlette.responses import StreamingResponse
 
 from ..core.events import StoredEvent
 from ..core.idempotency import IdempotencyKey
+from ..core.session import SessionState
 from ..errors import missing_extra
 from . import auth, customer
 from .agui_events import Translator, shared_patch
@@ -197,17 +198,13 @@ async def _take_state(svc: Service, sid: str, state: Any) -> None:
     shared = state.get("shared") if isinstance(state, dict) else None
     if not isinstance(shared, dict) or not shared:
         return
-    store = svc.store
-    async with svc.turns.exclusive(sid), store.lock(sid):
-        session = await store.load(sid)
-        if session is None:
-            return
+
+    def take(session: SessionState) -> bool:
         changed = {k: v for k, v in shared.items() if session.shared.get(k) != v}
-        if not changed:
-            return
-        since = session.checkpoint()
         session.shared.update(changed)
-        await store.commit(session, since)
+        return bool(changed)
+
+    await svc.edit(sid, take)
 
 
 def _assistant_texts(messages: Any) -> set[str] | None:

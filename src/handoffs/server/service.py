@@ -176,6 +176,20 @@ class Service:
         finally:
             self.hub.wake(session_id)
 
+    async def edit(self, session_id: str, change: Callable[[SessionState], bool]) -> None:
+        """Change a stored session between turns: no turn of this process runs and no
+        other process holds its lock meanwhile; `change` mutates the loaded state and
+        says whether it changed anything (only then is it committed). Nothing happens for
+        a session that does not exist."""
+        store = self.store
+        async with self.turns.exclusive(session_id), store.lock(session_id):
+            state = await store.load(session_id)
+            if state is None:
+                return
+            since = state.checkpoint()
+            if change(state):
+                await store.commit(state, since)
+
     def check_text(self, text: str) -> None:
         limit = self.settings.max_message_chars
         if len(text) > limit:
