@@ -27,6 +27,8 @@ from a2a.types import (
 )
 from google.protobuf.json_format import MessageToDict
 
+from .test_served_a2a import artifacts, state_of
+
 OP = {"Authorization": f"Bearer {OPERATOR_KEY}"}
 
 
@@ -60,21 +62,6 @@ async def subscribe(url: str, task_id: str, token: str) -> AsyncIterator[dict[st
         async for e in client.subscribe(SubscribeToTaskRequest(id=task_id)):
             yield MessageToDict(e)
         await client.close()
-
-
-def state_of(events: list[dict[str, Any]]) -> str:
-    for e in reversed(events):
-        if "statusUpdate" in e:
-            return str(e["statusUpdate"]["status"]["state"])
-        if "task" in e:
-            return str(e["task"]["status"]["state"])
-    raise AssertionError(events)
-
-
-def artifacts(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return [(e["artifactUpdate"]["artifact"]["name"],
-             e["artifactUpdate"]["artifact"]["parts"][0]["text"])
-            for e in events if "artifactUpdate" in e]
 
 
 def task_texts(task: dict[str, Any]) -> list[str]:

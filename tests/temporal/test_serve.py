@@ -4,6 +4,7 @@ subscribers as the workflow makes them (its `live` query), not at the turn's end
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -31,8 +32,9 @@ def _sse(response: Any) -> Iterator[dict[str, Any]]:
             yield json.loads(line.removeprefix("data:").strip())
 
 
-def test_the_server_sends_turns_to_the_workers_and_streams_their_events(
-        temporal_address: str, queue: str, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _served(temporal_address: str, queue: str, tmp_path: Path) -> Iterator[str]:
+    """`handoffs serve --temporal` on a free port with its workers, ready: its URL."""
     workers = Workers(temporal_address, queue, tmp_path)
     port = free_port()
     server = subprocess.Popen(
@@ -53,6 +55,16 @@ def test_the_server_sends_turns_to_the_workers_and_streams_their_events(
                 pass
             assert server.poll() is None and time.monotonic() < deadline, "no server"
             time.sleep(0.1)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(10)
+        workers.stop()
+
+
+def test_the_server_sends_turns_to_the_workers_and_streams_their_events(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    with _served(temporal_address, queue, tmp_path) as url:
         made = httpx.post(url + "/v1/sessions", json={}, timeout=20).json()
         sid, auth = made["id"], {"Authorization": f"Bearer {made['token']}"}
         followed: list[dict[str, Any]] = []
@@ -83,34 +95,11 @@ def test_the_server_sends_turns_to_the_workers_and_streams_their_events(
         assert [e["type"] for e in followed] == kinds
         transcript = httpx.get(f"{url}/v1/sessions/{sid}", headers=auth, timeout=20).json()
         assert transcript["active_agent"]["name"] == "billing"
-    finally:
-        server.terminate()
-        server.wait(10)
-        workers.stop()
 
 
 def test_the_servers_streams_show_a_workers_turn_as_it_runs(
         temporal_address: str, queue: str, tmp_path: Path) -> None:
-    workers = Workers(temporal_address, queue, tmp_path)
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "handoffs.cli", "serve", f"{HERE / 'flow_team.py'}:runner",
-         "--store", workers.store, "--port", str(port), "--log-level", "warning",
-         "--temporal", temporal_address, "--task-queue", queue],
-        env={**workers.env, "HANDOFFS_OPERATOR_KEY": KEY}, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        workers.start()
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "no server"
-            time.sleep(0.1)
+    with _served(temporal_address, queue, tmp_path) as url:
         made = httpx.post(url + "/v1/sessions", json={}, timeout=20).json()
         sid, auth = made["id"], {"Authorization": f"Bearer {made['token']}"}
         followed: list[tuple[str, float]] = []
@@ -139,7 +128,3 @@ def test_the_servers_streams_show_a_workers_turn_as_it_runs(
             at = dict(seen)  # each kind's last arrival
             first = next(t for kind, t in seen if kind == "agent_handoff")
             assert at["run_completed"] - first > 1.5, f"not live: {seen}"
-    finally:
-        server.terminate()
-        server.wait(10)
-        workers.stop()
