@@ -134,8 +134,8 @@ class Runner(GoingBack):
         self._running: dict[str, Turn] = {}
         """The turns this runner is running now, by session id (for `cancel`)."""
         self._detached: set[asyncio.Future[RunResult]] = set()
-        self._mcp: Hub | None = None
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
+        self._mcp: Hub | None = None
 
     def _client(self, specs: Sequence[ToolSpec | Mapping[str, Any]]) -> dict[str, Any]:
         """The client's tools, checked (`core.client_tools`); refused under an executor
