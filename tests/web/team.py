@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 from handoffs import Agent, Runner, Team, tool
 from handoffs.core.messages import ToolCall, ToolResult, UserMessage
@@ -158,6 +159,9 @@ def make_runner(traced: bool = True) -> Runner:
     parcels = Agent("tracker", description="Tracks parcels (its tool is down).",
                     tools=[track_parcel], display_name="Parcel tracker", icon="📦",
                     color="#0369a1")
+    # HANDOFFS_WEB_PERSON_KEEPS=1: a person who holds the conversation keeps it.
+    keeps = os.environ.get("HANDOFFS_WEB_PERSON_KEEPS") == "1"
     team = Team([*support.agents, phone, till, writer, parcels], entry="triage",
-                fallback="triage", suggested_prompts=support.suggested_prompts)
+                fallback="triage", suggested_prompts=support.suggested_prompts,
+                policy=replace(support.policy, person_keeps_conversation=keeps))
     return Runner(team, model=Paced())

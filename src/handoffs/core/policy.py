@@ -41,11 +41,12 @@ INVALID_PAYLOAD = "invalid_payload"
 MULTIPLE_HANDOFFS = "multiple_handoffs"
 NOT_USER_SELECTABLE = "not_user_selectable"
 TOO_DEEP = "too_deep"
+HELD_BY_PERSON = "held_by_person"
 
 REJECTION_CODES = (
     UNKNOWN_TARGET, SELF_HANDOFF, NOT_DECLARED, TARGET_DISABLED, SYSTEM_ONLY,
     MISSING_CAPABILITY, CHANNEL_UNSUPPORTED, LOOP_DETECTED, TOO_MANY_HANDOFFS,
-    INVALID_PAYLOAD, MULTIPLE_HANDOFFS, NOT_USER_SELECTABLE, TOO_DEEP,
+    INVALID_PAYLOAD, MULTIPLE_HANDOFFS, NOT_USER_SELECTABLE, TOO_DEEP, HELD_BY_PERSON,
 )
 """Every code a handoff request can be refused with."""
 
@@ -101,6 +102,10 @@ class HandoffPolicy:
     stuck_answer: str | None = None
     """What the user is told when an agent fails with `no_progress` and no fallback can
     take over: the turn is COMPLETED with this text. None: the turn fails (`no_progress`)."""
+    person_keeps_conversation: bool = False
+    """True: while a person (a human agent) holds the conversation, the user cannot pick
+    another agent (`held_by_person`); only the person hands it back. False (default): the
+    user may take it away (the web page asks before it does)."""
 
     def __post_init__(self) -> None:
         m = self.max_failed_steps
@@ -268,6 +273,11 @@ class HandoffPolicy:
         if channel is not None and agent.channels is not None and channel not in agent.channels:
             return Rejection(CHANNEL_UNSUPPORTED,
                              f"{target!r} does not serve the {channel!r} channel.")
+        if self.person_keeps_conversation:
+            holder = team.get(session.active_agent or "")
+            if holder is not None and holder.is_human and holder.name != target:
+                return Rejection(HELD_BY_PERSON, f"{holder.label} (a person) is handling "
+                                 "this conversation; only they can hand it back.")
         return None
 
 

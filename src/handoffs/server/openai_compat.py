@@ -93,7 +93,8 @@ async def models(request: Request) -> dict[str, Any]:
 @router.post("/chat/completions", responses={**responses(
     "invalid_request", "invalid_argument", "unauthorized", "forbidden",
     "not_user_selectable", "system_only", "unknown_model", "session_not_found",
-    "target_disabled", "channel_unsupported", "waiting_for_approval", "message_too_large",
+    "target_disabled", "channel_unsupported", "held_by_person", "waiting_for_approval",
+    "message_too_large",
     "idempotency_key_reused", "idempotency_unsupported",
     "body_too_large", "validation_error", "too_many_requests", "store_unavailable"),
     502: {"description": "The turn failed: the error carries the run's own code and a "

@@ -23,7 +23,7 @@ router = APIRouter(prefix="/v1", tags=["sessions"])
 OPENS = ("unauthorized", "forbidden", "session_not_found", "store_unavailable")
 """What any route of one session may answer: no token, a wrong one, no such session."""
 PICK = ("not_user_selectable", "system_only", "unknown_target", "target_disabled",
-        "channel_unsupported")
+        "channel_unsupported", "held_by_person")
 """The refusals of a user's pick."""
 
 

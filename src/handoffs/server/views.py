@@ -116,4 +116,5 @@ def team_view(team: Team) -> dict[str, Any]:
             routes.append({"source": a.name, "target": r.target.name, "kind": kind,
                            "tool": r.tool_name})
     return {"entry": team.entry, "agents": agents, "routes": routes,
-            "suggested_prompts": list(team.suggested_prompts), "mermaid": team.mermaid()}
+            "suggested_prompts": list(team.suggested_prompts), "mermaid": team.mermaid(),
+            "person_keeps_conversation": team.policy.person_keeps_conversation}

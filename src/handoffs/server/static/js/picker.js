@@ -2,7 +2,8 @@
 // against the team's policy. An accepted pick comes back as the session's events (like any
 // handoff), so every tab and the operator see it; a refusal shows its code and sentence.
 // While a person (a human agent) holds the conversation the picker says so, and a pick
-// asks first: it takes the conversation away from that person.
+// asks first: it takes the conversation away from that person; a team that keeps the
+// person (`person_keeps_conversation`) disables the picker until they hand it back.
 
 import { call } from "./api.js";
 import { confirmWith } from "./confirm.js";
@@ -21,6 +22,7 @@ export class Picker {
     this.session = session;
     this.active = null;
     this.select = form.querySelector("select");
+    this.button = form.querySelector("button");
     this.held = form.querySelector(".held");
     this.error = form.querySelector(".error");
     this.select.replaceChildren(...team.selectable().map((a) =>
@@ -40,9 +42,13 @@ export class Picker {
     this.active = name;
     if ([...this.select.options].some((o) => o.value === name)) this.select.value = name;
     const person = this.person();
+    const kept = Boolean(person) && this.team.personKeeps;
+    this.select.disabled = kept;
+    if (this.button) this.button.disabled = kept;
     if (this.held) {
-      this.held.textContent = person ? `${this.team.label(person)} — a person — is handling `
-        + "your conversation now. Switching takes it away from them." : "";
+      this.held.textContent = !person ? "" : `${this.team.label(person)} — a person — is `
+        + "handling your conversation now. " + (kept ? "They will hand it back when they "
+        + "are done." : "Switching takes it away from them.");
     }
   }
 

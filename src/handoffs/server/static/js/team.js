@@ -9,6 +9,9 @@ export class TeamInfo {
     this.routes = data.routes || [];
     /** What a user may start with (`Team(suggested_prompts=...)`). */
     this.prompts = data.suggested_prompts || [];
+    /** True: while a person holds the conversation, the user cannot pick another agent
+     * (`HandoffPolicy(person_keeps_conversation=True)`). */
+    this.personKeeps = Boolean(data.person_keeps_conversation);
   }
 
   agent(name) {
