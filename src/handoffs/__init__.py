@@ -22,7 +22,7 @@ from .core.guardrails import (
 from .core.handoff import Handoff, HandoffReason, HandoffRecord
 from .core.messages import AssistantMessage, Message, Note, ToolCall, ToolResult, UserMessage
 from .core.plan import PlanStep
-from .core.policy import HandoffPolicy, Rejection
+from .core.policy import HandoffPolicy, HandoffRequest, Rejection
 from .core.session import SessionState
 from .core.team import Team
 from .core.tools import HandoffTo, Tool, ToolSpec, tool
@@ -99,6 +99,7 @@ __all__ = [
     "HandoffPolicy",
     "HandoffReason",
     "HandoffRecord",
+    "HandoffRequest",
     "HandoffTo",
     "HandoffsError",
     "HumanAgent",

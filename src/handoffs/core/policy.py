@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -59,6 +59,28 @@ class Rejection:
 
     code: str
     message: str
+
+
+class HandoffRequest(NamedTuple):
+    """One handoff asked for, as the policy reviews it (`HandoffPolicy.review`)."""
+
+    source: str
+    """The agent asking (for a person's hand-back, the human agent)."""
+    target: str
+    """The agent asked for."""
+    route: Handoff | None = None
+    """The source's declared route to the target (None: it declared none)."""
+    handoffs_this_turn: int = 0
+    """Handoffs accepted so far in this user turn."""
+    payload_error: str | None = None
+    """Why the payload does not validate against the route's model, if it does not."""
+    depth: int = 0
+    """How deep in delegations the request is made (0: the main conversation)."""
+    route_enabled: bool = True
+    """The route's `enabled` flag, evaluated for this run by the caller."""
+    line: str | None = None
+    """The delegation the request is made in (its record id; None: the main
+    conversation): the loop rule counts that line's transfers only."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -142,14 +164,17 @@ class HandoffPolicy:
         route_enabled: bool = True,
         line: str | None = None,
     ) -> Rejection | None:
-        """The first rule `source -> target` breaks, in the documented order, or None.
+        """`review` of a request given field by field (kept for callers of the first
+        versions; the runtime builds a `HandoffRequest`)."""
+        return self.review(team, HandoffRequest(
+            source, target, route, handoffs_this_turn, payload_error, depth, route_enabled,
+            line), session)
 
-        `route` is the source's declared route to the target (None if it declared none);
-        `payload_error` is the payload validation failure, if any, and `route_enabled` the
-        route's `enabled` flag evaluated for this run, both computed by the caller.
-        `line` is the delegation the request is made in (its record id; None: the main
-        conversation): the loop rule counts the transfers of that line only.
-        """
+    def review(self, team: TeamView, request: HandoffRequest, session: SessionState
+               ) -> Rejection | None:
+        """The first rule `request` breaks, in the documented order, or None."""
+        source = request.source
+        target = request.target
         agent = team.get(target)
         if agent is None:
             names = ", ".join(team.handoff_targets(source)) or "none"
@@ -163,33 +188,20 @@ class HandoffPolicy:
                 f"You are already {source!r}; handle the request yourself or hand off "
                 "to another agent.",
             )
-        if route is None:
+        if request.route is None:
             names = ", ".join(team.handoff_targets(source)) or "none"
             return Rejection(
                 NOT_DECLARED,
                 f"{source!r} has no route to {target!r}. You can hand off to: {names}.",
             )
-        return self._check_target(
-            team, source, agent, route, session, handoffs_this_turn, payload_error, depth,
-            route_enabled, line=line,
-        )
+        return self._check_target(team, agent, request, session)
 
-    def _check_target(
-        self,
-        team: TeamView,
-        source: str,
-        agent: Agent,
-        route: Handoff | None,
-        session: SessionState,
-        handoffs_this_turn: int,
-        payload_error: str | None,
-        depth: int,
-        route_enabled: bool,
-        loops: bool = True,
-        line: str | None = None,
-    ) -> Rejection | None:
+    def _check_target(self, team: TeamView, agent: Agent, request: HandoffRequest,
+                      session: SessionState, loops: bool = True) -> Rejection | None:
         target = agent.name
-        if not agent.enabled or not route_enabled:
+        source = request.source
+        route = request.route
+        if not agent.enabled or not request.route_enabled:
             return Rejection(
                 TARGET_DISABLED,
                 f"{target!r} is not available right now; continue yourself or choose "
@@ -215,30 +227,32 @@ class HandoffPolicy:
                 CHANNEL_UNSUPPORTED,
                 f"{target!r} does not serve the {channel!r} channel of this conversation.",
             )
-        if loops and self.loop_limit > 0 and self._recent_count(session, target, line) >= (
-            self.loop_limit
-        ):
+        if loops and self.loop_limit > 0 and self._recent_count(
+                session, target, request.line) >= self.loop_limit:
             return Rejection(
                 LOOP_DETECTED,
                 f"The conversation already went to {target!r} {self.loop_limit} times "
                 "recently; answer the user yourself instead of handing off again.",
             )
-        if loops and handoffs_this_turn >= self.max_handoffs_per_turn:
+        done = request.handoffs_this_turn
+        if loops and done >= self.max_handoffs_per_turn:
             return Rejection(
                 TOO_MANY_HANDOFFS,
-                f"This turn already had {handoffs_this_turn} handoffs, the most allowed; "
+                f"This turn already had {done} handoffs, the most allowed; "
                 "answer the user yourself.",
             )
-        if depth >= self.max_depth:
+        if request.depth >= self.max_depth:
             return Rejection(
                 TOO_DEEP,
-                f"Delegations are nested {depth} deep, the most allowed; answer yourself.",
+                f"Delegations are nested {request.depth} deep, the most allowed; answer "
+                "yourself.",
             )
-        if payload_error is not None:
+        if request.payload_error is not None:
             return Rejection(
                 INVALID_PAYLOAD,
                 f"The handoff to {target!r} was refused: the arguments do not match the "
-                f"schema. {payload_error} Call the tool again with corrected arguments.",
+                f"schema. {request.payload_error} Call the tool again with corrected "
+                "arguments.",
             )
         return None
 
@@ -250,7 +264,7 @@ class HandoffPolicy:
             return Rejection(UNKNOWN_TARGET, f"There is no agent named {target!r}.")
         if agent.is_human:
             return Rejection(TARGET_DISABLED, f"{target!r} is a human; plans assign AI agents.")
-        return self._check_target(team, source, agent, None, session, 0, None, 0, True,
+        return self._check_target(team, agent, HandoffRequest(source, target), session,
                                   loops=False)
 
     def check_selection(self, team: TeamView, target: str, session: SessionState

@@ -19,7 +19,7 @@ from ...core.agent import Agent
 from ...core.handoff import Handoff, HandoffReason, HandoffRecord, context_json
 from ...core.history import last_user_index
 from ...core.messages import HandoffMark, ToolResult
-from ...core.policy import MULTIPLE_HANDOFFS, Rejection
+from ...core.policy import MULTIPLE_HANDOFFS, HandoffRequest, Rejection
 from ...core.session import ViewSpec
 from ...core.team import Route
 from ...core.usage import Usage
@@ -84,9 +84,9 @@ def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult |
         if payload_error is not None and ask.route is not None:
             payload_error = f"{payload_error} A call that works: {ask.route.example}."
         h = ask.route.handoff if ask.route is not None else None
-        rejection = policy.check(
-            team, name, ask.target, h, state, t.accepted, payload_error, leg.depth,
-            h is None or h.enabled is True or enabled(h, ctx_of(t, leg)), leg.line)
+        rejection = policy.review(team, HandoffRequest(
+            name, ask.target, h, t.accepted, payload_error, leg.depth,
+            h is None or h.enabled is True or enabled(h, ctx_of(t, leg)), leg.line), state)
         if rejection is not None:
             reject(t, leg, ask, results, marks, rejection, decision)
             continue

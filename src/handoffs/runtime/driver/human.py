@@ -9,7 +9,7 @@ from ...core.context import RunContext
 from ...core.handoff import HandoffReason, HandoffRecord, context_json
 from ...core.idempotency import IdempotencyKey, Seen, fingerprint, remember, seen
 from ...core.messages import AssistantMessage
-from ...core.policy import Rejection
+from ...core.policy import HandoffRequest, Rejection
 from ...core.session import SessionState, ViewSpec
 from ...errors import HandoffsError
 from ...log import fields
@@ -143,9 +143,9 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
             h = route.handoff if route is not None else None
             ctx = RunContext(state.id, human.name, state.turn, state.shared, None, None,
                              state.channel)
-            rejection = team.policy.check(
-                team, human.name, handoff_to, h, state, 0, None, 0,
-                h is None or h.enabled is True or enabled(h, ctx))
+            rejection = team.policy.review(team, HandoffRequest(
+                human.name, handoff_to, h,
+                route_enabled=h is None or h.enabled is True or enabled(h, ctx)), state)
             target = team.get(handoff_to)
             if rejection is None and target is not None and target.is_human:
                 rejection = Rejection("target_disabled", f"{handoff_to!r} is a human; "
