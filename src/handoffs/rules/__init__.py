@@ -32,12 +32,15 @@ Templates are `str.format` strings over: `agent`, `text` (the user's message), `
 and `reason` (of the handoff that brought the agent, when there was one), `keyword` and
 `match` (what matched) and the pattern's named groups, `result` (the latest tool result
 since the message) and each tool's latest result by the tool's name, as parsed JSON when
-it is JSON (`{lookup_order[amount]}`). A value that is exactly one placeholder keeps its
+it is JSON (`{lookup_order[amount]}`), and the session's `shared` memory and `context`
+(`ctx.shared`, `ctx.context`), read by key or attribute alike: `{shared[confirmation]}`,
+`{context.seat_number}` (a dict, a pydantic model or any object; a name that is missing
+or None skips the rule). A value that is exactly one placeholder keeps its
 type (`"amount": "{lookup_order[amount]}"` sends a number). Any template may instead be
 a function of that mapping; a missing key (KeyError, LookupError) skips the rule.
 """
 
 from .model import DEFAULT_ANSWER, RuleModel
-from .rule import Rule, fill
+from .rule import Fields, Rule, fill
 
-__all__ = ["DEFAULT_ANSWER", "Rule", "RuleModel", "fill"]
+__all__ = ["DEFAULT_ANSWER", "Fields", "Rule", "RuleModel", "fill"]

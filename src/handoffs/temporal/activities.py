@@ -181,8 +181,7 @@ class Activities:
         agent = runner.team[args["agent"]]
         specs, down = await self._beating(runner.mcp.offer(
             agent, args["taken"], tuple(args["turn"])))
-        return {"tools": [{"name": x.name, "description": x.description,
-                           "parameters": codec.jsonable(x.parameters)} for x in specs],
+        return {"tools": [codec.jsonable(codec.tool_to(x)) for x in specs],
                 "down": down}
 
     @activity.defn(name=REMOTE)

@@ -176,8 +176,7 @@ class InWorkflow:
                 retry_policy=RetryPolicy(maximum_attempts=o.tool_attempts))
         except ActivityError as exc:
             raise _raised(exc, "The MCP servers did not list their tools in time.") from exc
-        specs = tuple(ToolSpec(x["name"], x["description"], x["parameters"])
-                      for x in d["tools"])
+        specs = tuple(codec.tool_from(x) for x in d["tools"])
         t.runner.mcp.adopt(agent.name, specs)
         return specs, d["down"]
 
