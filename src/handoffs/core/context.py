@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic
 
 if TYPE_CHECKING:  # a default (PEP 696) for type checkers; at runtime a plain TypeVar
@@ -69,3 +70,20 @@ class RunContext(Generic[T]):
     """In a tool: the id of the tool call being run, unique in the session (None
     elsewhere). A tool with effects can key them on it to make itself idempotent: a call
     a person approved runs at most once, but a plain tool may run again after a crash."""
+    asker: Callable[[Any, str, Any], Awaitable[Any]] | None = field(
+        default=None, repr=False, compare=False)
+    """The run's one-shot model call (`ask`), given by the runtime; None outside a run."""
+
+    async def ask(self, agent: Any, text: str, *, output_type: Any = None) -> Any:
+        """Ask `agent` once, outside the conversation: its instructions, `text` as the
+        one user message, no session, no tools. Returns the answer parsed into
+        `output_type` (a pydantic model; default the agent's own `output_type`), else
+        its text. The call goes through the run's executor; its tokens count in the
+        turn's usage. For a guardrail that asks a classifier agent
+        (`docs/guides/guardrails.md`)."""
+        if self.asker is None:
+            from ..errors import HandoffsError
+
+            raise HandoffsError("ctx.ask works inside a run (a guardrail, a tool, a hook); "
+                                "outside one, use runner.ask.", code="invalid_argument")
+        return await self.asker(agent, text, output_type)

@@ -17,7 +17,8 @@ and the fields of its type:
 | agent_handoff       | source, target, reason, explanation, record_id, returns, usage     |
 | agent_changed       | agent, previous, display_name, icon, color                         |
 | agent_returned      | source, target, record_id, text (the delegate's answer), ok        |
-| guardrail_tripped   | agent, guardrail, stage (input/output), message                    |
+| guardrail_checked   | name, agent, stage (input/output), passed, message, reasoning?     |
+| guardrail_tripped   | agent, guardrail, stage (input/output), message, reply?            |
 | human_waiting       | agent, display_name                                                |
 | approval_requested  | agent, tool, call_id, arguments (a call waits for a person)        |
 | approval_decided    | agent, tool, call_id, approved, reason                             |
@@ -50,10 +51,10 @@ from typing import Any
 EVENT_TYPES = (
     "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
-    "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
-    "approval_decided", "remote_status", "plan_step_started", "plan_step_completed",
-    "max_steps_reached", "agent_nudged", "answer_truncated", "run_completed", "run_failed",
-    "run_interrupted",
+    "agent_returned", "guardrail_checked", "guardrail_tripped", "human_waiting",
+    "approval_requested", "approval_decided", "remote_status", "plan_step_started",
+    "plan_step_completed", "max_steps_reached", "agent_nudged", "answer_truncated",
+    "run_completed", "run_failed", "run_interrupted",
     "model_request", "model_response",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))

@@ -64,7 +64,7 @@ def ctx_of(t: Turn, leg: Leg) -> RunContext:
     if ctx is None:
         state = t.state
         ctx = leg.ctx = RunContext(state.id, leg.agent.name, state.turn, state.shared,
-                                   t.context, leg.handoff, state.channel)
+                                   t.context, leg.handoff, state.channel, asker=t.asker)
     return ctx
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from ...core.events import Event
+from ...core.guardrails import GuardrailCheck
 from ...core.handoff import HandoffRecord
 from ...core.history import last_user_index, render_full
 from ...core.messages import Message, UserMessage
@@ -64,11 +65,11 @@ class EventLog:
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "client", "context", "deadline", "feed", "forced", "fx", "grace",
-                 "log", "max_steps", "models", "now", "obs", "owner", "raw", "records", "recovered",
-                 "refusals", "repeats", "runner", "seq0", "sink", "state", "steps", "stopping",
-                 "stored", "streaming", "team", "usage", "usage_by_agent", "usage_by_model",
-                 "user_index")
+    __slots__ = ("accepted", "asker", "checks", "client", "context", "deadline", "feed", "forced",
+                 "fx", "grace", "log", "max_steps", "models", "now", "obs", "owner", "raw",
+                 "records", "recovered", "refusals", "repeats", "runner", "seq0", "sink", "state",
+                 "steps", "stopping", "stored", "streaming", "team", "usage", "usage_by_agent",
+                 "usage_by_model", "user_index")
 
     def __init__(self, runner: Host, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None, feed: Any = None) -> None:
@@ -126,6 +127,10 @@ class Turn:
         self.client: dict[str, Any] | None = None
         """The client's tools offered this turn, by name (`core.client_tools`: their calls
         wait for the client's result); None: the client offers none."""
+        self.asker: Callable[[Any, str, Any], Any] | None = None
+        """`ctx.ask` of this turn's contexts (set by the driver: `driver.guardrails`)."""
+        self.checks: list[GuardrailCheck] = []
+        """Every guardrail verdict of the turn, in order (`RunResult.guardrails`)."""
         self.obs: Any = None
         """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
         which then sits in front of `sink` and wraps `models`."""
@@ -266,7 +271,7 @@ def result(t: Turn, output: str, agent: str, status: RunStatus,
     """The turn's result so far (records and usage are the turn's own lists)."""
     return RunResult(t.state.id, output, agent, status, t.state.turn, t.records, error,
                      t.usage, t.usage_by_agent, output_data=data,
-                     usage_by_model=t.usage_by_model)
+                     usage_by_model=t.usage_by_model, guardrails=t.checks)
 
 
 def failed(t: Turn, fail: Fail) -> RunResult:
