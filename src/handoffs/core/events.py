@@ -31,6 +31,7 @@ and the fields of its type:
 | run_completed       | status, agent, output, result, usage, usage_by_model               |
 | run_failed          | status, agent, code, message, result, usage, usage_by_model        |
 | run_interrupted     | agent, interrupted_turn (the turn before this one died unfinished) |
+| context_changed     | agent, changed (field: new value), reverted (a failed turn's undo) |
 | model_request       | agent, call, line, system, messages, tools, tool_choice, view, shared |
 | model_response      | agent, call, text, tool_calls, usage, model, latency (or error)    |
 
@@ -54,7 +55,7 @@ EVENT_TYPES = (
     "agent_returned", "guardrail_checked", "guardrail_tripped", "human_waiting",
     "approval_requested", "approval_decided", "remote_status", "plan_step_started",
     "plan_step_completed", "max_steps_reached", "agent_nudged", "answer_truncated",
-    "run_completed", "run_failed", "run_interrupted",
+    "run_completed", "run_failed", "run_interrupted", "context_changed",
     "model_request", "model_response",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))

@@ -82,10 +82,11 @@ def check_path_id(session_id: str) -> None:
 @router.get("/sessions/{session_id}", responses=responses(*OPENS))
 async def get_session(request: Request, session_id: str) -> dict[str, Any]:
     """The session: its active agent (with display name, icon, colour), status, turn,
-    channel."""
+    channel, and the team's typed context under `context` (`Team(context_type=...)`: all
+    of it for the operator key, its public fields for the session's token)."""
     svc = service(request)
     state = await svc.session(request, session_id)
-    return session_view(svc.team, state)
+    return session_view(svc.team, state, svc.operator(request))
 
 
 @router.get("/sessions/{session_id}/transcript", responses=responses(*OPENS))

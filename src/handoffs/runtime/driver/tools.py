@@ -27,11 +27,17 @@ log = logging.getLogger("handoffs.runtime.tools")
 
 async def run_tools(t: Turn, ctx: RunContext, agent: str,
                     calls: list[tuple[int, ToolCall, Tool]]) -> list[ToolOutcome]:
-    """Run the calls concurrently; results in call order."""
+    """Run the calls concurrently; results in call order (then `context_changed`, if
+    they changed the typed context)."""
     if len(calls) == 1:
         _, c, tl = calls[0]
-        return [await run_tool(t, ctx, agent, c, tl)]
-    return list(await asyncio.gather(*(run_tool(t, ctx, agent, c, tl) for _, c, tl in calls)))
+        outs = [await run_tool(t, ctx, agent, c, tl)]
+    else:
+        outs = list(await asyncio.gather(*(run_tool(t, ctx, agent, c, tl)
+                                           for _, c, tl in calls)))
+    if t.kept is not None:
+        t.look(agent)
+    return outs
 
 
 async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) -> ToolOutcome:

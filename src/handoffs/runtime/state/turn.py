@@ -20,6 +20,7 @@ from ...core.messages import Message, UserMessage
 from ...core.session import SessionState
 from ...core.team import Route, Team
 from ...models.base import Model, Usage
+from .context import TurnContext
 from .host import Executor, Host
 from .leg import Fail, Leg
 from .result import RunError, RunResult, RunStatus
@@ -66,10 +67,10 @@ class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
     __slots__ = ("accepted", "asker", "checks", "client", "context", "deadline", "feed", "forced",
-                 "fx", "grace", "log", "max_steps", "models", "now", "obs", "owner", "raw",
-                 "records", "recovered", "refusals", "repeats", "runner", "seq0", "sink", "state",
-                 "steps", "stopping", "stored", "streaming", "team", "usage", "usage_by_agent",
-                 "usage_by_model", "user_index")
+                 "fx", "grace", "kept", "log", "max_steps", "models", "now", "obs", "owner",
+                 "raw", "records", "recovered", "refusals", "repeats", "runner", "seq0", "sink",
+                 "state", "steps", "stopping", "stored", "streaming", "team", "usage",
+                 "usage_by_agent", "usage_by_model", "user_index")
 
     def __init__(self, runner: Host, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None, feed: Any = None) -> None:
@@ -83,7 +84,14 @@ class Turn:
         self.models: dict[str, Model | None] = runner._models
         self.max_steps = runner.max_steps
         self.state = state
+        self.kept: TurnContext | None = None
+        """The team's typed context for this turn (None: the team declares none)."""
+        if self.team.context_type is not None:
+            self.kept = TurnContext(self.team.context_type, state, context)
+            context = self.kept.value
         self.context = context
+        """What the turn's code gets as `ctx.context`: the typed context, else the
+        caller's `run(context=...)`."""
         self.feed = feed
         """`runner.stream`'s reader (`driver.feed.Feed`): events go to its list
         (`feed.events`); it is woken (`feed.wake()`) when it sleeps (`feed.waiter`)."""
@@ -234,6 +242,15 @@ class Turn:
         self.deliver()
         return res
 
+    def look(self, agent: str) -> None:
+        """Emit `context_changed` for the typed context's fields changed since the last
+        look (after each batch of tool calls, and when the turn ends), by `agent`."""
+        kept = self.kept
+        if kept is not None:
+            changed = kept.changes()
+            if changed:
+                self.emit("context_changed", {"agent": agent, "changed": changed})
+
     def add_record(self, record: HandoffRecord) -> None:
         self.records.append(record)
         self.state.handoffs.append(record)
@@ -281,7 +298,21 @@ def failed(t: Turn, fail: Fail) -> RunResult:
 
 def finish(t: Turn, res: RunResult) -> None:
     """Bind the events to the result and make the terminal event, held back from the
-    reader until the turn is stored (`Turn.deliver`)."""
+    reader until the turn is stored (`Turn.deliver`).
+
+    The typed context's changes are the session's from here on, unless the turn failed:
+    then its fields go back to the stored values, and `context_changed` (`reverted`)
+    says so."""
+    kept = t.kept
+    if kept is not None:
+        t.look(res.agent)
+        if res.status is RunStatus.FAILED:
+            back = kept.reverted()
+            if back:
+                t.emit("context_changed", {"agent": res.agent, "changed": back,
+                                           "reverted": True})
+        elif kept.seen != kept.stored:
+            t.state.context = kept.seen
     res.bind_events(t.log)
     if res.status is RunStatus.FAILED:
         err = res.error

@@ -21,7 +21,8 @@ const EVENT_TYPES = [
   "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
   "approval_decided", "remote_status", "plan_step_started", "plan_step_completed",
   "max_steps_reached",
-  "agent_nudged", "answer_truncated", "run_completed", "run_failed", "run_interrupted", "model_request",
+  "agent_nudged", "answer_truncated", "run_completed", "run_failed", "run_interrupted",
+  "context_changed", "model_request",
   "model_response",
 ];
 
