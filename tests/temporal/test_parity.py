@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from handoffs import Agent, Handoff, MCPServer, Runner, RunStatus, Team, tool
+from handoffs import Agent, Handoff, MCPServer, RunContext, Runner, RunStatus, Team, tool
 from handoffs.core.messages import ToolResult
 from handoffs.errors import HandoffsError
 from handoffs.runtime.effects.summary import Summarizer
@@ -472,3 +472,49 @@ async def test_a_plan_runs_as_an_update_with_the_same_steps_and_records(
     assert [(r.target, r.extra["step"]) for r in sb.handoffs] == \
         [(r.target, r.extra["step"]) for r in sa.handoffs]
     assert [m.to_dict() for m in sb.messages] == [m.to_dict() for m in sa.messages]
+
+
+OPEN: dict[str, asyncio.Event] = {}
+
+
+@tool
+async def seats(ctx: RunContext, flight: str) -> str:
+    """Show a flight's seat map (reports progress, then waits for the test)."""
+    await ctx.progress(f"Looking up flight {flight}…")
+    await asyncio.wait_for(OPEN["seats"].wait(), 20)  # a late progress event: it fails
+    await ctx.custom_event("seat_map", {"flight": flight, "rows": [["1A", "1B"]]})
+    return "The seat map is on your screen."
+
+
+async def test_a_tools_progress_comes_while_it_runs_and_is_stored_as_in_process(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    def make() -> tuple[Team, Any]:
+        return (Team([Agent("seats", tools=[seats])]),
+                ScriptedModel([call("seats", "c1", flight="PA441"), reply("Pick a seat.")]))
+
+    async def streamed(runner: Runner) -> tuple[list[Any], list[dict[str, Any]]]:
+        OPEN["seats"] = asyncio.Event()
+        events = []
+        async for e in runner.stream(queue, "show me the seats"):
+            events.append(e)
+            if e.type == "tool_progress":
+                assert not OPEN["seats"].is_set()
+                OPEN["seats"].set()  # the tool goes on only once its progress came
+        return events, await runner.store.events_after(queue, -1, 1000)
+
+    ((a, stored_a), _, _), ((b, stored_b), _, _) = await both(
+        temporal_address, queue, tmp_path, make, streamed)
+    assert [(e.type, e.seq) for e in b] == [(e.type, e.seq) for e in a]
+    told = [(e.type, e.data) for e in b if e.type in ("tool_progress", "custom_event")]
+    assert told == [
+        ("tool_progress", {"agent": "seats", "tool": "seats", "call_id": "c1",
+                           "message": "Looking up flight PA441…"}),
+        ("custom_event", {"agent": "seats", "tool": "seats", "call_id": "c1",
+                          "name": "seat_map",
+                          "data": {"flight": "PA441", "rows": [["1A", "1B"]]}})]
+    assert told == [(e.type, e.data) for e in a if e.type in ("tool_progress",
+                                                              "custom_event")]
+    assert b[-1].result.output == "Pick a seat."
+    kinds = [e["type"] for e in stored_b]
+    assert kinds == [e["type"] for e in stored_a] and "tool_progress" in kinds
+    assert kinds.index("custom_event") < kinds.index("tool_result")

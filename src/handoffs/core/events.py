@@ -12,6 +12,8 @@ and the fields of its type:
 | message             | agent, text (an agent's whole text)                                |
 | tool_called         | agent, tool, call_id, arguments                                    |
 | tool_result         | agent, tool, call_id, text, is_error (code: on a repeated call)    |
+| tool_progress       | agent, tool, call_id, message (a running tool's `ctx.progress`)    |
+| custom_event        | agent, tool, call_id, name, data (a tool's `ctx.custom_event`)     |
 | handoff_requested   | agent, target, tool, call_id, reason                               |
 | handoff_rejected    | agent, target, code, message, record_id                            |
 | agent_handoff       | source, target, reason, explanation, record_id, returns, usage     |
@@ -40,6 +42,8 @@ a turn that cannot be stored ends with `run_failed` and the store's code instead
 `usage` on `agent_handoff` is what the agent that handed off spent in the turn
 (`HandoffRecord.usage`; absent when no model asked); on a terminal event, what the turn
 spent, and `usage_by_model` per model (both absent when no model was called).
+`tool_progress` and `custom_event` are sent while the tool still runs (a tool calls
+`RunContext.progress` / `custom_event`), before its `tool_result`.
 `model_request` and `model_response` are recorded only with `Runner(inspect=True)`
 (`runtime.inspector`): the exact request each model call got and its raw response.
 """
@@ -51,6 +55,7 @@ from typing import Any
 
 EVENT_TYPES = (
     "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
+    "tool_progress", "custom_event",
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
     "agent_returned", "guardrail_checked", "guardrail_tripped", "human_waiting",
     "approval_requested", "approval_decided", "remote_status", "plan_step_started",

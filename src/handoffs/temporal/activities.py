@@ -44,6 +44,8 @@ COMMIT = "handoffs.commit"
 SUMMARY = "handoffs.summary"
 MCP_OFFER = "handoffs.mcp_offer"
 REMOTE = "handoffs.remote"
+TOLD = "told"
+"""The workflow's signal a tool activity sends what its tool reports (`Told`)."""
 
 HOLD_CHECK = 2.0
 """Seconds between a held session's checks that its turn still runs (it may have ended
@@ -132,11 +134,12 @@ class Activities:
         agent, name = args["agent"], args["tool"]
         tl = await _find_tool(self.runner, agent, name, args["session_id"])
         handoff = args.get("handoff")
+        told = Told(args.get("call_id") or "")
         ctx: RunContext[Any] = RunContext(
             args["session_id"], agent, args["turn"], dict(args.get("shared") or {}),
             args.get("context"),
             None if handoff is None else HandoffContext(**handoff),
-            args.get("channel"), args.get("call_id"))
+            args.get("channel"), args.get("call_id"), told)
         try:
             call = tl.invoke(ctx, tl.parse(args["args"]))
             limit = args.get("timeout")
@@ -146,8 +149,9 @@ class Activities:
         except Exception as exc:
             log.info("tool %s of %s raised %s", name, agent, type(exc).__name__,
                      extra=fields(ctx.session_id, ctx.turn, agent))
-            return {"error": codec.error_to(exc), "shared": codec.jsonable(ctx.shared)}
-        out: dict[str, Any] = {"shared": codec.jsonable(ctx.shared)}
+            return {"error": codec.error_to(exc), "shared": codec.jsonable(ctx.shared),
+                    "told": told.over()}
+        out: dict[str, Any] = {"shared": codec.jsonable(ctx.shared), "told": told.over()}
         if isinstance(value, HandoffTo):
             out["handoff_to"] = {"target": value.target, "reason": value.reason,
                                  "payload": codec.jsonable(value.payload)}
@@ -344,6 +348,43 @@ def _delay(after: float | None) -> Any:
     from datetime import timedelta
 
     return timedelta(seconds=after)
+
+
+class Told:
+    """A tool activity's event sink (`RunContext.sink`): each `ctx.progress` /
+    `ctx.custom_event` is signalled to the session's workflow at once (its `told`
+    signal), which makes it the turn's event while the tool still runs, as in process.
+    Once a signal fails, that event and the ones after it wait for the tool's result
+    (`over`), which the workflow emits in order before the result: late, never lost."""
+
+    __slots__ = ("call_id", "ended", "late")
+
+    def __init__(self, call_id: str) -> None:
+        self.call_id = call_id
+        self.late: list[list[Any]] = []
+        self.ended = False
+
+    async def __call__(self, kind: str, fields: dict[str, Any]) -> None:
+        if self.ended:
+            raise HandoffsError(f"The tool call {self.call_id} is over: it can report "
+                                "nothing more.", code="no_tool_call")
+        if not self.late:
+            try:
+                info = activity.info()
+                handle = activity.client().get_workflow_handle(info.workflow_id or "")
+                await handle.signal(TOLD, {"call_id": self.call_id, "type": kind,
+                                           "fields": fields})
+                return
+            except Exception as exc:  # the result carries it (and the ones after it)
+                log.warning("tool call %s: its %s could not be signalled live (%s: %s); "
+                            "it comes with the tool's result", self.call_id, kind,
+                            type(exc).__name__, exc)
+        self.late.append([kind, fields])
+
+    def over(self) -> list[list[Any]]:
+        """The events that wait for the result (the call reports nothing after this)."""
+        self.ended = True
+        return self.late
 
 
 async def _streamed(model: Model, request: Any, deltas: list[str]) -> Any:

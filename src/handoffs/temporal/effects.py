@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from datetime import timedelta
 from typing import Any
@@ -65,10 +65,13 @@ def _raised(exc: ActivityError, timeout: str) -> BaseException:
 class InWorkflow:
     """The executor of a turn run by a session's workflow (see the module)."""
 
-    __slots__ = ("options",)
+    __slots__ = ("calls", "options")
 
     def __init__(self, options: TemporalOptions) -> None:
         self.options = options
+        self.calls: dict[str, Callable[[str, dict[str, Any]], Any]] = {}
+        """The event sinks (`RunContext.sink`) of the tool calls whose activity runs, by
+        call id: where the workflow's `told` signal puts what a tool reports."""
 
     def now(self) -> float:
         """The workflow's time (the same on replay)."""
@@ -120,6 +123,8 @@ class InWorkflow:
         timeout = own or o.tool_timeout
         shared = codec.jsonable(ctx.shared)
         h = ctx.handoff
+        if ctx.sink is not None:  # what the activity signals (`activities.Told`) goes here
+            self.calls[call_id] = ctx.sink
         try:
             d = await workflow.execute_activity(
                 TOOL, {"session_id": ctx.session_id, "agent": ctx.agent, "turn": ctx.turn,
@@ -136,6 +141,11 @@ class InWorkflow:
                 retry_policy=RetryPolicy(maximum_attempts=o.tool_attempts))
         except ActivityError as exc:
             raise _raised(exc, f"the tool did not finish within {timeout:g} s") from exc
+        finally:
+            self.calls.pop(call_id, None)
+        if ctx.sink is not None:
+            for kind, fields in d.get("told") or ():  # not signalled live: late, in order
+                ctx.sink(kind, fields)
         _apply(ctx.shared, shared, d["shared"])
         if "error" in d:
             raise codec.error_from(d["error"])

@@ -19,6 +19,7 @@ from typing import Any
 from ...core.context import RunContext
 from ...core.messages import ToolCall
 from ...core.tools import Tool
+from ...errors import HandoffsError
 from ..decisions.calls import Ready, ToolOutcome, before, raised, returned
 from ..state import Turn
 
@@ -46,8 +47,38 @@ async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) 
     ready = before(t, agent, c, tl)
     if not isinstance(ready, Ready):
         return ready
+    told = None
     if tl.takes_context:
-        ctx = replace(ctx, call_id=c.id)
+        told = Told(t, agent, tl.name, c.id)
+        ctx = replace(ctx, call_id=c.id, sink=told)
+    try:
+        return await _attempts(t, ctx, agent, c, tl, ready)
+    finally:
+        if told is not None:
+            told.over = True
+
+
+class Told:
+    """A tool call's event sink (`RunContext.sink`): what the tool reports with
+    `ctx.progress` / `ctx.custom_event` becomes the turn's event at once, attributed to
+    the call; once the call is over (a task the tool left running), it raises."""
+
+    __slots__ = ("agent", "call_id", "over", "t", "tool")
+
+    def __init__(self, t: Turn, agent: str, tool: str, call_id: str) -> None:
+        self.t, self.agent, self.tool, self.call_id = t, agent, tool, call_id
+        self.over = False
+
+    def __call__(self, kind: str, fields: dict[str, Any]) -> None:
+        if self.over:
+            raise HandoffsError(f"The call {self.call_id} of tool {self.tool!r} is over: "
+                                "it can report nothing more.", code="no_tool_call")
+        self.t.emit(kind, {"agent": self.agent, "tool": self.tool, "call_id": self.call_id,
+                           **fields})
+
+
+async def _attempts(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool,
+                    ready: Ready) -> ToolOutcome:
     attempt = 0
     while True:
         try:
