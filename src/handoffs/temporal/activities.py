@@ -139,7 +139,7 @@ class Activities:
             args["session_id"], agent, args["turn"], dict(args.get("shared") or {}),
             args.get("context"),
             None if handoff is None else HandoffContext(**handoff),
-            args.get("channel"), args.get("call_id"), told)
+            args.get("channel"), args.get("call_id"), sink=told)
         try:
             call = tl.invoke(ctx, tl.parse(args["args"]))
             limit = args.get("timeout")
