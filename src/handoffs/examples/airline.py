@@ -67,6 +67,9 @@ TAKEN = frozenset({"1A", "1B", "2C", "5D", "12A", "12B", "14C", "18D", "22B", "2
 SEAT = r"(?<![\w-])(?P<seat>(?:30|[12]\d|[1-9])[a-d])(?![\w-])"
 """A seat in the user's message, like 23A (any case)."""
 
+FLIGHT = r"(?<![\w-])(?P<flight>[a-z]{2,3}-?\d{2,4})(?![\w-])"
+"""A flight number in the user's message, like FLT-123 or PA441 (any case)."""
+
 REFUSAL = "Sorry, I can only answer questions related to airline travel."
 """What a message either guardrail refuses is answered with."""
 
@@ -250,7 +253,8 @@ def _has(words: tuple[str, ...], text: str) -> bool:
 
 def is_relevant(text: str) -> bool:
     """The offline relevance check: airline words, or a short conversational message."""
-    if _has(AIRLINE_WORDS, text) or re.search(SEAT, text, re.IGNORECASE):
+    if _has(AIRLINE_WORDS, text) or any(re.search(p, text, re.IGNORECASE)
+                                        for p in (SEAT, FLIGHT)):
         return True
     return len(text.split()) <= 6 and _has(CHAT_WORDS, text)
 
@@ -430,7 +434,6 @@ MAP_WORDS = ["map", "show", "see the seats", "available", "free seats", "which s
 THANKS_WORDS = ["thank", "thx", "bye", "that's all", "that is all"]
 YES_WORDS = ["yes", "correct", "confirm", "go ahead", "please do", "that's right", "sure"]
 NO_WORDS = ["no", "nope", "don't", "keep it", "never mind"]
-FLIGHT = r"(?<![\w-])(?P<flight>[a-z]{2,3}-?\d{2,4})(?![\w-])"
 
 
 def _seat_args(v: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,9 @@ filling a payload from ids like A-1001 and numbers in the message; calls a tool 
 the message mentions when that fills its arguments; and otherwise answers with a
 placeholder that says what a real model would do there: answer the message, or hand it
 to the agents its routes lead to, or call its tools, each named (`DEFAULT_ANSWER`;
-`handoffs.rules.fallback` has the details). It never runs out of answers, and the same
+`handoffs.rules.fallback` has the details). Asked for an object (an agent's
+`output_type`, a guardrail's classifier through `ctx.ask`), it answers with one that fits
+the schema (`handoffs.rules.objects`: defaults, placeholders, booleans true). It never runs out of answers, and the same
 conversation always gets the same responses; streamed, the text comes a word at a time.
 
 Templates are `str.format` strings over: `agent`, `text` (the user's message), `source`
