@@ -13,7 +13,6 @@ from typing import Any
 
 import httpx
 import openai
-from service.conftest import OPERATOR_KEY, handoffs_serve
 
 from handoffs import Runner, RunResult, RunStatus
 from handoffs.examples.airline import (
@@ -25,6 +24,7 @@ from handoffs.examples.airline import (
     rule_model,
 )
 from handoffs.rules import RuleModel
+from service.conftest import OPERATOR_KEY, handoffs_serve
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = str(ROOT / "examples" / "airline.py")
@@ -55,7 +55,7 @@ def runner() -> tuple[Runner, RuleModel]:
 
 
 async def test_change_seat_asks_first_then_changes_it_in_the_typed_context() -> None:
-    team, model = runner()
+    team, _ = runner()
     first = await team.run("s", "Can I change my seat?")
     assert first.status is RunStatus.COMPLETED and path(first) == ["triage", "seat_booking"]
     # The on_handoff hook filled the context, and the agent reads it back.

@@ -27,8 +27,9 @@ placeholder that says what a real model would do there: answer the message, or h
 to the agents its routes lead to, or call its tools, each named (`DEFAULT_ANSWER`;
 `handoffs.rules.fallback` has the details). Asked for an object (an agent's
 `output_type`, a guardrail's classifier through `ctx.ask`), it answers with one that fits
-the schema (`handoffs.rules.objects`: defaults, placeholders, booleans true). It never runs out of answers, and the same
-conversation always gets the same responses; streamed, the text comes a word at a time.
+the schema (`handoffs.rules.objects`: defaults, placeholders, booleans true). It never
+runs out of answers, and the same conversation always gets the same responses; streamed,
+the text comes a word at a time.
 
 Templates are `str.format` strings over: `agent`, `text` (the user's message), `source`
 and `reason` (of the handoff that brought the agent, when there was one), `keyword` and
