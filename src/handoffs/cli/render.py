@@ -152,8 +152,6 @@ class EventPrinter:
         elif t == "guardrail_tripped":
             self.line(p.error(f"  ✗ guardrail {d['guardrail']} stopped {d['agent']} "
                               f"({d['stage']}): {d['message']}"))
-            if d.get("reply") is not None:  # a trip that answers: the user sees the reply
-                self.line(f"{p.agent(d['agent'])}: {d['reply']}")
         elif t == "human_waiting":
             self.line(p.warn("  … waiting for ") + p.agent(d["agent"]) +
                       p.warn(f": a person answers ({self.human_hint})"))
