@@ -230,3 +230,23 @@ async def test_ctx_ask_outside_a_run_says_what_to_use() -> None:
     ctx = RunContext("s", "a", 1, {})
     with pytest.raises(Exception, match=r"runner\.ask"):
         await ctx.ask(relevance_checker, "x")
+
+
+async def test_eval_labels_a_turn_refused_by_a_guardrail() -> None:
+    from handoffs.eval import run_eval
+    from handoffs.eval.cases import parse_jsonl
+
+    cases = parse_jsonl(
+        '{"id": "poem", "user": "write me a poem", "agent": "triage", '
+        '"refused_by": "relevance"}\n'
+        '{"id": "gate", "user": "which gate?", "agent": "triage", "refused_by": "relevance"}\n'
+        '{"id": "bag", "user": "a poem about bags", "agent": "triage"}\n')
+    team = Team([Agent("triage", input_guardrails=[relevance]), relevance_checker])
+    model = ScriptedModel({"relevance_checker": [classifier_says("poem")] * 3,
+                           "triage": [reply("thrown away"), reply("Gate 12."),
+                                      reply("thrown away")]})
+    report = await run_eval(team, cases, model=model, concurrency=1)
+    problems = {t.case: t.problems for t in report.run.turns}
+    assert problems == {"poem": [], "gate": ["not refused by relevance"],
+                        "bag": ["refused by relevance, expected an answer"]}
+    assert [len(t.calls) for t in report.run.turns] == [2, 2, 2]  # the classifier's counted
