@@ -518,3 +518,43 @@ async def test_a_tools_progress_comes_while_it_runs_and_is_stored_as_in_process(
     kinds = [e["type"] for e in stored_b]
     assert kinds == [e["type"] for e in stored_a] and "tool_progress" in kinds
     assert kinds.index("custom_event") < kinds.index("tool_result")
+
+
+async def test_a_guardrail_that_asks_a_classifier_refuses_as_in_process(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    from pydantic import BaseModel
+
+    from handoffs import GuardrailResult, RunContext
+    from handoffs.core.guardrails import guardrail
+
+    class Verdict(BaseModel):
+        ok: bool
+        reasoning: str
+
+    def make() -> tuple[Team, Any]:
+        checker = Agent("relevance_checker", output_type=Verdict)
+
+        @guardrail(name="relevance")
+        async def relevance(ctx: RunContext, text: str) -> GuardrailResult:
+            v = await ctx.ask(checker, text)  # a model call: an activity under Temporal
+            return (GuardrailResult.ok(v.reasoning) if v.ok else
+                    GuardrailResult.trip("Off topic.", reply="Flights only.",
+                                         reasoning=v.reasoning))
+
+        return (Team([Agent("triage", input_guardrails=[relevance]), checker]),
+                ScriptedModel({"relevance_checker": [
+                    reply('{"ok": false, "reasoning": "a poem"}'),
+                    reply('{"ok": true, "reasoning": "a flight"}')],
+                    "triage": [reply("thrown away"), reply("Gate 12.")]}))
+
+    async def two(r: Runner) -> list[Any]:
+        return [await r.run(queue, "write a poem"), await r.run(queue, "which gate?")]
+
+    (a, _, sa), (b, _, sb) = await both(temporal_address, queue, tmp_path, make, two)
+    for x in (a, b):
+        assert [(r.status, r.output) for r in x] == [
+            (RunStatus.COMPLETED, "Flights only."), (RunStatus.COMPLETED, "Gate 12.")]
+        assert x[0].refused is not None and x[0].refused.reasoning == "a poem"
+        assert [(c.name, c.passed) for c in x[1].guardrails] == [("relevance", True)]
+    assert [m.to_dict() for m in sb.messages] == [m.to_dict() for m in sa.messages]
+    assert [r.usage.requests for r in b] == [r.usage.requests for r in a] == [2, 2]

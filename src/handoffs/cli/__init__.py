@@ -217,6 +217,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="a JSON price table (per model: input, cached_input, "
                        "cache_write, output, dollars per million tokens): also report the "
                        "cost per conversation; without one no cost is shown")
+    stats.add_argument("--guardrails", action="store_true",
+                       help="also count each guardrail's checks, trips and replies (read "
+                       "from the stored events)")
     return parser
 
 
@@ -340,7 +343,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from .stats import stats_command
 
         return asyncio.run(stats_command(existing_store(store_url(args.store)), args.since,
-                                         args.json, args.prices))
+                                         args.json, args.prices, args.guardrails))
     parser.print_help()
     return 0
 

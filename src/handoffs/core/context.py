@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic
 
@@ -72,9 +71,10 @@ class RunContext(Generic[T]):
     """In a tool: the id of the tool call being run, unique in the session (None
     elsewhere). A tool with effects can key them on it to make itself idempotent: a call
     a person approved runs at most once, but a plain tool may run again after a crash."""
-    asker: Callable[[Any, str, Any], Awaitable[Any]] | None = field(
-        default=None, repr=False, compare=False)
-    """The run's one-shot model call (`ask`), given by the runtime; None outside a run."""
+    asker: Any = field(default=None, repr=False, compare=False)
+    """The run's one-shot model call, `(agent, text, output_type) -> awaitable answer`
+    (what `ask` calls), given by the runtime; None outside a run. (`Any`, not a
+    `Callable`: a tool's parameters are read as a schema, and this must not stop it.)"""
 
     async def ask(self, agent: Any, text: str, *, output_type: Any = None) -> Any:
         """Ask `agent` once, outside the conversation: its instructions, `text` as the

@@ -311,6 +311,8 @@ async def play_case(runner: Runner, case: Case, play: int = 0, *,
         t.calls = calls
         if result is not None:
             t.agent, t.status, t.output = result.agent, result.status.value, result.output
+            refused = result.refused
+            t.refused_by = None if refused is None else refused.name
             if result.error is not None:
                 t.error, t.error_message = result.error.code, result.error.message
             records = {r.id: r for r in result.handoffs}

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..core.events import Event
+from ..core.guardrails import GuardrailCheck
 from ..core.handoff import HandoffRecord
 from ..core.messages import Reasoning, ToolCall, message_from_dict
 from ..core.session import SessionState
@@ -168,7 +169,8 @@ def result_from(d: Mapping[str, Any]) -> RunResult:
         Usage.from_dict(usage) if usage else Usage(),
         {k: Usage.from_dict(v) for k, v in (d.get("usage_by_agent") or {}).items()},
         dict(d.get("steps") or {}), d.get("output_data"),
-        {k: Usage.from_dict(v) for k, v in (d.get("usage_by_model") or {}).items()})
+        {k: Usage.from_dict(v) for k, v in (d.get("usage_by_model") or {}).items()},
+        [GuardrailCheck.from_dict(c) for c in d.get("guardrails") or ()])
     events = [event_from(e) for e in d.get("events", ())]
     if events and events[-1].is_terminal:
         events[-1].result = res

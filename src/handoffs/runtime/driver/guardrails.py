@@ -107,6 +107,8 @@ def refuse(t: Turn, leg: Leg, fail: Fail) -> RunResult:
     c = fail.check
     assert c is not None and c.reply is not None
     append(t, leg, AssistantMessage(c.reply, c.agent, refused=c.name))
+    if t.streaming:  # a reader shows it as it shows any streamed answer
+        t.emit("text_delta", {"agent": c.agent, "text": c.reply})
     state = t.state
     if log.isEnabledFor(logging.INFO):
         log.info("turn %d of %s: guardrail %s refused the %s (%s)", state.turn, state.id,

@@ -78,10 +78,10 @@ async def ask(runner: Host, t: Turn | None, agent: Agent, text: str,
 
 
 def _model_of(runner: Host, t: Turn | None, agent: Agent) -> Model:
-    """The team's model for a team member (traced with its turn), else the agent's own
-    (or the runner's default)."""
+    """The team's model for a team member by that name (traced with its turn, recorded
+    by eval), else the agent's own (or the runner's default)."""
     model: Model | None
-    if runner.team.get(agent.name) is agent:
+    if agent.name in runner.team:
         model = (t.models if t is not None else runner._models)[agent.name]
     else:
         from ..settings import resolve_model

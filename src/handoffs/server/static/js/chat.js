@@ -198,6 +198,7 @@ export class Chat {
         break;
       }
       case "guardrail_tripped":
+        if (e.reply != null) break;  // a refusal: the agent's answer (its text) says it
         this.add(el("li", { class: "step guardrail", "data-seq": e.seq }, glyph("🛡"),
           el("span", { dir: "auto" },
             `${e.guardrail} (${e.stage}) stopped ${this.team.label(a)}: ${e.message}`)), a, e.turn);

@@ -17,8 +17,9 @@ import { ApiError, url } from "./api.js";
 
 const EVENT_TYPES = [
   "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
-  "tool_progress", "custom_event", "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
-  "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
+  "tool_progress", "custom_event", "handoff_requested", "handoff_rejected", "agent_handoff",
+  "agent_changed", "agent_returned", "guardrail_checked", "guardrail_tripped", "human_waiting",
+  "approval_requested",
   "approval_decided", "remote_status", "plan_step_started", "plan_step_completed",
   "max_steps_reached",
   "agent_nudged", "answer_truncated", "run_completed", "run_failed", "run_interrupted",
