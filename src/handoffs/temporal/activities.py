@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from ..core import typed_context
 from ..core.context import HandoffContext, RunContext
 from ..core.session import Checkpoint
 from ..core.tools import HandoffTo, Tool, render_result
@@ -128,13 +129,18 @@ class Activities:
     async def tool(self, args: dict[str, Any]) -> dict[str, Any]:
         """One tool call: `{"text": ...}` (its result as the model reads it),
         `{"handoff_to": ...}`, or `{"error": ...}` (what it raised); each with the
-        session's shared memory as the tool left it."""
+        session's shared memory (and the team's typed context, `context`) as the tool
+        left it."""
         agent, name = args["agent"], args["tool"]
         tl = await _find_tool(self.runner, agent, name, args["session_id"])
         handoff = args.get("handoff")
+        typed = self.runner.team.context_type
+        context = args.get("context")
+        if typed is not None:
+            context = typed.model_validate(context or {})
         ctx: RunContext[Any] = RunContext(
             args["session_id"], agent, args["turn"], dict(args.get("shared") or {}),
-            args.get("context"),
+            context,
             None if handoff is None else HandoffContext(**handoff),
             args.get("channel"), args.get("call_id"))
         try:
@@ -146,8 +152,11 @@ class Activities:
         except Exception as exc:
             log.info("tool %s of %s raised %s", name, agent, type(exc).__name__,
                      extra=fields(ctx.session_id, ctx.turn, agent))
-            return {"error": codec.error_to(exc), "shared": codec.jsonable(ctx.shared)}
+            return {"error": codec.error_to(exc), "shared": codec.jsonable(ctx.shared)} | (
+                {} if typed is None else {"context": typed_context.dumped(ctx.context)})
         out: dict[str, Any] = {"shared": codec.jsonable(ctx.shared)}
+        if typed is not None:
+            out["context"] = typed_context.dumped(ctx.context)
         if isinstance(value, HandoffTo):
             out["handoff_to"] = {"target": value.target, "reason": value.reason,
                                  "payload": codec.jsonable(value.payload)}
