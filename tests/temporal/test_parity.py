@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from pydantic import BaseModel
 
 from handoffs import Agent, Handoff, MCPServer, RunContext, Runner, RunStatus, Team, tool
