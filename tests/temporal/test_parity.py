@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from handoffs import Agent, Handoff, MCPServer, RunContext, Runner, RunStatus, Team, tool
 from handoffs.core.messages import ToolResult
@@ -558,3 +559,61 @@ async def test_a_guardrail_that_asks_a_classifier_refuses_as_in_process(
         assert [(c.name, c.passed) for c in x[1].guardrails] == [("relevance", True)]
     assert [m.to_dict() for m in sb.messages] == [m.to_dict() for m in sa.messages]
     assert [r.usage.requests for r in b] == [r.usage.requests for r in a] == [2, 2]
+
+
+class Trip(BaseModel):
+    """The typed session context of the parity case below."""
+
+    passenger_name: str | None = None
+    seat_number: str | None = None
+    flight_number: str | None = None
+
+
+@tool
+def pick_seat(ctx: RunContext[Trip], seat: str) -> str:
+    """Pick a seat."""
+    ctx.context.seat_number = seat
+    return "ok"
+
+
+@tool
+def pick_flight(ctx: RunContext[Trip], flight: str) -> str:
+    """Pick a flight."""
+    ctx.context.flight_number = flight
+    return "ok"
+
+
+@tool(on_error="raise")
+def seat_map_down(ctx: RunContext[Trip]) -> str:
+    """Change the seat, then fail the turn."""
+    ctx.context.seat_number = "99Z"
+    raise RuntimeError("the seat map is down")
+
+
+async def test_the_typed_context_is_changed_committed_and_rolled_back_as_in_process(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    def make() -> tuple[Team, Any]:
+        team = Team([Agent("triage", tools=[pick_flight], handoffs=["seats"]),
+                     Agent("seats", tools=[pick_seat, pick_flight, seat_map_down])],
+                    context_type=Trip)
+        return team, ScriptedModel([
+            call("pick_flight", flight="FLT-9"), transfer("seats"),
+            [call("pick_seat", seat="4C"), call("pick_flight", flight="FLT-10")],
+            reply("Booked."), call("pick_seat", seat="5D"), call("seat_map_down"),
+            reply("never")])
+
+    async def two_turns(r: Runner) -> tuple[Any, Any]:
+        return (await r.run(queue, "book", context={"passenger_name": "Ada"}),
+                await r.run(queue, "move me"))
+
+    (a, _, sa), (b, _, sb) = await both(temporal_address, queue, tmp_path, make, two_turns)
+    assert sb.context == sa.context == {"passenger_name": "Ada", "seat_number": "4C",
+                                        "flight_number": "FLT-10"}
+    assert (b[1].status, a[1].status) == (RunStatus.FAILED, RunStatus.FAILED)
+
+    def changes(pair: tuple[Any, Any]) -> list[Any]:
+        return [e.data for res in pair for e in res.events if e.type == "context_changed"]
+
+    assert changes(b) == changes(a)
+    assert changes(a)[-1] == {"agent": "seats", "changed": {"seat_number": "4C"},
+                              "reverted": True}

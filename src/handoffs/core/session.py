@@ -130,8 +130,7 @@ class SessionState:
     def to_dict(self) -> dict[str, Any]:
         """The whole session as JSON-ready data: its header (id, active agent, status,
         shared memory, typed context, view, version, turn, times, metadata, pending
-        approval, `schema`),
-        `messages` and `handoffs`. `from_dict` reads it back; a store's
+        approval, `schema`), `messages` and `handoffs`. `from_dict` reads it back; a store's
         `export_session` is this plus the stored `events`."""
         d = self.header()
         d["messages"] = [m.to_dict() for m in self.messages]

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from ..core import typed_context
 from ..core.context import HandoffContext, RunContext
 from ..core.session import Checkpoint
 from ..core.tools import HandoffTo, Tool, render_result
@@ -130,14 +131,19 @@ class Activities:
     async def tool(self, args: dict[str, Any]) -> dict[str, Any]:
         """One tool call: `{"text": ...}` (its result as the model reads it),
         `{"handoff_to": ...}`, or `{"error": ...}` (what it raised); each with the
-        session's shared memory as the tool left it."""
+        session's shared memory (and the team's typed context, `context`) as the tool
+        left it."""
         agent, name = args["agent"], args["tool"]
         tl = await _find_tool(self.runner, agent, name, args["session_id"])
         handoff = args.get("handoff")
         told = Told(args.get("call_id") or "")
+        typed = self.runner.team.context_type
+        context = args.get("context")
+        if typed is not None:
+            context = typed.model_validate(context or {})
         ctx: RunContext[Any] = RunContext(
             args["session_id"], agent, args["turn"], dict(args.get("shared") or {}),
-            args.get("context"),
+            context,
             None if handoff is None else HandoffContext(**handoff),
             args.get("channel"), args.get("call_id"), sink=told)
         try:
@@ -150,8 +156,11 @@ class Activities:
             log.info("tool %s of %s raised %s", name, agent, type(exc).__name__,
                      extra=fields(ctx.session_id, ctx.turn, agent))
             return {"error": codec.error_to(exc), "shared": codec.jsonable(ctx.shared),
-                    "told": told.over()}
+                    "told": told.over()} | (
+                {} if typed is None else {"context": typed_context.dumped(ctx.context)})
         out: dict[str, Any] = {"shared": codec.jsonable(ctx.shared), "told": told.over()}
+        if typed is not None:
+            out["context"] = typed_context.dumped(ctx.context)
         if isinstance(value, HandoffTo):
             out["handoff_to"] = {"target": value.target, "reason": value.reason,
                                  "payload": codec.jsonable(value.payload)}

@@ -20,13 +20,14 @@ from ...core.messages import Message, UserMessage
 from ...core.session import SessionState
 from ...core.team import Route, Team
 from ...models.base import Model, Usage
-from .context import TurnContext
 from .host import Executor, Host
 from .leg import Fail, Leg
 from .result import RunError, RunResult, RunStatus
 
 if TYPE_CHECKING:
     import asyncio
+
+    from .context import TurnContext
 
 TURN_EVENTS = 1 << 20
 """How many event numbers a turn may use: the next turn after one that died starts this
@@ -87,6 +88,8 @@ class Turn:
         self.kept: TurnContext | None = None
         """The team's typed context for this turn (None: the team declares none)."""
         if self.team.context_type is not None:
+            from .context import TurnContext  # here: a team without one never loads it
+
             self.kept = TurnContext(self.team.context_type, state, context)
             context = self.kept.value
         self.context = context
