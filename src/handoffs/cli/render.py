@@ -149,6 +149,11 @@ class EventPrinter:
         elif (t == "tool_result" and self.tools and not d.get("is_error")
               and not d["tool"].startswith("transfer_to_")):
             self.line(p.dim(f"  · {d['tool']} → {_short(d['text'])}"))
+        elif t == "tool_progress" and self.tools:
+            self.line(p.dim(f"  ⋯ {d['tool']}: {d['message']}"))
+        elif t == "custom_event" and self.tools:
+            self.line(p.dim(f"  ◆ {d['tool']} sent {d['name']}: "
+                            f"{_short(json.dumps(d['data'], ensure_ascii=False))}"))
         elif t == "guardrail_tripped":
             self.line(p.error(f"  ✗ guardrail {d['guardrail']} stopped {d['agent']} "
                               f"({d['stage']}): {d['message']}"))
