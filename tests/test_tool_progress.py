@@ -95,3 +95,21 @@ async def test_outside_a_tool_call_they_raise_and_a_unit_test_can_give_a_sink() 
                     ("custom_event", {"name": "seat_map", "data": [1, 2]})]
     with pytest.raises(HandoffsError, match="non-empty"):
         await ctx.custom_event("", {})
+
+
+async def test_the_terminal_chat_prints_the_progress_and_the_custom_event() -> None:
+    import io
+
+    from handoffs.cli.render import EventPrinter, Painter
+
+    release = asyncio.Event()
+    release.set()
+    team, model = seat_team(release)
+    out = io.StringIO()
+    printer = EventPrinter(Painter(team, color=False), out)
+    async for e in Runner(team, model=model).stream("s1", "show me the seats"):
+        printer.show(e)
+    lines = out.getvalue().splitlines()
+    assert "  ⋯ seat_map: Looking up flight PA441…" in lines
+    assert any(line.startswith("  ◆ seat_map sent seat_map: {\"flight\": \"PA441\"")
+               for line in lines), lines

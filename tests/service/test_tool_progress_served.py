@@ -1,10 +1,12 @@
 """A tool's progress and custom events over HTTP on a real port: the turn's own SSE
-response and a subscriber of the session's events both get the progress while the tool
-still runs (it waits until both saw it), and a replay of the log holds both events."""
+response, a subscriber of the session's events and a WebSocket all get the progress
+while the tool still runs (it waits until all three saw it), and a replay of the log
+holds both events."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from typing import Any
 
@@ -13,7 +15,8 @@ from handoffs.testing import ScriptedModel, call, reply
 
 from .conftest import OPERATOR_KEY, Served, bearer, serving, sse_events, terminal
 
-SEEN = {"turn": threading.Event(), "subscriber": threading.Event()}
+SEEN = {"turn": threading.Event(), "subscriber": threading.Event(),
+        "socket": threading.Event()}
 
 
 def _runner() -> Runner:
@@ -57,9 +60,29 @@ def test_progress_reaches_the_turns_stream_and_subscribers_while_the_tool_runs()
 
                 sse_events(r, stop)
 
+        socketed: list[dict[str, Any]] = []
+        connected = threading.Event()
+
+        def socket() -> None:
+            from websockets.sync.client import connect
+
+            url = served.url.replace("http", "ws") + f"/v1/sessions/{sid}/ws?access_token={token}"
+            with connect(url) as ws:
+                connected.set()
+                while not socketed or not terminal(socketed[-1]):
+                    frame = json.loads(ws.recv(30))
+                    if frame.get("type") == "ping":
+                        continue
+                    socketed.append(frame)
+                    if frame["type"] == "tool_progress":
+                        SEEN["socket"].set()
+
         follower = threading.Thread(target=follow, daemon=True)
         follower.start()
         assert subscribed.wait(10)
+        on_socket = threading.Thread(target=socket, daemon=True)
+        on_socket.start()
+        assert connected.wait(10)
 
         def stop(e: dict[str, Any]) -> bool:
             if e["type"] == "tool_progress":
@@ -74,7 +97,8 @@ def test_progress_reaches_the_turns_stream_and_subscribers_while_the_tool_runs()
             assert r.status_code == 200
             events = sse_events(r, stop)
         follower.join(20)
-        for got in (events, followed):
+        on_socket.join(20)
+        for got in (events, followed, socketed):
             kinds = [e["type"] for e in got]
             assert kinds.index("tool_progress") < kinds.index("custom_event") < kinds.index(
                 "tool_result") < kinds.index("run_completed"), kinds

@@ -519,13 +519,28 @@ async def test_a_tools_progress_comes_while_it_runs_and_is_stored_as_in_process(
     kinds = [e["type"] for e in stored_b]
     assert kinds == [e["type"] for e in stored_a] and "tool_progress" in kinds
     assert kinds.index("custom_event") < kinds.index("tool_result")
+    # The signals are in the history: it replays, the reports where they came.
+    from handoffs.temporal import replayer
+
+    client = await Client.connect(temporal_address)
+    team, model = make()
+    replaying = Runner(team, model=model, store=f"sqlite:///{tmp_path / 't.db'}")
+    signals = 0
+    async for run in client.list_workflows(f"WorkflowId = '{queue}'"):
+        history = await client.get_workflow_handle(queue, run_id=run.run_id).fetch_history()
+        signals += sum(e.HasField("workflow_execution_signaled_event_attributes")
+                       for e in history.events)
+        done = await replayer(replaying).replay_workflow(history)
+        assert done.replay_failure is None
+    assert signals == 2
+    await replaying.store.close()
 
 
 async def test_a_guardrail_that_asks_a_classifier_refuses_as_in_process(
         temporal_address: str, queue: str, tmp_path: Path) -> None:
     from pydantic import BaseModel
 
-    from handoffs import GuardrailResult, RunContext
+    from handoffs import GuardrailResult
     from handoffs.core.guardrails import guardrail
 
     class Verdict(BaseModel):

@@ -156,6 +156,11 @@ class EventPrinter:
         elif t == "guardrail_tripped" and d.get("reply") is not None:
             self.line(p.warn(f"  ⊘ guardrail {d['guardrail']} refused the {d['stage']} "
                              f"for {d['agent']}: {d['message']}"))
+        elif t == "tool_progress" and self.tools:
+            self.line(p.dim(f"  ⋯ {d['tool']}: {d['message']}"))
+        elif t == "custom_event" and self.tools:
+            self.line(p.dim(f"  ◆ {d['tool']} sent {d['name']}: "
+                            f"{_short(json.dumps(d['data'], ensure_ascii=False))}"))
         elif t == "guardrail_tripped":
             self.line(p.error(f"  ✗ guardrail {d['guardrail']} stopped {d['agent']} "
                               f"({d['stage']}): {d['message']}"))

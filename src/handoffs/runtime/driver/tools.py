@@ -2,8 +2,10 @@
 and asking which of them wait for a person (`needing`: a tool's rule may be a function,
 sync or async, of the arguments).
 
-A tool's bad arguments and its exceptions are feedback to the model (the call's result,
-`is_error`), unless the tool says `on_error="raise"`; a tool that returns `HandoffTo`
+A tool that takes `ctx` gets the call's own context: its id, and its event sink
+(`Told`: what it reports with `ctx.progress` / `ctx.custom_event` becomes the turn's
+event at once). A tool's bad arguments and its exceptions are feedback to the model (the
+call's result, `is_error`), unless the tool says `on_error="raise"`; a tool that returns `HandoffTo`
 asks for a programmatic handoff (`decisions.calls`). Each tool runs through the executor.
 """
 
@@ -51,10 +53,24 @@ async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) 
     if tl.takes_context:
         told = Told(t, agent, tl.name, c.id)
         ctx = replace(ctx, call_id=c.id, sink=told)
+    attempt = 0
     try:
-        return await _attempts(t, ctx, agent, c, tl, ready)
+        while True:
+            try:
+                value = await t.fx.tool(t, tl, ctx, ready.args, c.id)
+            except Exception as exc:
+                if attempt < tl.retry:  # `@tool(retry=N)`: tried again, said in the log
+                    attempt += 1
+                    log.warning("session %s turn %s agent %s: tool %s failed (%s: %s); "
+                                "attempt %d of %d", t.state.id, t.state.turn, agent, tl.name,
+                                type(exc).__name__, exc, attempt + 1, tl.retry + 1)
+                    continue
+                if tl.on_error == "raise":
+                    raise
+                return raised(t, agent, c, exc)
+            return returned(t, agent, c, ready, value)
     finally:
-        if told is not None:
+        if told is not None:  # a task the tool left running reports no more
             told.over = True
 
 
@@ -75,25 +91,6 @@ class Told:
                                 "it can report nothing more.", code="no_tool_call")
         self.t.emit(kind, {"agent": self.agent, "tool": self.tool, "call_id": self.call_id,
                            **fields})
-
-
-async def _attempts(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool,
-                    ready: Ready) -> ToolOutcome:
-    attempt = 0
-    while True:
-        try:
-            value = await t.fx.tool(t, tl, ctx, ready.args, c.id)
-        except Exception as exc:
-            if attempt < tl.retry:  # `@tool(retry=N)`: tried again, said in the log
-                attempt += 1
-                log.warning("session %s turn %s agent %s: tool %s failed (%s: %s); "
-                            "attempt %d of %d", t.state.id, t.state.turn, agent, tl.name,
-                            type(exc).__name__, exc, attempt + 1, tl.retry + 1)
-                continue
-            if tl.on_error == "raise":
-                raise
-            return raised(t, agent, c, exc)
-        return returned(t, agent, c, ready, value)
 
 
 async def needing(ctx: Any, calls: list[tuple[int, ToolCall, Tool]]

@@ -150,16 +150,19 @@ export class Chat {
           el("code", { dir: "auto" }, `${e.tool}(${preview(e.arguments, 80)})`)), a, e.turn);
         break;
       case "tool_progress": {
-        // A running tool says how it gets on: one line per agent, the latest, gone once
-        // the agent answers (or the turn ends).
-        const line = el("li", { class: "step progress", role: "status", "data-seq": e.seq,
-          "data-call-id": e.call_id, "data-agent": a,
-          style: { "--agent-color": this.team.agent(a).color || "#6b7280" } },
-        glyph("⋯"), el("span", { class: "said", dir: "auto" }, e.message));
-        const old = this.progress.get(a);
-        if (old?.isConnected) old.replaceWith(line);
-        else this.add(line, a, e.turn);
-        this.progress.set(a, line);
+        // A running tool says how it gets on: one line per agent (a live region, its text
+        // replaced by the latest), gone once the agent answers (or the turn ends).
+        let line = this.progress.get(a);
+        if (!line?.isConnected) {
+          line = el("li", { class: "step progress", "data-agent": a,
+            style: { "--agent-color": this.team.agent(a).color || "#6b7280" } },
+          glyph("⋯"), el("span", { class: "said", role: "status", dir: "auto" }));
+          this.add(line, a, e.turn);
+          this.progress.set(a, line);
+        }
+        line.dataset.seq = e.seq;
+        line.dataset.callId = e.call_id;
+        line.querySelector(".said").textContent = e.message;
         this.follow();
         break;
       }
