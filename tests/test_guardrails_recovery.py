@@ -36,13 +36,13 @@ async def test_input_guardrail_of_the_active_agent_stops_the_turn() -> None:
     assert result.status is RunStatus.FAILED and result.error.code == "guardrail_tripped"
     assert result.error.message == "Never share passwords."
     assert "guardrail_tripped" in [e.type for e in events]
-    assert model.requests == []  # no model call
+    assert len(model.requests) == 1  # the first model call ran beside the check: dropped
     state = await runner.get_session("s")
     assert state is not None and state.messages[0].text == "my password is hunter2"
 
 
-async def test_a_handoff_target_checks_the_message_it_inherits_with_its_own_guardrails() -> None:
-    triage = Agent("triage", handoffs=["billing"])  # no guardrails of its own
+async def test_a_handoff_target_checks_the_message_again_when_its_route_asks() -> None:
+    triage = Agent("triage", handoffs=[Handoff("billing", check_input=True)])
     billing = Agent("billing", input_guardrails=[max_length(10)])
     model = ScriptedModel([transfer("billing")])
     result = await Runner(Team([triage, billing]), model=model).run("s", "a long message")
@@ -77,7 +77,7 @@ async def test_async_guardrails_work() -> None:
         return GuardrailResult.trip("nope") if text == "bad" else GuardrailResult.ok()
 
     runner = Runner(Team([Agent("a", input_guardrails=[slow_check])]),
-                    model=ScriptedModel([reply("fine")]))
+                    model=ScriptedModel([reply("thrown away"), reply("fine")]))
     assert (await runner.run("s", "bad")).status is RunStatus.FAILED
     assert (await runner.run("t", "good")).output == "fine"
 

@@ -18,7 +18,7 @@ class Refund(BaseModel):
     amount: float = Field(gt=0)
 
 
-@tool
+@tool(read_only=True)
 def track_order(order_id: str) -> str:
     """Where an order is."""
     return f"{order_id} is on its way."
@@ -59,7 +59,11 @@ async def test_with_the_team_it_hands_on_along_a_path_and_back_the_way_it_came()
     assert moves(refund) == [("front", "orders"), ("orders", "refunds")]
     assert refund.handoffs[0].explanation == "The user mentions: refund (for Refunds)."
     assert refund.handoffs[1].payload == {"order_id": "B-77", "amount": 20.0}
-    assert refund.output == "Here is what I found: issue_refund: Refunded 20.00 on B-77."
+    # issue_refund changes something: named, it is not called on a guess, but named.
+    assert refund.output == (
+        "(Offline placeholder) A real model would call issue_refund here, with arguments "
+        "it works out from the conversation; the offline model does not call a tool that "
+        "changes something on a guess.")
 
     crash = await runner.run("s", "the app crashes on setup")
     assert moves(crash) == [("refunds", "front"), ("front", "tech")]

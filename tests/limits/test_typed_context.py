@@ -90,3 +90,41 @@ def test_mypy_strict_accepts_a_right_attribute_and_refuses_a_wrong_one(
     wrong = mypy(tmp_path, "custommer")
     assert wrong.returncode == 1
     assert '"Deps" has no attribute "custommer"' in wrong.stdout
+
+
+SESSION_CODE = """
+from pydantic import BaseModel
+from handoffs import Agent, RunContext, Team, tool
+
+class Booking(BaseModel):
+    passenger_name: str | None = None
+    seat_number: str | None = None
+
+@tool
+def change_seat(ctx: RunContext[Booking], seat: str) -> str:
+    ctx.context.{attribute} = {value}
+    return "ok"
+
+team = Team([Agent("a", tools=[change_seat])], context_type=Booking,
+            context_public=("seat_number",))
+"""
+
+
+def test_mypy_strict_checks_a_tools_use_of_the_teams_session_context(tmp_path: Path) -> None:
+    def checked(attribute: str, value: str) -> subprocess.CompletedProcess[str]:
+        source = tmp_path / "session_code.py"
+        source.write_text(SESSION_CODE.format(attribute=attribute, value=value))
+        return subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+             "--cache-dir", str(tmp_path / ".mypy"), str(source)], cwd=tmp_path,
+            env={**os.environ, "MYPYPATH": str(ROOT / "src")}, capture_output=True,
+            text=True, timeout=600)
+
+    right = checked("seat_number", "seat")
+    assert right.returncode == 0, right.stdout + right.stderr
+    wrong = checked("seat_numbr", "12")
+    assert wrong.returncode == 1
+    assert '"Booking" has no attribute "seat_numbr"' in wrong.stdout
+    mistyped = checked("seat_number", "12")
+    assert mistyped.returncode == 1
+    assert "Incompatible types in assignment" in mistyped.stdout

@@ -173,7 +173,9 @@ async def test_a_tool_error_and_a_guardrail_trip_are_errors_on_their_spans(otel:
     billing = otel.one("invoke_agent billing")
     assert billing.status.status_code is StatusCode.ERROR
     assert billing.attributes["error.type"] == "guardrail_tripped"
-    [event] = billing.events
+    checked, event = billing.events
+    assert checked.name == "guardrail_checked"
+    assert checked.attributes["handoffs.guardrail.passed"] is False
     assert event.name == "guardrail_tripped"
     assert dict(event.attributes or {}) == {
         "gen_ai.agent.name": "billing", "handoffs.guardrail.name": "no_refunds",

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from handoffs import Agent, Handoff, MCPServer, Runner, RunStatus, Team, tool
+from handoffs import Agent, Handoff, MCPServer, RunContext, Runner, RunStatus, Team, tool
 from handoffs.core.messages import ToolResult
 from handoffs.errors import HandoffsError
 from handoffs.runtime.effects.summary import Summarizer
@@ -472,3 +473,162 @@ async def test_a_plan_runs_as_an_update_with_the_same_steps_and_records(
     assert [(r.target, r.extra["step"]) for r in sb.handoffs] == \
         [(r.target, r.extra["step"]) for r in sa.handoffs]
     assert [m.to_dict() for m in sb.messages] == [m.to_dict() for m in sa.messages]
+
+
+OPEN: dict[str, asyncio.Event] = {}
+
+
+@tool
+async def seats(ctx: RunContext, flight: str) -> str:
+    """Show a flight's seat map (reports progress, then waits for the test)."""
+    await ctx.progress(f"Looking up flight {flight}…")
+    await asyncio.wait_for(OPEN["seats"].wait(), 20)  # a late progress event: it fails
+    await ctx.custom_event("seat_map", {"flight": flight, "rows": [["1A", "1B"]]})
+    return "The seat map is on your screen."
+
+
+async def test_a_tools_progress_comes_while_it_runs_and_is_stored_as_in_process(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    def make() -> tuple[Team, Any]:
+        return (Team([Agent("seats", tools=[seats])]),
+                ScriptedModel([call("seats", "c1", flight="PA441"), reply("Pick a seat.")]))
+
+    async def streamed(runner: Runner) -> tuple[list[Any], list[dict[str, Any]]]:
+        OPEN["seats"] = asyncio.Event()
+        events = []
+        async for e in runner.stream(queue, "show me the seats"):
+            events.append(e)
+            if e.type == "tool_progress":
+                assert not OPEN["seats"].is_set()
+                OPEN["seats"].set()  # the tool goes on only once its progress came
+        return events, await runner.store.events_after(queue, -1, 1000)
+
+    ((a, stored_a), _, _), ((b, stored_b), _, _) = await both(
+        temporal_address, queue, tmp_path, make, streamed)
+    assert [(e.type, e.seq) for e in b] == [(e.type, e.seq) for e in a]
+    told = [(e.type, e.data) for e in b if e.type in ("tool_progress", "custom_event")]
+    assert told == [
+        ("tool_progress", {"agent": "seats", "tool": "seats", "call_id": "c1",
+                           "message": "Looking up flight PA441…"}),
+        ("custom_event", {"agent": "seats", "tool": "seats", "call_id": "c1",
+                          "name": "seat_map",
+                          "data": {"flight": "PA441", "rows": [["1A", "1B"]]}})]
+    assert told == [(e.type, e.data) for e in a if e.type in ("tool_progress",
+                                                              "custom_event")]
+    assert b[-1].result.output == "Pick a seat."
+    kinds = [e["type"] for e in stored_b]
+    assert kinds == [e["type"] for e in stored_a] and "tool_progress" in kinds
+    assert kinds.index("custom_event") < kinds.index("tool_result")
+    # The signals are in the history: it replays, the reports where they came.
+    from handoffs.temporal import replayer
+
+    client = await Client.connect(temporal_address)
+    team, model = make()
+    replaying = Runner(team, model=model, store=f"sqlite:///{tmp_path / 't.db'}")
+    signals = 0
+    async for run in client.list_workflows(f"WorkflowId = '{queue}'"):
+        history = await client.get_workflow_handle(queue, run_id=run.run_id).fetch_history()
+        signals += sum(e.HasField("workflow_execution_signaled_event_attributes")
+                       for e in history.events)
+        done = await replayer(replaying).replay_workflow(history)
+        assert done.replay_failure is None
+    assert signals == 2
+    await replaying.store.close()
+
+
+async def test_a_guardrail_that_asks_a_classifier_refuses_as_in_process(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    from pydantic import BaseModel
+
+    from handoffs import GuardrailResult
+    from handoffs.core.guardrails import guardrail
+
+    class Verdict(BaseModel):
+        ok: bool
+        reasoning: str
+
+    def make() -> tuple[Team, Any]:
+        checker = Agent("relevance_checker", output_type=Verdict)
+
+        @guardrail(name="relevance")
+        async def relevance(ctx: RunContext, text: str) -> GuardrailResult:
+            v = await ctx.ask(checker, text)  # a model call: an activity under Temporal
+            return (GuardrailResult.ok(v.reasoning) if v.ok else
+                    GuardrailResult.trip("Off topic.", reply="Flights only.",
+                                         reasoning=v.reasoning))
+
+        return (Team([Agent("triage", input_guardrails=[relevance]), checker]),
+                ScriptedModel({"relevance_checker": [
+                    reply('{"ok": false, "reasoning": "a poem"}'),
+                    reply('{"ok": true, "reasoning": "a flight"}')],
+                    "triage": [reply("thrown away"), reply("Gate 12.")]}))
+
+    async def two(r: Runner) -> list[Any]:
+        return [await r.run(queue, "write a poem"), await r.run(queue, "which gate?")]
+
+    (a, _, sa), (b, _, sb) = await both(temporal_address, queue, tmp_path, make, two)
+    for x in (a, b):
+        assert [(r.status, r.output) for r in x] == [
+            (RunStatus.COMPLETED, "Flights only."), (RunStatus.COMPLETED, "Gate 12.")]
+        assert x[0].refused is not None and x[0].refused.reasoning == "a poem"
+        assert [(c.name, c.passed) for c in x[1].guardrails] == [("relevance", True)]
+    assert [m.to_dict() for m in sb.messages] == [m.to_dict() for m in sa.messages]
+    assert [r.usage.requests for r in b] == [r.usage.requests for r in a] == [2, 2]
+
+
+class Trip(BaseModel):
+    """The typed session context of the parity case below."""
+
+    passenger_name: str | None = None
+    seat_number: str | None = None
+    flight_number: str | None = None
+
+
+@tool
+def pick_seat(ctx: RunContext[Trip], seat: str) -> str:
+    """Pick a seat."""
+    ctx.context.seat_number = seat
+    return "ok"
+
+
+@tool
+def pick_flight(ctx: RunContext[Trip], flight: str) -> str:
+    """Pick a flight."""
+    ctx.context.flight_number = flight
+    return "ok"
+
+
+@tool(on_error="raise")
+def seat_map_down(ctx: RunContext[Trip]) -> str:
+    """Change the seat, then fail the turn."""
+    ctx.context.seat_number = "99Z"
+    raise RuntimeError("the seat map is down")
+
+
+async def test_the_typed_context_is_changed_committed_and_rolled_back_as_in_process(
+        temporal_address: str, queue: str, tmp_path: Path) -> None:
+    def make() -> tuple[Team, Any]:
+        team = Team([Agent("triage", tools=[pick_flight], handoffs=["seats"]),
+                     Agent("seats", tools=[pick_seat, pick_flight, seat_map_down])],
+                    context_type=Trip)
+        return team, ScriptedModel([
+            call("pick_flight", flight="FLT-9"), transfer("seats"),
+            [call("pick_seat", seat="4C"), call("pick_flight", flight="FLT-10")],
+            reply("Booked."), call("pick_seat", seat="5D"), call("seat_map_down"),
+            reply("never")])
+
+    async def two_turns(r: Runner) -> tuple[Any, Any]:
+        return (await r.run(queue, "book", context={"passenger_name": "Ada"}),
+                await r.run(queue, "move me"))
+
+    (a, _, sa), (b, _, sb) = await both(temporal_address, queue, tmp_path, make, two_turns)
+    assert sb.context == sa.context == {"passenger_name": "Ada", "seat_number": "4C",
+                                        "flight_number": "FLT-10"}
+    assert (b[1].status, a[1].status) == (RunStatus.FAILED, RunStatus.FAILED)
+
+    def changes(pair: tuple[Any, Any]) -> list[Any]:
+        return [e.data for res in pair for e in res.events if e.type == "context_changed"]
+
+    assert changes(b) == changes(a)
+    assert changes(a)[-1] == {"agent": "seats", "changed": {"seat_number": "4C"},
+                              "reverted": True}

@@ -33,8 +33,9 @@ EPILOG = """examples:
   handoffs worker app.py:team --temporal 127.0.0.1:7233 --task-queue q   durable turns
 
 Offline (no --model, HANDOFFS_MODEL or API key) agents answer with a rule-based model:
-the support team's own rules, or keyword routing along your team's routes.
-  handoffs demo --rules                          the demo on those rules, not a script"""
+the example teams' own rules, or keyword routing along your team's routes.
+  handoffs demo --rules                          the demo on those rules, not a script
+  handoffs serve --demo airline                  OpenAI's airline demo, offline"""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -95,8 +96,10 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve a team over HTTP (needs handoffs[server])")
     serve.add_argument("team", nargs="?", default=None, metavar="TEAM", help=team_help)
-    serve.add_argument("--demo", action="store_true",
-                       help="the built-in support team on the offline model")
+    serve.add_argument("--demo", nargs="?", const="support", default=None,
+                       choices=("support", "airline"), metavar="support|airline",
+                       help="a built-in example team on the offline model: the support "
+                       "team (bare --demo) or the airline (OpenAI's customer-service demo)")
     serve.add_argument("--store", default=None,
                        help="memory://, sqlite:///path.db or postgresql://... (default: a "
                        "loaded Runner's store, HANDOFFS_STORE, or sqlite:///handoffs.db)")
@@ -214,6 +217,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="a JSON price table (per model: input, cached_input, "
                        "cache_write, output, dollars per million tokens): also report the "
                        "cost per conversation; without one no cost is shown")
+    stats.add_argument("--guardrails", action="store_true",
+                       help="also count each guardrail's checks, trips and replies (read "
+                       "from the stored events)")
     return parser
 
 
@@ -297,9 +303,11 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "serve":
         from .serve import serve
 
-        demo = args.demo
-        return serve(None if demo else args.team, args.store, args.model,
-                     args.offline or demo, args.host, args.port, args.workers,
+        demo = args.demo  # a built-in example: its team, on the offline model
+        team = (None if demo == "support" else f"handoffs.examples.{demo}:build_team"
+                ) if demo else args.team
+        return serve(team, args.store, args.model,
+                     args.offline or bool(demo), args.host, args.port, args.workers,
                      args.operator_key, args.cors, args.log_level, args.metrics,
                      args.operator_key_file, args.rate_limit, args.otlp, args.inspect,
                      args.trace_url, a2a=args.a2a, agui=args.agui, mcp=args.mcp,
@@ -335,7 +343,7 @@ def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         from .stats import stats_command
 
         return asyncio.run(stats_command(existing_store(store_url(args.store)), args.since,
-                                         args.json, args.prices))
+                                         args.json, args.prices, args.guardrails))
     parser.print_help()
     return 0
 

@@ -193,12 +193,13 @@ def _cases(path: str | None, team: Team, spec: str | None) -> list[Case]:
 
     if path is not None:
         return load_cases(path)
-    from .offline import is_support_team
+    from .offline import example_of
 
-    if is_support_team(team):
-        from ..eval.support import support_cases
+    name = example_of(team)
+    if name is not None:  # a built-in example team: its own labelled cases
+        from ..eval.support import example_cases
 
-        return support_cases()
+        return example_cases(name)
     raise HandoffsError(f"Give a case file: handoffs eval {spec or 'TEAM'} cases.jsonl "
                         "(or write one from a stored session: --from-session ID).",
                         code="invalid_argument")

@@ -149,6 +149,18 @@ class EventPrinter:
         elif (t == "tool_result" and self.tools and not d.get("is_error")
               and not d["tool"].startswith("transfer_to_")):
             self.line(p.dim(f"  · {d['tool']} → {_short(d['text'])}"))
+        elif t == "guardrail_checked" and self.tools:
+            self.line(p.dim(f"  · guardrail {d['name']} ({d['stage']}) of {d['agent']}: "
+                            + ("passed" if d["passed"] else "tripped")
+                            + (f" ({d['reasoning']})" if d.get("reasoning") else "")))
+        elif t == "guardrail_tripped" and d.get("reply") is not None:
+            self.line(p.warn(f"  ⊘ guardrail {d['guardrail']} refused the {d['stage']} "
+                             f"for {d['agent']}: {d['message']}"))
+        elif t == "tool_progress" and self.tools:
+            self.line(p.dim(f"  ⋯ {d['tool']}: {d['message']}"))
+        elif t == "custom_event" and self.tools:
+            self.line(p.dim(f"  ◆ {d['tool']} sent {d['name']}: "
+                            f"{_short(json.dumps(d['data'], ensure_ascii=False))}"))
         elif t == "guardrail_tripped":
             self.line(p.error(f"  ✗ guardrail {d['guardrail']} stopped {d['agent']} "
                               f"({d['stage']}): {d['message']}"))

@@ -177,4 +177,5 @@ def _without_models(team: Team) -> Team:
         return team
     agents = [dataclasses.replace(a, model=None) for a in team.agents]
     return Team(agents, entry=team.entry, supervisor=team.supervisor, fallback=team.fallback,
-                policy=team.policy, summarizer=team.summarizer)
+                policy=team.policy, summarizer=team.summarizer,
+                context_type=team.context_type, context_public=team.context_public)

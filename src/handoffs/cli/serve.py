@@ -74,7 +74,9 @@ def serve(team: str | None, store: str | None, model: str | None, offline: bool,
                             "postgresql://...), not memory://: give --store, or build the "
                             "Runner with store=...", code="invalid_argument")
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0", "::") else host
-    print(f"handoffs: serving {team or 'the built-in support team'} on http://{shown}:{port}/"
+    builtin = (team or "handoffs.examples.support:").removeprefix("handoffs.examples.")
+    served = team if builtin == team else f"the built-in {builtin.partition(':')[0]} team"
+    print(f"handoffs: serving {served} on http://{shown}:{port}/"
           f"  (API docs: http://{shown}:{port}/docs)", flush=True)
     print(f"handoffs: store {setup.store}; operator routes {'on' if key else 'off'}",
           flush=True)

@@ -23,9 +23,10 @@ def parse_since(text: str | None) -> float | None:
 
 
 async def stats_command(url: str, since: str | None, as_json: bool,
-                        prices: str | None = None) -> int:
-    """Print the per-route handoff statistics of the store at `url` and, with a price
-    table (`prices`, a JSON file), what each conversation cost."""
+                        prices: str | None = None, guardrails: bool = False) -> int:
+    """Print the per-route handoff statistics of the store at `url`; with a price
+    table (`prices`, a JSON file), what each conversation cost; with `guardrails`, each
+    guardrail's checks, trips and replies."""
     from ..models.prices import Prices
     from ..stores import open_store
     from ..stores.costs import conversation_costs
@@ -37,16 +38,26 @@ async def stats_command(url: str, since: str | None, as_json: bool,
     try:
         stats = await store.handoff_stats(since=start)
         costs = None if table is None else await conversation_costs(store, table, start)
+        checks = None
+        if guardrails:
+            from ..stores.guardrail_counts import guardrail_counts
+
+            checks = await guardrail_counts(store, start)
     finally:
         await store.close()
     if as_json:
         data = stats.to_dict()
         if costs is not None:
             data["cost"] = costs.to_dict()
+        if checks is not None:
+            data["guardrails"] = checks.to_dict()
         print(json.dumps(data, indent=2))
     else:
         print(format_stats(stats))
         if costs is not None:
             print()
             print(costs.text())
+        if checks is not None:
+            print()
+            print(checks.text())
     return 0

@@ -12,12 +12,15 @@ and the fields of its type:
 | message             | agent, text (an agent's whole text)                                |
 | tool_called         | agent, tool, call_id, arguments                                    |
 | tool_result         | agent, tool, call_id, text, is_error (code: on a repeated call)    |
+| tool_progress       | agent, tool, call_id, message (a running tool's `ctx.progress`)    |
+| custom_event        | agent, tool, call_id, name, data (a tool's `ctx.custom_event`)     |
 | handoff_requested   | agent, target, tool, call_id, reason                               |
 | handoff_rejected    | agent, target, code, message, record_id                            |
 | agent_handoff       | source, target, reason, explanation, record_id, returns, usage     |
 | agent_changed       | agent, previous, display_name, icon, color                         |
 | agent_returned      | source, target, record_id, text (the delegate's answer), ok        |
-| guardrail_tripped   | agent, guardrail, stage (input/output), message                    |
+| guardrail_checked   | name, agent, stage (input/output), passed, message, reasoning?     |
+| guardrail_tripped   | agent, guardrail, stage (input/output), message, reply?            |
 | human_waiting       | agent, display_name                                                |
 | approval_requested  | agent, tool, call_id, arguments (a call waits for a person)        |
 | approval_decided    | agent, tool, call_id, approved, reason                             |
@@ -30,6 +33,7 @@ and the fields of its type:
 | run_completed       | status, agent, output, result, usage, usage_by_model               |
 | run_failed          | status, agent, code, message, result, usage, usage_by_model        |
 | run_interrupted     | agent, interrupted_turn (the turn before this one died unfinished) |
+| context_changed     | agent, changed (field: new value), reverted (a failed turn's undo) |
 | model_request       | agent, call, line, system, messages, tools, tool_choice, view, shared |
 | model_response      | agent, call, text, tool_calls, usage, model, latency (or error)    |
 
@@ -38,6 +42,8 @@ a turn that cannot be stored ends with `run_failed` and the store's code instead
 `usage` on `agent_handoff` is what the agent that handed off spent in the turn
 (`HandoffRecord.usage`; absent when no model asked); on a terminal event, what the turn
 spent, and `usage_by_model` per model (both absent when no model was called).
+`tool_progress` and `custom_event` are sent while the tool still runs (a tool calls
+`RunContext.progress` / `custom_event`), before its `tool_result`.
 `model_request` and `model_response` are recorded only with `Runner(inspect=True)`
 (`runtime.inspector`): the exact request each model call got and its raw response.
 """
@@ -49,11 +55,12 @@ from typing import Any
 
 EVENT_TYPES = (
     "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
+    "tool_progress", "custom_event",
     "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
-    "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
-    "approval_decided", "remote_status", "plan_step_started", "plan_step_completed",
-    "max_steps_reached", "agent_nudged", "answer_truncated", "run_completed", "run_failed",
-    "run_interrupted",
+    "agent_returned", "guardrail_checked", "guardrail_tripped", "human_waiting",
+    "approval_requested", "approval_decided", "remote_status", "plan_step_started",
+    "plan_step_completed", "max_steps_reached", "agent_nudged", "answer_truncated",
+    "run_completed", "run_failed", "run_interrupted", "context_changed",
     "model_request", "model_response",
 )
 TERMINAL_EVENTS = frozenset(("run_completed", "run_failed"))

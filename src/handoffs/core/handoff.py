@@ -106,6 +106,11 @@ class Handoff:
     (`Agent(routing="choice")`), the cheapest way to teach a model a boundary."""
     counter_examples: Sequence[str] = ()
     """User messages this route is NOT for, shown the same way ("Not for: ...")."""
+    check_input: bool = False
+    """True: a one-way transfer along this route runs the target's input guardrails on
+    the user's message again (beside the target's first model call). False: the message
+    was checked by the agent that received it, once; the target's input guardrails apply
+    when a user message reaches it directly. A delegation always checks its own task."""
     hook_takes_payload: bool = field(default=True, init=False, repr=False, compare=False)
     """Whether `on_handoff` is called `(ctx, payload)` (True) or `(ctx)`: read off its
     signature when the route is declared."""

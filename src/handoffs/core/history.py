@@ -254,13 +254,18 @@ class TranscriptViews:
         i = self.synced
         if i == n:
             return
+        hidden = refused_spans(messages, i, n)
+        if hidden and hidden[0][0] < i:  # a refusal of a message already rendered:
+            self.__init__()  # type: ignore[misc]  # render the whole transcript again
+            self.sync(messages)
+            return
         full, full_at, traffic = self.full, self.full_at, self.traffic
         conv, conv_at = self.conv, self.conv_at
         own = self.own
         while i < n:
             m = messages[i]
             full_at.append(len(full))
-            r = render_full(m)
+            r = None if hidden and _within(hidden, i) else render_full(m)
             if r is not None:
                 full.append(r)
                 if r.__class__ is not UserMessage and (
@@ -397,6 +402,26 @@ class TranscriptViews:
                 made[key] = filtered
             return Window(((filtered, 0, len(filtered)), tail))
         raise ValueError(f"unknown history mode {mode!r}")
+
+
+def refused_spans(messages: Sequence[Message], start: int, stop: int
+                  ) -> list[tuple[int, int]]:
+    """The refused exchanges whose guardrail reply is among `messages[start:stop]`:
+    (first, last) transcript indices, from the user message a guardrail refused through
+    its reply (`AssistantMessage.refused`). No view shows them to a model."""
+    spans: list[tuple[int, int]] = []
+    for j in range(start, stop):
+        m = messages[j]
+        if isinstance(m, AssistantMessage) and m.refused is not None:
+            k = j - 1
+            while k > 0 and messages[k].__class__ is not UserMessage:
+                k -= 1
+            spans.append((max(k, 0), j))
+    return spans
+
+
+def _within(spans: list[tuple[int, int]], i: int) -> bool:
+    return any(first <= i <= last for first, last in spans)
 
 
 def views_of(state: SessionState) -> TranscriptViews:

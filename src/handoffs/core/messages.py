@@ -118,6 +118,13 @@ class AssistantMessage:
     reasoning: tuple[Reasoning, ...] = ()
     """The provider's own reasoning state that came with this response, in the order it
     came (empty for most models); only the adapter family that made it sends it back."""
+    refused: str | None = None
+    """Set on a guardrail's reply (`GuardrailResult.trip(reply=...)`): the guardrail that
+    refused the turn's user message (or the answer to it). That message, this reply and
+    everything between stay in the transcript for people but leave the models' views
+    (`core.history`), so a refused message does not derail the next turn. The mark sits
+    on the reply because the transcript is append-only: the user's message is stored
+    before its check ends. None: an ordinary response."""
     kind: ClassVar[Literal["assistant"]] = "assistant"
     role: ClassVar[Literal["assistant"]] = "assistant"
 
@@ -129,6 +136,8 @@ class AssistantMessage:
             d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
         if self.reasoning:
             d["reasoning"] = [r.to_dict() for r in self.reasoning]
+        if self.refused is not None:
+            d["refused"] = self.refused
         return d
 
 
@@ -212,6 +221,10 @@ def message_from_dict(d: Mapping[str, Any]) -> Message:
     if kind == "assistant":
         calls = tuple(ToolCall.from_dict(c) for c in d.get("tool_calls", ()))
         reasoning = d.get("reasoning")
+        refused = d.get("refused")
+        if refused is not None:
+            return AssistantMessage(d["text"], d["agent"], calls, tuple(
+                Reasoning.from_dict(r) for r in reasoning or ()), refused)
         if reasoning:
             return AssistantMessage(d["text"], d["agent"], calls,
                                     tuple(Reasoning.from_dict(r) for r in reasoning))

@@ -90,6 +90,9 @@ class SessionState:
     pending: dict[str, Any] | None = None
     """While a turn waits for approval (status `waiting_for_approval`): the agent, the
     model's response (text and calls) and the decisions so far (`runtime.approval`)."""
+    context: dict[str, Any] | None = None
+    """The team's typed context as JSON (`Team(context_type=...)`, `core.typed_context`);
+    None: the team declares none, or no turn ran yet. Replaced, never changed in place."""
     event_seq: int = field(default=0, repr=False, compare=False)
     """Kept by the store, never serialised: the sequence number the session's next stored
     event gets. Numbers only grow; a turn that died may have shown numbers it never
@@ -110,7 +113,7 @@ class SessionState:
             ViewSpec.from_dict(self.view.to_dict()), self.status, self.created_at,
             self.updated_at, dict(self.metadata),
             None if self.pending is None else json.loads(json.dumps(self.pending)),
-            self.event_seq,
+            self.context, self.event_seq,
         )
 
     def header(self) -> dict[str, Any]:
@@ -121,12 +124,13 @@ class SessionState:
             "turn": self.turn, "view": self.view.to_dict(), "status": self.status,
             "created_at": self.created_at, "updated_at": self.updated_at,
             "metadata": self.metadata,
-        } | ({} if self.pending is None else {"pending": self.pending})
+        } | ({} if self.pending is None else {"pending": self.pending}) | (
+            {} if self.context is None else {"context": self.context})
 
     def to_dict(self) -> dict[str, Any]:
         """The whole session as JSON-ready data: its header (id, active agent, status,
-        shared memory, view, version, turn, times, metadata, pending approval, `schema`),
-        `messages` and `handoffs`. `from_dict` reads it back; a store's
+        shared memory, typed context, view, version, turn, times, metadata, pending
+        approval, `schema`), `messages` and `handoffs`. `from_dict` reads it back; a store's
         `export_session` is this plus the stored `events`."""
         d = self.header()
         d["messages"] = [m.to_dict() for m in self.messages]
@@ -163,6 +167,7 @@ class SessionState:
             updated_at=d.get("updated_at", 0.0),
             metadata=dict(d.get("metadata", {})),
             pending=d.get("pending"),
+            context=d.get("context"),
         )
 
     @classmethod

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -72,8 +72,8 @@ class Team:
     Names are resolved and the graph is checked once, here: a team that builds can run.
     """
 
-    __slots__ = ("_plans", "agents", "approvals_by", "entry", "fallback",
-                 "handoff_instructions", "policy", "routing", "suggested_prompts",
+    __slots__ = ("_plans", "agents", "approvals_by", "context_public", "context_type", "entry",
+                 "fallback", "handoff_instructions", "policy", "routing", "suggested_prompts",
                  "summarizer", "supervisor")
 
     def __init__(
@@ -88,6 +88,8 @@ class Team:
         suggested_prompts: Iterable[str] = (),
         routing: Literal["tools", "choice"] = "tools",
         approvals_by: Literal["operator", "user"] = "operator",
+        context_type: type[Any] | None = None,
+        context_public: Iterable[str] | Callable[[Mapping[str, Any]], Mapping[str, Any]] = (),
     ) -> None:
         """`handoff_instructions`: True adds `DEFAULT_HANDOFF_INSTRUCTIONS` (a few lines on
         how a transfer is made: a tool call, never announced in words) to the system text
@@ -99,7 +101,16 @@ class Team:
         `choice`: one constrained choice per user message; see `Agent.routing`).
         `approvals_by`: who decides a call that waits for approval: `operator` (the
         operator key, `runner.approve` in code) or `user` (the conversation's own user
-        too, through the protocol it speaks: an A2A reply on the task, an AG-UI resume)."""
+        too, through the protocol it speaks: an A2A reply on the task, an AG-UI resume).
+        `context_type`: a pydantic model class every field of which has a default: the
+        session's typed context, created for a new session (`context_type()`, or from
+        `runner.run(context=...)`'s instance or dict), stored with the session, given to
+        tools, instructions, guardrails and hooks as `ctx.context`; a turn's changes are
+        kept only if the turn does not fail (`core.typed_context`). None: `ctx.context`
+        is whatever each `run` call passes, never stored.
+        `context_public`: what of that context a session's own token may read (`GET
+        /v1/sessions/{id}`, `context_changed` events): field names, or a callable from
+        fields to the fields shown; empty: nothing (the operator key sees all of it)."""
         self.agents: tuple[Agent, ...] = tuple(agents)
         if not self.agents:
             raise TeamError("A team needs at least one agent.")
@@ -137,6 +148,17 @@ class Team:
                             f"not {approvals_by!r}.")
         self.approvals_by: Literal["operator", "user"] = approvals_by
         """Who decides a waiting call besides code: the operator, or the user too."""
+        self.context_type: type[Any] | None = context_type
+        """The session's typed context (None: `ctx.context` is the caller's, not stored)."""
+        self.context_public: tuple[str, ...] | Callable[[Mapping[str, Any]],
+                                                        Mapping[str, Any]] = ()
+        """What a customer may see of the context: field names or a projection."""
+        if context_type is not None or context_public != ():
+            from . import typed_context
+
+            if context_type is not None:
+                typed_context.check_type(context_type)
+            self.context_public = typed_context.check_public(context_type, context_public)
         self._plans: dict[str, AgentPlan] = {
             a.name: self._plan(a, by_name, handoff_instructions) for a in self.agents
         }

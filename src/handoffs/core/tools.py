@@ -49,6 +49,9 @@ class ToolSpec:
     """What the tool does, in words the model reads to decide when to call it."""
     parameters: dict[str, Any]
     """The JSON schema of the arguments object."""
+    read_only: bool = False
+    """True when a call only reads (`Tool.read_only`): the offline model calls such a
+    tool on a guess, and never one that changes something. Not sent to providers."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -82,11 +85,16 @@ class Tool:
     """How many more times a failed attempt (an exception, or the timeout) is tried before
     the failure counts (feedback, raise or escalate, as `on_error` says). Only for tools
     that are safe to run again: an attempt that failed may have done part of its work."""
+    read_only: bool = False
+    """True: a call only looks something up and changes nothing (`@tool(read_only=True)`).
+    The offline model (`RuleModel` with no rule that applies) calls a read-only tool the
+    message names, and answers with a placeholder naming any other tool instead of
+    calling it on a keyword guess. False (default): the call may have effects."""
 
     @property
     def spec(self) -> ToolSpec:
         """What a model is shown of the tool: its name, description and JSON schema."""
-        return ToolSpec(self.name, self.description, self.parameters)
+        return ToolSpec(self.name, self.description, self.parameters, self.read_only)
 
     def parse(self, arguments: dict[str, Any] | str) -> dict[str, Any]:
         """Validate the model's arguments (its JSON text, or that text read as a dict).
@@ -286,7 +294,7 @@ def tool(
     *, name: str | None = None, description: str | None = None,
     on_error: ToolErrorMode = "feedback",
     needs_approval: bool | Callable[..., Any] = False,
-    timeout: float | None = None, retry: int = 0,
+    timeout: float | None = None, retry: int = 0, read_only: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -298,6 +306,7 @@ def tool(
     needs_approval: bool | Callable[..., Any] = False,
     timeout: float | None = None,
     retry: int = 0,
+    read_only: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a sync or async function into a `Tool`.
 
@@ -309,7 +318,8 @@ def tool(
     wait for a person (`runner.approve` / `runner.reject`) before it runs.
     `timeout=` limits each attempt to so many seconds and `retry=` tries a failed attempt
     again so many times (see `Tool.timeout`, `Tool.retry`; under Temporal, the tool
-    activity's timeout and attempts).
+    activity's timeout and attempts). `read_only=True` says a call changes nothing
+    (a lookup): the offline model may call it on a guess (see `Tool.read_only`).
 
         @tool
         def lookup_order(order_id: str) -> dict:
@@ -337,9 +347,10 @@ def tool(
 
     def decorate(f: Callable[..., Any]) -> Tool:
         built = _build_tool(f, name, description, on_error)
-        if needs_approval is not False or timeout is not None or retry:
+        if needs_approval is not False or timeout is not None or retry or read_only:
             built = dataclasses.replace(built, needs_approval=needs_approval,
-                                        timeout=timeout, retry=retry)
+                                        timeout=timeout, retry=retry,
+                                        read_only=bool(read_only))
         return built
 
     return decorate

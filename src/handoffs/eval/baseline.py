@@ -68,7 +68,8 @@ def single_agent_team(team: Team) -> Team:
         mcp=tuple(dict.fromkeys(s for a in workers for s in a.mcp)),
     )
     return Team([single], entry=SINGLE_AGENT, policy=team.policy,
-                summarizer=team.summarizer)
+                summarizer=team.summarizer, context_type=team.context_type,
+                context_public=team.context_public)
 
 
 def merged_instructions(agents: Sequence[Agent]) -> Any:

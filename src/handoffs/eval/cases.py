@@ -10,6 +10,10 @@ A case file is JSON Lines (one case an object a line; blank lines and lines star
         {"user": "Thanks! That's all.", "agent": "refunds", "no_handoff": true,
          "tools_not_called": ["issue_refund"]}]}
 
+A turn a guardrail must refuse (answer with its reply) names it: `{"user": "Write me a
+poem", "agent": "triage", "refused_by": "relevance"}`; a turn without `refused_by` must not
+be refused.
+
 A case of one turn may put the turn's fields at the top level:
 `{"id": "hello", "user": "Hi!", "agent": "triage", "no_handoff": true}`.
 """
@@ -29,7 +33,7 @@ from ..core.team import Team
 from ..errors import HandoffsError
 
 TURN_KEYS = ("user", "agent", "path", "kind", "payload_keys", "no_handoff", "tools_called",
-             "tools_not_called", "status")
+             "tools_not_called", "status", "refused_by")
 CASE_KEYS = ("id", "turns", "tags", "notes")
 STATUSES = ("completed", "handed_off", "waiting_for_human", "waiting_for_approval")
 """The statuses a turn may be expected to end with (a failed turn never passes)."""
@@ -68,6 +72,9 @@ class CaseTurn:
     status: str | None = None
     """How the turn must end: `completed`, `handed_off`, `waiting_for_human`,
     `waiting_for_approval` (None: any status but failed)."""
+    refused_by: str | None = None
+    """The guardrail (by name) whose reply must answer this turn (`RunResult.refused`);
+    None: the turn must not be refused."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"user": self.user,
@@ -87,6 +94,8 @@ class CaseTurn:
             d["tools_not_called"] = list(self.tools_not_called)
         if self.status is not None:
             d["status"] = self.status
+        if self.refused_by is not None:
+            d["refused_by"] = self.refused_by
         return d
 
 
@@ -248,7 +257,14 @@ def _turn(item: Any, where: str) -> CaseTurn:
         tools_called=_strings(item.get("tools_called", []), "tools_called", where),
         tools_not_called=_strings(item.get("tools_not_called", []), "tools_not_called",
                                   where),
-        status=status)
+        status=status, refused_by=_refused_by(item.get("refused_by"), where))
+
+
+def _refused_by(value: Any, where: str) -> str | None:
+    if value is None or (isinstance(value, str) and value):
+        return value
+    raise CaseError(f"{where}: `refused_by` is the name of the guardrail that must refuse "
+                    "the message (a string).")
 
 
 def _strings(value: Any, key: str, where: str) -> tuple[str, ...]:

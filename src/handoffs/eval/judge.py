@@ -53,8 +53,10 @@ class TurnResult:
     refusals: list[dict[str, Any]] = field(default_factory=list)
     """Refused handoffs (`agent`, `target`, `code`, `message`) and refused tool calls
     (`agent`, `tool`, `code`, `message`), in order."""
+    refused_by: str | None = None
+    """The guardrail whose reply answered the turn (`RunResult.refused`); None: none."""
     calls: list[ModelCall] = field(default_factory=list)
-    """Every model request of the turn and its answer."""
+    """Every model request of the turn and its answer (a guardrail's `ctx.ask` too)."""
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
     """Each expectation the turn missed, in words; empty: the turn passed."""
@@ -97,6 +99,8 @@ class TurnResult:
             "tools": self.tools, "refusals": self.refusals, "model_calls": len(self.calls),
             "seconds": round(self.seconds, 4), "output": self.output,
             "answered_right": self.answered_right, "symptoms": self.symptoms.counts()}
+        if self.refused_by is not None:
+            d["refused_by"] = self.refused_by
         if detail:
             d["error_message"] = self.error_message
             d["payload"] = self.payload
@@ -148,6 +152,11 @@ def judge(t: TurnResult, expect: CaseTurn, routing: bool = True) -> None:
     answer = [f"{name} was not called" for name in expect.tools_called
               if name not in t.tools]
     answer += [f"{name} was called" for name in expect.tools_not_called if name in t.tools]
+    if expect.refused_by is not None and t.refused_by != expect.refused_by and not failed:
+        answer.append(f"not refused by {expect.refused_by}" if t.refused_by is None else
+                      f"refused by {t.refused_by}, expected {expect.refused_by}")
+    elif expect.refused_by is None and t.refused_by is not None:
+        answer.append(f"refused by {t.refused_by}, expected an answer")
     status = expect.status
     ended: list[str] = []
     if status is not None and t.status != status and not failed:

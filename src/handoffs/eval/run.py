@@ -184,8 +184,9 @@ def _runner(target: Team | Runner, team: Team, model: Model | str | None,
     from ..runtime.runner import Runner
 
     base = target if isinstance(target, Runner) else None
+    agents, default = _recorded(team, model, base)
     runner = Runner(
-        rebuilt(team, _recorded(team, model, base)),
+        rebuilt(team, agents), model=default,
         store=store if store is not None else "memory://",
         max_steps=max_steps or (base.max_steps if base is not None else 20),
         history=cast("HistoryMode", history) if history is not None else (
@@ -197,9 +198,12 @@ def _runner(target: Team | Runner, team: Team, model: Model | str | None,
     return _Setup(runner, view if isinstance(view, str) else "custom"), _label(model, base)
 
 
-def _recorded(team: Team, model: Model | str | None, base: Runner | None) -> list[Any]:
+def _recorded(team: Team, model: Model | str | None, base: Runner | None
+              ) -> tuple[list[Any], Any]:
     """The team's agents, each with its model (`model`, else its own, else the runner's,
-    else HANDOFFS_MODEL) wrapped in a `Recorder`; one model (and recorder) per spec."""
+    else HANDOFFS_MODEL) wrapped in a `Recorder`; one model (and recorder) per spec. And
+    the runner's default model, for an agent asked that is not a member (a guardrail's
+    classifier, `ctx.ask`): `model`'s recorder, else the base runner's model."""
     recorders: dict[Any, Recorder] = {}
     agents = []
     for agent in team.agents:
@@ -222,7 +226,10 @@ def _recorded(team: Team, model: Model | str | None, base: Runner | None) -> lis
                 spec = offline_model(team)
             recorders[key] = Recorder(_resolve(spec, agent.name))
         agents.append(dataclasses.replace(agent, model=recorders[key]))
-    return agents
+    default: Any = base.model if base is not None else None
+    if model is not None:
+        default = recorders.get(model if isinstance(model, str) else id(model), default)
+    return agents, default
 
 
 def _resolve(spec: Any, agent: str) -> Model:
@@ -304,6 +311,8 @@ async def play_case(runner: Runner, case: Case, play: int = 0, *,
         t.calls = calls
         if result is not None:
             t.agent, t.status, t.output = result.agent, result.status.value, result.output
+            refused = result.refused
+            t.refused_by = None if refused is None else refused.name
             if result.error is not None:
                 t.error, t.error_message = result.error.code, result.error.message
             records = {r.id: r for r in result.handoffs}

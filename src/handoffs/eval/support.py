@@ -14,3 +14,10 @@ SUPPORT_CASES = Path(__file__).resolve().parent.parent / "examples" / "support_c
 def support_cases() -> list[Case]:
     """The support team's labelled conversations."""
     return load_cases(SUPPORT_CASES)
+
+
+def example_cases(name: str) -> list[Case]:
+    """The labelled conversations of the example team `name` (`support`, `airline`):
+    `handoffs/examples/NAME_cases.jsonl`, what `handoffs eval` plays for that team when
+    given no case file."""
+    return load_cases(SUPPORT_CASES.with_name(f"{name}_cases.jsonl"))

@@ -41,7 +41,7 @@ class RefundRequest(BaseModel):
                           examples=["A-1001"])
 
 
-@tool
+@tool(read_only=True)
 def lookup_order(ctx: RunContext, order_id: str) -> dict[str, object]:
     """Look up an order by its number.
 

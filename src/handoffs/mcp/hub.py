@@ -232,7 +232,7 @@ class Hub:
 
             table[spec.name] = Tool(name=spec.name, description=spec.description,
                                     parameters=dict(spec.parameters), fn=elsewhere,
-                                    is_async=True)
+                                    is_async=True, read_only=spec.read_only)
         self._tools[agent] = table
 
     def tool(self, agent: str, name: str) -> Tool | None:
@@ -257,8 +257,10 @@ def _tool(conn: Connection, mt: Any, name: str) -> Tool:
         return await conn.call(remote, arguments)
 
     schema = dict(mt.input_schema or {"type": "object", "properties": {}})
+    # The server's own word that the tool changes nothing (MCP's `readOnlyHint`).
+    read_only = getattr(getattr(mt, "annotations", None), "read_only_hint", None) is True
     return Tool(name=name, description=(mt.description or remote)[:1024], parameters=schema,
-                fn=call, is_async=True)
+                fn=call, is_async=True, read_only=read_only)
 
 
 async def _target(server: MCPServer, stack: contextlib.AsyncExitStack) -> Any:

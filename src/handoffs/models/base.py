@@ -37,6 +37,13 @@ class ModelRequest:
     """False: the provider is told to make at most one tool call per response (OpenAI
     `parallel_tool_calls`, Anthropic `disable_parallel_tool_use`); the runner sends it
     when one-way handoff routes are offered. None: the provider's default."""
+    shared: Mapping[str, Any] = field(default_factory=dict)
+    """The session's shared memory as the call is made (`ctx.shared`), for a model that
+    plays the team offline (`RuleModel` templates read `{shared[key]}`); provider adapters
+    never send it."""
+    context: Any = None
+    """The run's context (`ctx.context`), likewise (`{context.seat_number}`); None when
+    there is none."""
 
 
 NO_SETTINGS: Mapping[str, Any] = MappingProxyType({})

@@ -25,19 +25,25 @@ filling a payload from ids like A-1001 and numbers in the message; calls a tool 
 the message mentions when that fills its arguments; and otherwise answers with a
 placeholder that says what a real model would do there: answer the message, or hand it
 to the agents its routes lead to, or call its tools, each named (`DEFAULT_ANSWER`;
-`handoffs.rules.fallback` has the details). It never runs out of answers, and the same
-conversation always gets the same responses; streamed, the text comes a word at a time.
+`handoffs.rules.fallback` has the details). Asked for an object (an agent's
+`output_type`, a guardrail's classifier through `ctx.ask`), it answers with one that fits
+the schema (`handoffs.rules.objects`: defaults, placeholders, booleans true). It never
+runs out of answers, and the same conversation always gets the same responses; streamed,
+the text comes a word at a time.
 
 Templates are `str.format` strings over: `agent`, `text` (the user's message), `source`
 and `reason` (of the handoff that brought the agent, when there was one), `keyword` and
 `match` (what matched) and the pattern's named groups, `result` (the latest tool result
 since the message) and each tool's latest result by the tool's name, as parsed JSON when
-it is JSON (`{lookup_order[amount]}`). A value that is exactly one placeholder keeps its
+it is JSON (`{lookup_order[amount]}`), and the session's `shared` memory and `context`
+(`ctx.shared`, `ctx.context`), read by key or attribute alike: `{shared[confirmation]}`,
+`{context.seat_number}` (a dict, a pydantic model or any object; a name that is missing
+or None skips the rule). A value that is exactly one placeholder keeps its
 type (`"amount": "{lookup_order[amount]}"` sends a number). Any template may instead be
 a function of that mapping; a missing key (KeyError, LookupError) skips the rule.
 """
 
 from .model import DEFAULT_ANSWER, RuleModel
-from .rule import Rule, fill
+from .rule import Fields, Rule, fill
 
-__all__ = ["DEFAULT_ANSWER", "Rule", "RuleModel", "fill"]
+__all__ = ["DEFAULT_ANSWER", "Fields", "Rule", "RuleModel", "fill"]

@@ -13,8 +13,12 @@ In order, the first that works:
    only the agent that received the message hands off, so nothing bounces. A route's
    payload is filled from the message (ids like A-1001, numbers); when a required field
    cannot be found, the agent says what it needs instead of guessing.
-4. The message names a tool ("refund" names `issue_refund`) whose required arguments
-   can be filled from it: the agent calls it (every such tool, in one response).
+4. The message names a tool ("order" names `lookup_order`) whose required arguments
+   can be filled from it: the agent calls it when the tool is read-only
+   (`@tool(read_only=True)`), every such tool in one response. A tool that may change
+   something is never called on a keyword guess: when the message names only such
+   tools, the agent answers with a placeholder naming the tool it would call
+   ("(Offline placeholder) A real model would call issue_refund here, ...").
 5. Otherwise nothing: the model answers with its default answer, a placeholder that says
    what a real model would do here: answer the message (or do the delegated task), or
    hand the conversation to the agents its routes lead to, or call its tools, each named.
@@ -63,9 +67,14 @@ class Fallback:
             if move is not None:
                 return move
         if self.tools:
-            calls = self._tool_calls(seen)
+            calls, effects = self._tool_calls(seen)
             if calls:
                 return Move(calls=calls)
+            if effects:
+                return Move(f"(Offline placeholder) A real model would call "
+                            f"{_either(effects)} here, with arguments it works out from the "
+                            "conversation; the offline model does not call a tool that "
+                            "changes something on a guess.")
         return None
 
     def results(self, seen: Seen) -> str:
@@ -239,20 +248,26 @@ class Fallback:
 
     # -- tools -----------------------------------------------------------------------
 
-    def _tool_calls(self, seen: Seen) -> list[Call]:
+    def _tool_calls(self, seen: Seen) -> tuple[list[Call], list[str]]:
+        """The read-only tools the message names, with arguments filled from it; and
+        the names of the tools with effects it names (not to be called on a guess)."""
         text = f"{seen.text}\n{seen.payload}"
         said = topic(text)
         calls = []
+        effects = []
         for spec in seen.offered.values():
             if is_handoff(spec) or spec.name in seen.done:
                 continue
             name = [w for w in topic(spec.name.replace("_", " ")) if w not in VERBS]
             if not any(mentions(w, name) for w in said):
                 continue
+            if not spec.read_only:
+                effects.append(spec.name)
+                continue
             args = arguments(spec.parameters, text)
             if all(k in args for k in spec.parameters.get("required", ())):
                 calls.append((spec.name, args))
-        return calls
+        return calls, effects
 
 
 def _either(names: Sequence[str]) -> str:

@@ -16,6 +16,7 @@ from ..errors import HandoffsError
 from ..models.base import ModelRequest, ModelResponse, TextDelta, Usage, chunked
 from ..models.routing import CHOICE_NAME
 from .fallback import Fallback
+from .objects import placeholder_object
 from .request import Seen, asks_task, payload_schema
 from .rule import SKIP, Rule, Template, fill
 
@@ -141,6 +142,10 @@ class RuleModel:
             move = self.fallback.move(seen)
             if move is not None:
                 return self._response(move.text, move.calls)
+        if request.output is not None and self.default is None:
+            # An object is asked for (an output type, a classifier): one that fits.
+            return self._text(json.dumps(placeholder_object(request.output.schema),
+                                         ensure_ascii=False))
         return self._text(self._default_answer(seen))
 
     def _apply(self, rule: Rule, seen: Seen, values: dict[str, Any]) -> ModelResponse | None:

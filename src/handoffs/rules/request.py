@@ -12,6 +12,7 @@ from ..core.handoff_tool import DELEGATION_REASON_DESCRIPTION, OWN_ARGUMENTS, RE
 from ..core.messages import AssistantMessage, Message, Note, ToolResult, UserMessage
 from ..core.tools import ToolSpec
 from ..models.base import ModelRequest
+from .rule import Fields
 
 _NOTE = re.compile(
     r"^(?:(?P<delegate>.+?) asks you for a task"
@@ -77,7 +78,8 @@ class Seen:
             else:
                 self.latest = []
         self.fixed = {"agent": agent, "text": self.text, "source": source, "reason": reason,
-                      "result": self.result}
+                      "result": self.result, "shared": Fields(request.shared),
+                      "context": Fields(request.context)}
 
     def handoff_tool(self, target: str) -> str | None:
         """The offered tool that hands off to `target` (an agent or a tool name)."""

@@ -95,6 +95,52 @@ class Rule:
         return found
 
 
+class Fields:
+    """The session's shared memory or context as templates read them: by attribute or by
+    key alike (`{context.seat_number}`, `{shared[confirmation]}`, `{shared.confirmation}`),
+    from a mapping, a pydantic model or any object. A name that is not there, or is None,
+    is missing: the rule that asks for it is skipped."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def __getitem__(self, name: str) -> Any:
+        value = self._value
+        if isinstance(value, Mapping):
+            found = value[name]
+        else:
+            try:
+                found = getattr(value, name)
+            except AttributeError:
+                raise KeyError(name) from None
+        if found is None:
+            raise KeyError(name)
+        return found
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __contains__(self, name: str) -> bool:
+        try:
+            self[name]
+        except KeyError:
+            return False
+        return True
+
+    def __format__(self, spec: str) -> str:
+        return format(self._value, spec)
+
+    def __repr__(self) -> str:
+        return f"Fields({self._value!r})"
+
+
 def fill(template: Template, values: Mapping[str, Any]) -> Any:
     """`template` filled from `values` (see `handoffs.rules`); raises on a missing key."""
     if callable(template):

@@ -430,6 +430,16 @@ class Runner(GoingBack):
         return await run_plan(self, session_id, steps, context,
                               None if idempotency_key is None else self._key(idempotency_key))
 
+    async def ask(self, agent: Agent, text: str, *, output_type: Any = None) -> Any:
+        """Ask `agent` once, outside any session: its instructions, `text` as the one
+        user message, no tools, no turn, nothing stored. Returns the answer parsed into
+        `output_type` (a pydantic model; default the agent's own `output_type`), else
+        its text. Inside a run (a guardrail, a tool), use `ctx.ask`, which counts the
+        call in the turn (`docs/guides/guardrails.md`)."""
+        from .effects.ask import ask
+
+        return await ask(self, None, agent, text, output_type)
+
     # -- people ----------------------------------------------------------------------------
 
     async def select_agent(self, session_id: str, name: str, *,

@@ -12,11 +12,16 @@ extra): what `POST /v1/agui` streams.
 | the delegate's events | as above, with that `subagentRunId` |
 | `agent_returned` | `SUBAGENT_FINISHED` (result: the delegate's answer), or `SUBAGENT_ERROR` |
 | `agent_changed` | `STATE_DELTA` replacing `/active_agent` |
+| `tool_progress` | `ACTIVITY_SNAPSHOT` `tool_progress` {agent, tool, call_id, message} |
+| `custom_event` | `CUSTOM` (name: the event's name, value: its data) |
 | `approval_requested` | an interrupt of `RUN_FINISHED` (outcome `interrupt`) |
 | a client's tool's call | `TOOL_CALL_*`; in `RUN_FINISHED`'s `awaiting_tool_results` |
 | a client's tool's result | nothing (the client sent it) |
 | `run_completed` | `STATE_DELTA` of shared memory, `RUN_FINISHED` |
 | `run_failed` | `RUN_ERROR` {message, code} |
+
+A tool call's progress snapshots share one activity message (`progress-CALL_ID`): each
+replaces the one before.
 """
 
 from __future__ import annotations
@@ -124,6 +129,19 @@ class Translator:
                     description=customer.event(dict(e)).get("explanation") or None,
                     parent_subagent_run_id=self._sub(e["source"])))
                 self.subagents.append((e["target"], rid, None))
+        elif kind == "tool_progress":
+            from ag_ui.core import ActivitySnapshotEvent
+
+            out.append(ActivitySnapshotEvent(
+                message_id=f"progress-{e['call_id']}", activity_type="tool_progress",
+                content={"agent": e["agent"], "tool": e["tool"], "call_id": e["call_id"],
+                         "message": e["message"]},
+                subagent_run_id=self._sub(e.get("agent"))))
+        elif kind == "custom_event":
+            from ag_ui.core import CustomEvent
+
+            out.append(CustomEvent(name=e["name"], value=e["data"],
+                                   subagent_run_id=self._sub(e.get("agent"))))
         elif kind == "agent_changed":
             from ag_ui.core import StateDeltaEvent
 

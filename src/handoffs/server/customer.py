@@ -14,11 +14,14 @@ error as the call's result (`core.tools`): only its delivery is rewritten.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..runtime.decisions.calls import raised_failure
 from ..runtime.effects.inspector import INSPECT_EVENTS
 from .pubsub import Heard
+
+if TYPE_CHECKING:
+    from ..core.team import Team
 
 EventView = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 """What a client's stream sends of each event: the event, a copy, or None (left out)."""
@@ -170,6 +173,27 @@ def delivered(e: dict[str, Any]) -> dict[str, Any] | None:
         whole = e
     out = event(whole)
     return e if out is whole else out
+
+
+def context(team: Team, fields: Mapping[str, Any]) -> dict[str, Any]:
+    """What a customer may see of these fields of the session's typed context
+    (`Team(context_public=...)`; nothing unless the team says)."""
+    from ..core.typed_context import public
+
+    return public(team.context_public, fields)
+
+
+def with_context(view: EventView, team: Team) -> EventView:
+    """`view` that also cuts each `context_changed` event to the fields a customer may
+    see (`context`), and leaves out one that changed none of them."""
+    def seen(e: dict[str, Any]) -> dict[str, Any] | None:
+        if e["type"] != "context_changed":
+            return view(e)
+        whole = e.whole() if isinstance(e, Heard) else e
+        shown = context(team, whole.get("changed") or {})
+        return {**whole, "changed": shown} if shown else None
+
+    return seen
 
 
 def _failure_in(kind: str, text: str) -> bool:

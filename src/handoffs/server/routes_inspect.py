@@ -14,7 +14,7 @@ from ..runtime.rerun import CallEdits, rerun
 from .errors import ApiError, responses
 from .routes_operator import OPERATOR
 from .routes_sessions import service
-from .views import HIDDEN
+from .views import HIDDEN, context_of
 
 router = APIRouter(prefix="/v1", tags=["operator"])
 
@@ -24,7 +24,8 @@ router = APIRouter(prefix="/v1", tags=["operator"])
 async def session_state(request: Request, session_id: str) -> dict[str, Any]:
     """The session's state as stored (operator key): status, turn, active agent, the
     active agent's view of the transcript (mode, start, pivot, the record that opened
-    it), shared memory (with `handoff_context`), a response waiting for approval, and
+    it), shared memory (with `handoff_context`), the typed context (None: the team
+    declares none), a response waiting for approval, and
     metadata (the token's hash left out)."""
     svc = service(request)
     svc.require_operator(request)
@@ -34,7 +35,8 @@ async def session_state(request: Request, session_id: str) -> dict[str, Any]:
     return {"id": state.id, "status": state.status, "turn": state.turn,
             "active_agent": state.active_agent or svc.team.entry,
             "channel": state.channel, "view": state.view.to_dict(),
-            "shared": state.shared, "pending": state.pending,
+            "shared": state.shared, "context": context_of(svc.team, state),
+            "pending": state.pending,
             "messages": len(state.messages), "records": len(state.handoffs),
             "metadata": {k: v for k, v in state.metadata.items() if k not in HIDDEN},
             "created_at": state.created_at, "updated_at": state.updated_at}

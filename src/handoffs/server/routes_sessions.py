@@ -9,6 +9,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
 from ..core.session import SessionState
+from ..errors import HandoffsError
 from ..stores.checks import session_id as check_id
 from . import auth, customer, sse
 from .customer import EventView
@@ -55,7 +56,8 @@ async def create_session(request: Request, spec: NewSession | None = None) -> JS
             raise ApiError(rejection.code, rejection.message)
     token, digest = auth.new_token()
     state = SessionState(sid, active_agent=agent, channel=spec.channel,
-                         metadata={auth.TOKEN_KEY: digest})
+                         metadata={auth.TOKEN_KEY: digest},
+                         context=_first_context(svc, request, spec.context))
     if team[agent].is_human:
         state.status = "waiting_for_human"
     async with svc.store.lock(sid):
@@ -65,6 +67,26 @@ async def create_session(request: Request, spec: NewSession | None = None) -> JS
     return Answer({"id": sid, "token": token,
                          "active_agent": agent_view(team.get(agent), agent),
                          "channel": spec.channel}, status_code=201)
+
+
+def _first_context(svc: Service, request: Request, given: dict[str, Any] | None
+                   ) -> dict[str, Any] | None:
+    """A new session's typed context, fixed now (a customer's message cannot choose it
+    later): the operator's `context`, else the team's `context_type()`."""
+    team = svc.team
+    if given is not None and (team.context_type is None or not svc.operator(request)):
+        raise ApiError("forbidden" if team.context_type is not None else "invalid_argument",
+                       "Only the operator key may give a new session its context."
+                       if team.context_type is not None else
+                       "This team declares no session context (Team(context_type=...)).")
+    if team.context_type is None:
+        return None
+    from ..core.typed_context import dumped, opened
+
+    try:
+        return dumped(opened(team.context_type, None, given))
+    except HandoffsError as exc:
+        raise ApiError(exc.code, str(exc)) from exc
 
 
 def check_path_id(session_id: str) -> None:
@@ -82,10 +104,11 @@ def check_path_id(session_id: str) -> None:
 @router.get("/sessions/{session_id}", responses=responses(*OPENS))
 async def get_session(request: Request, session_id: str) -> dict[str, Any]:
     """The session: its active agent (with display name, icon, colour), status, turn,
-    channel."""
+    channel, and the team's typed context under `context` (`Team(context_type=...)`: all
+    of it for the operator key, its public fields for the session's token)."""
     svc = service(request)
     state = await svc.session(request, session_id)
-    return session_view(svc.team, state)
+    return session_view(svc.team, state, svc.operator(request))
 
 
 @router.get("/sessions/{session_id}/transcript", responses=responses(*OPENS))
@@ -148,6 +171,10 @@ async def post_message(request: Request, session_id: str, message: NewMessage) -
     try:
         state = await svc.session(request, session_id)
         svc.check_text(message.text)
+        if (message.context is not None and svc.team.context_type is not None
+                and not svc.operator(request)):
+            raise ApiError("forbidden", "This team keeps the session's context itself; "
+                           "leave 'context' out of the message.")
         key = request_key(request)
         svc.check_rate(request)
         prefer = request.headers.get("prefer", "").lower()

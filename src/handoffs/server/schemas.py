@@ -17,6 +17,10 @@ class NewSession(BaseModel):
     channel: str | None = Field(None, max_length=256, description="e.g. web, sms, voice")
     agent: str | None = Field(None, max_length=256,
                               description="Start with this agent (as if the user picked it).")
+    context: dict[str, Any] | None = Field(
+        None, description="The team's typed session context to start from "
+        "(`Team(context_type=...)`; operator key only, since a customer must not choose "
+        "what the server keeps about it).")
 
 
 class NewMessage(BaseModel):
@@ -26,7 +30,9 @@ class NewMessage(BaseModel):
     text: str = Field(description="What the user says.")
     channel: str | None = Field(None, max_length=256)
     context: dict[str, Any] | None = Field(
-        None, description="Given to the agents' tools and instructions as `ctx.context`.")
+        None, description="Given to the agents' tools and instructions as `ctx.context` "
+        "(a team with a typed context keeps its own: there, operator key only, and only "
+        "for a session without one).")
 
 
 class AgentPick(BaseModel):

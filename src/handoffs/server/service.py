@@ -146,8 +146,13 @@ class Service:
         """What this client's stream sends of each event: None (every event as it is
         stored) for the operator key; for a customer, `customer.delivered`: what each
         model was sent and answered (`Runner(inspect=True)`) left out, a failure's
-        internal text replaced by the customer's sentence."""
-        return None if self.operator(conn) else customer.delivered
+        internal text replaced by the customer's sentence; a `context_changed` event cut to
+        the typed context's public fields (`customer.with_context`)."""
+        if self.operator(conn):
+            return None
+        if self.team.context_type is None:
+            return customer.delivered
+        return customer.with_context(customer.delivered, self.team)
 
     def require_operator(self, conn: HTTPConnection) -> None:
         auth.require_operator(conn, self.settings.operator_key)

@@ -12,6 +12,7 @@ from ..core.messages import AssistantMessage, UserMessage
 from ..core.session import SessionState
 from ..core.team import Team
 from ..stores.text import valid
+from . import customer
 
 HIDDEN = ("token_sha256", "a2a_tokens")
 """Metadata a client never sees."""
@@ -43,9 +44,14 @@ def agent_view(agent: Agent | None, name: str | None) -> dict[str, Any] | None:
             "icon": agent.icon, "color": agent.color, "human": agent.is_human}
 
 
-def session_view(team: Team, state: SessionState) -> dict[str, Any]:
+def session_view(team: Team, state: SessionState, operator: bool = False) -> dict[str, Any]:
+    """`GET /v1/sessions/{id}`: with the team's typed context under `context` (all of it
+    for the operator key, the public fields for the session's own token)."""
     name = state.active_agent or team.entry
-    return {
+    fields = context_of(team, state)
+    shown = {} if fields is None else {
+        "context": fields if operator else customer.context(team, fields)}
+    return shown | {
         "id": state.id, "active_agent": agent_view(team.get(name), name),
         "status": state.status, "turn": state.turn, "channel": state.channel,
         "messages": len(state.messages), "created_at": state.created_at,
@@ -53,6 +59,16 @@ def session_view(team: Team, state: SessionState) -> dict[str, Any]:
         "metadata": {k: v for k, v in state.metadata.items() if k not in HIDDEN},
         "approvals": approvals_view(state),
     }
+
+
+def context_of(team: Team, state: SessionState) -> dict[str, Any] | None:
+    """The session's typed context fields (a new context's before its first turn); None
+    for a team without a context type."""
+    if team.context_type is None:
+        return None
+    from ..core.typed_context import current
+
+    return current(team.context_type, state.context)
 
 
 def persons_replies(team: Team, state: SessionState) -> list[str]:

@@ -24,9 +24,9 @@ class Committed:
     runtime changes (it assigns keys); a value a tool changes in place inside them
     (`ctx.shared["cart"].append(...)`) is not undone if its turn then fails."""
 
-    __slots__ = ("active_agent", "channel", "created_at", "event_seq", "messages", "metadata",
-                 "pending", "records", "shared", "status", "turn", "updated_at", "version",
-                 "view")
+    __slots__ = ("active_agent", "channel", "context", "created_at", "event_seq", "messages",
+                 "metadata", "pending", "records", "shared", "status", "turn", "updated_at",
+                 "version", "view")
 
     def __init__(self, state: SessionState) -> None:
         self.messages = len(state.messages)
@@ -44,6 +44,8 @@ class Committed:
         """`state.shared`'s items (a tuple costs a third of a dict's memory per session)."""
         self.metadata = dict(state.metadata) if state.metadata else _NO_METADATA
         self.pending = state.pending
+        self.context = state.context
+        """Kept by reference: a turn replaces a session's context, never changes it."""
         self.event_seq = state.event_seq
 
     def changed(self, state: SessionState) -> bool:
@@ -55,7 +57,8 @@ class Committed:
                 or state.channel != self.channel or state.updated_at != self.updated_at
                 or state.view is not self.view
                 or not _same(state.shared, self.shared) or state.metadata != self.metadata
-                or state.pending is not self.pending or state.event_seq != self.event_seq)
+                or state.pending is not self.pending or state.event_seq != self.event_seq
+                or state.context is not self.context)
 
     def restore(self, state: SessionState) -> None:
         """Set the header fields of `state` back to what was committed."""
@@ -70,6 +73,7 @@ class Committed:
         state.updated_at = self.updated_at
         state.metadata = dict(self.metadata)
         state.pending = self.pending
+        state.context = self.context
         state.event_seq = self.event_seq
 
     def summary(self, sid: str, free: bool) -> SessionSummary:
@@ -118,8 +122,9 @@ def _same(shared: dict[str, Any], kept: tuple[tuple[str, Any], ...]) -> bool:
 
 def _header_encodable(state: SessionState, kept: Committed | None) -> bool:
     if kept is None:
-        if state.shared or state.metadata or state.pending is not None:
-            return json_encodable([state.shared, state.metadata, state.pending,
+        if (state.shared or state.metadata or state.pending is not None
+                or state.context is not None):
+            return json_encodable([state.shared, state.metadata, state.pending, state.context,
                                    state.active_agent, state.channel, state.status])
         return encodable((state.active_agent, state.channel, state.status))
     shared = state.shared
@@ -134,5 +139,6 @@ def _header_encodable(state: SessionState, kept: Committed | None) -> bool:
                 return False
     return ((state.metadata == kept.metadata or json_encodable(state.metadata))
             and (state.pending is kept.pending or json_encodable(state.pending))
+            and (state.context is kept.context or json_encodable(state.context))
             and (state.active_agent == kept.active_agent or encodable(state.active_agent))
             and (state.channel == kept.channel or encodable(state.channel)))

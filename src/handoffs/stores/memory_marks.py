@@ -62,6 +62,8 @@ def before(sid: str, turn: int, kept: Any) -> TurnMark:
         "updated_at": kept.updated_at, "metadata": kept.metadata}
     if kept.pending is not None:
         header["pending"] = kept.pending
+    if kept.context is not None:
+        header["context"] = kept.context
     return TurnMark(turn, kept.messages, kept.records, kept.event_seq, rows.dumps(header))
 
 

@@ -209,6 +209,7 @@ def restore_header(state: SessionState, header: str) -> None:
     state.updated_at = d.get("updated_at", 0.0)
     state.metadata = dict(d.get("metadata", {}))
     state.pending = d.get("pending")
+    state.context = d.get("context")
 
 
 def decode(header: str, messages: str, records: str) -> SessionState:

@@ -293,6 +293,16 @@ class Observer:
         _attach(f.ctx)  # current in this task until the next agent's, or the turn's end
         return span
 
+    def guardrail_checked(self, e: Event) -> Any:
+        """A guardrail's verdict: a span event on the checking agent's activation."""
+        d = e.data
+        cur = self.current()
+        span = cur.span if cur is not None and cur.span is not None else self.root
+        span.add_event("guardrail_checked", {
+            sc.AGENT_NAME: d["agent"], sc.GUARDRAIL: d["name"],
+            sc.GUARDRAIL_STAGE: d["stage"], "handoffs.guardrail.passed": d["passed"]})
+        return span
+
     def guardrail_tripped(self, e: Event) -> Any:
         d = e.data
         cur = self.current()
@@ -343,6 +353,7 @@ _HANDLERS: dict[str, Any] = {
     "run_completed": Observer.run_ended,
     "run_failed": Observer.run_ended,
     "agent_started": Observer.agent_started,
+    "guardrail_checked": Observer.guardrail_checked,
     "guardrail_tripped": Observer.guardrail_tripped,
     "human_waiting": Observer.human_waiting,
     "tool_called": tool_spans.called,

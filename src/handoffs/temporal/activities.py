@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from ..core import typed_context
 from ..core.context import HandoffContext, RunContext
 from ..core.session import Checkpoint
 from ..core.tools import HandoffTo, Tool, render_result
@@ -44,6 +45,8 @@ COMMIT = "handoffs.commit"
 SUMMARY = "handoffs.summary"
 MCP_OFFER = "handoffs.mcp_offer"
 REMOTE = "handoffs.remote"
+TOLD = "told"
+"""The workflow's signal a tool activity sends what its tool reports (`Told`)."""
 
 HOLD_CHECK = 2.0
 """Seconds between a held session's checks that its turn still runs (it may have ended
@@ -128,15 +131,21 @@ class Activities:
     async def tool(self, args: dict[str, Any]) -> dict[str, Any]:
         """One tool call: `{"text": ...}` (its result as the model reads it),
         `{"handoff_to": ...}`, or `{"error": ...}` (what it raised); each with the
-        session's shared memory as the tool left it."""
+        session's shared memory (and the team's typed context, `context`) as the tool
+        left it."""
         agent, name = args["agent"], args["tool"]
         tl = await _find_tool(self.runner, agent, name, args["session_id"])
         handoff = args.get("handoff")
+        told = Told(args.get("call_id") or "")
+        typed = self.runner.team.context_type
+        context = args.get("context")
+        if typed is not None:
+            context = typed.model_validate(context or {})
         ctx: RunContext[Any] = RunContext(
             args["session_id"], agent, args["turn"], dict(args.get("shared") or {}),
-            args.get("context"),
+            context,
             None if handoff is None else HandoffContext(**handoff),
-            args.get("channel"), args.get("call_id"))
+            args.get("channel"), args.get("call_id"), sink=told)
         try:
             call = tl.invoke(ctx, tl.parse(args["args"]))
             limit = args.get("timeout")
@@ -146,8 +155,12 @@ class Activities:
         except Exception as exc:
             log.info("tool %s of %s raised %s", name, agent, type(exc).__name__,
                      extra=fields(ctx.session_id, ctx.turn, agent))
-            return {"error": codec.error_to(exc), "shared": codec.jsonable(ctx.shared)}
-        out: dict[str, Any] = {"shared": codec.jsonable(ctx.shared)}
+            return {"error": codec.error_to(exc), "shared": codec.jsonable(ctx.shared),
+                    "told": told.over()} | (
+                {} if typed is None else {"context": typed_context.dumped(ctx.context)})
+        out: dict[str, Any] = {"shared": codec.jsonable(ctx.shared), "told": told.over()}
+        if typed is not None:
+            out["context"] = typed_context.dumped(ctx.context)
         if isinstance(value, HandoffTo):
             out["handoff_to"] = {"target": value.target, "reason": value.reason,
                                  "payload": codec.jsonable(value.payload)}
@@ -181,8 +194,7 @@ class Activities:
         agent = runner.team[args["agent"]]
         specs, down = await self._beating(runner.mcp.offer(
             agent, args["taken"], tuple(args["turn"])))
-        return {"tools": [{"name": x.name, "description": x.description,
-                           "parameters": codec.jsonable(x.parameters)} for x in specs],
+        return {"tools": [codec.jsonable(codec.tool_to(x)) for x in specs],
                 "down": down}
 
     @activity.defn(name=REMOTE)
@@ -345,6 +357,43 @@ def _delay(after: float | None) -> Any:
     from datetime import timedelta
 
     return timedelta(seconds=after)
+
+
+class Told:
+    """A tool activity's event sink (`RunContext.sink`): each `ctx.progress` /
+    `ctx.custom_event` is signalled to the session's workflow at once (its `told`
+    signal), which makes it the turn's event while the tool still runs, as in process.
+    Once a signal fails, that event and the ones after it wait for the tool's result
+    (`over`), which the workflow emits in order before the result: late, never lost."""
+
+    __slots__ = ("call_id", "ended", "late")
+
+    def __init__(self, call_id: str) -> None:
+        self.call_id = call_id
+        self.late: list[list[Any]] = []
+        self.ended = False
+
+    async def __call__(self, kind: str, fields: dict[str, Any]) -> None:
+        if self.ended:
+            raise HandoffsError(f"The tool call {self.call_id} is over: it can report "
+                                "nothing more.", code="no_tool_call")
+        if not self.late:
+            try:
+                info = activity.info()
+                handle = activity.client().get_workflow_handle(info.workflow_id or "")
+                await handle.signal(TOLD, {"call_id": self.call_id, "type": kind,
+                                           "fields": fields})
+                return
+            except Exception as exc:  # the result carries it (and the ones after it)
+                log.warning("tool call %s: its %s could not be signalled live (%s: %s); "
+                            "it comes with the tool's result", self.call_id, kind,
+                            type(exc).__name__, exc)
+        self.late.append([kind, fields])
+
+    def over(self) -> list[list[Any]]:
+        """The events that wait for the result (the call reports nothing after this)."""
+        self.ended = True
+        return self.late
 
 
 async def _streamed(model: Model, request: Any, deltas: list[str]) -> Any:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..core.events import Event
+from ..core.guardrails import GuardrailCheck
 from ..core.handoff import HandoffRecord
 from ..core.messages import Reasoning, ToolCall, message_from_dict
 from ..core.session import SessionState
@@ -34,25 +35,46 @@ def jsonable(value: Any) -> Any:
 
 def request_to(request: ModelRequest) -> dict[str, Any]:
     """A model request as data; its output type travels as a flag, the worker has the
-    agent's own (`Team.plan(agent).output`)."""
-    return {
+    agent's own (`Team.plan(agent).output`). The shared memory and the context travel
+    only when there are some (an offline model reads them: `ModelRequest.shared`), the
+    context as JSON data (a pydantic model's fields)."""
+    d = {
         "agent": request.agent, "system": request.system,
         "messages": [m.to_dict() for m in request.messages],
-        "tools": [{"name": s.name, "description": s.description, "parameters": s.parameters}
-                  for s in request.tools],
+        "tools": [tool_to(s) for s in request.tools],
         "tool_choice": request.tool_choice, "settings": jsonable(dict(request.settings)),
         "output": request.output is not None,
         "parallel_tool_calls": request.parallel_tool_calls,
     }
+    if request.shared:
+        d["shared"] = jsonable(dict(request.shared))
+    if request.context is not None:
+        d["context"] = jsonable(request.context)
+    return d
 
 
 def request_from(d: Mapping[str, Any], output: Any) -> ModelRequest:
     """`request_to`'s data back as a request, with the agent's `output` spec."""
     return ModelRequest(
         d["agent"], d["system"], [message_from_dict(m) for m in d["messages"]],
-        [ToolSpec(s["name"], s["description"], s["parameters"]) for s in d["tools"]],
+        [tool_from(s) for s in d["tools"]],
         d.get("tool_choice"), dict(d.get("settings") or {}),
-        output if d.get("output") else None, d.get("parallel_tool_calls"))
+        output if d.get("output") else None, d.get("parallel_tool_calls"),
+        dict(d.get("shared") or {}), d.get("context"))
+
+
+def tool_to(spec: ToolSpec) -> dict[str, Any]:
+    """A tool's spec as data (`read_only` only when set)."""
+    d: dict[str, Any] = {"name": spec.name, "description": spec.description,
+                         "parameters": spec.parameters}
+    if spec.read_only:
+        d["read_only"] = True
+    return d
+
+
+def tool_from(d: Mapping[str, Any]) -> ToolSpec:
+    """`tool_to`'s data back as a spec."""
+    return ToolSpec(d["name"], d["description"], d["parameters"], bool(d.get("read_only")))
 
 
 def response_to(response: ModelResponse) -> dict[str, Any]:
@@ -147,7 +169,8 @@ def result_from(d: Mapping[str, Any]) -> RunResult:
         Usage.from_dict(usage) if usage else Usage(),
         {k: Usage.from_dict(v) for k, v in (d.get("usage_by_agent") or {}).items()},
         dict(d.get("steps") or {}), d.get("output_data"),
-        {k: Usage.from_dict(v) for k, v in (d.get("usage_by_model") or {}).items()})
+        {k: Usage.from_dict(v) for k, v in (d.get("usage_by_model") or {}).items()},
+        [GuardrailCheck.from_dict(c) for c in d.get("guardrails") or ()])
     events = [event_from(e) for e in d.get("events", ())]
     if events and events[-1].is_terminal:
         events[-1].result = res

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from datetime import timedelta
 from typing import Any
@@ -65,10 +65,13 @@ def _raised(exc: ActivityError, timeout: str) -> BaseException:
 class InWorkflow:
     """The executor of a turn run by a session's workflow (see the module)."""
 
-    __slots__ = ("options",)
+    __slots__ = ("calls", "options")
 
     def __init__(self, options: TemporalOptions) -> None:
         self.options = options
+        self.calls: dict[str, Callable[[str, dict[str, Any]], Any]] = {}
+        """The event sinks (`RunContext.sink`) of the tool calls whose activity runs, by
+        call id: where the workflow's `told` signal puts what a tool reports."""
 
     def now(self) -> float:
         """The workflow's time (the same on replay)."""
@@ -113,17 +116,21 @@ class InWorkflow:
 
     async def tool(self, t: Any, tool: Tool, ctx: RunContext, args: Any,
                    call_id: str) -> Any:
-        """The tool call as an activity; the shared memory it changed is applied here, its
-        exception raised here (the model's feedback, as in process)."""
+        """The tool call as an activity; the shared memory and typed context it changed
+        are applied here, its exception raised here (the model's feedback, as in
+        process)."""
         o = self.options
         own = o.tool_timeouts.get(tool.name, tool.timeout)
         timeout = own or o.tool_timeout
         shared = codec.jsonable(ctx.shared)
+        context = codec.jsonable(ctx.context)
         h = ctx.handoff
+        if ctx.sink is not None:  # what the activity signals (`activities.Told`) goes here
+            self.calls[call_id] = ctx.sink
         try:
             d = await workflow.execute_activity(
                 TOOL, {"session_id": ctx.session_id, "agent": ctx.agent, "turn": ctx.turn,
-                       "shared": shared, "context": codec.jsonable(ctx.context),
+                       "shared": shared, "context": context,
                        "handoff": None if h is None else codec.jsonable(
                            {f.name: getattr(h, f.name) for f in dataclasses.fields(h)}),
                        "channel": ctx.channel, "call_id": call_id, "tool": tool.name,
@@ -136,7 +143,14 @@ class InWorkflow:
                 retry_policy=RetryPolicy(maximum_attempts=o.tool_attempts))
         except ActivityError as exc:
             raise _raised(exc, f"the tool did not finish within {timeout:g} s") from exc
+        finally:
+            self.calls.pop(call_id, None)
+        if ctx.sink is not None:
+            for kind, fields in d.get("told") or ():  # not signalled live: late, in order
+                ctx.sink(kind, fields)
         _apply(ctx.shared, shared, d["shared"])
+        if "context" in d:  # the team's typed context, as the tool left it
+            _apply_context(ctx.context, context, d["context"])
         if "error" in d:
             raise codec.error_from(d["error"])
         if "handoff_to" in d:
@@ -176,8 +190,7 @@ class InWorkflow:
                 retry_policy=RetryPolicy(maximum_attempts=o.tool_attempts))
         except ActivityError as exc:
             raise _raised(exc, "The MCP servers did not list their tools in time.") from exc
-        specs = tuple(ToolSpec(x["name"], x["description"], x["parameters"])
-                      for x in d["tools"])
+        specs = tuple(codec.tool_from(x) for x in d["tools"])
         t.runner.mcp.adopt(agent.name, specs)
         return specs, d["down"]
 
@@ -221,6 +234,16 @@ def _apply(live: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) 
     for key, value in after.items():
         if key not in before or before[key] != value:
             live[key] = value
+
+
+def _apply_context(live: Any, before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The typed context's fields a tool changed (from `before` to `after`) set on the
+    turn's own instance, validated by its model, so tools side by side keep theirs."""
+    changed = [k for k, v in after.items() if before.get(k) != v]
+    if changed:
+        new = type(live).model_validate(after)
+        for k in changed:
+            setattr(live, k, getattr(new, k))
 
 
 class ActivityStore:

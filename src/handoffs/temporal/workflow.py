@@ -18,14 +18,17 @@ checks (`tests/temporal`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
+from ..errors import HandoffsError
 from ..runtime.runner import Runner
 from . import codec
+from .activities import TOLD
 from .codec import wrong_queue
 from .effects import ActivityStore, InWorkflow
 from .options import LIVE_TEXT, REPLAYING, WORKERS
@@ -154,6 +157,18 @@ class SessionWorkflow:
             if t is not None and t.owner is not None and not t.stopping:
                 t.stopping = True
                 t.owner.cancel()
+
+    @workflow.signal(name=TOLD)
+    def told(self, args: dict[str, Any]) -> None:
+        """What a running tool reports (`ctx.progress`, `ctx.custom_event`), signalled by
+        its activity: the turn's event now, as in process. A call that is over (the
+        activity outlived its turn's limit) is too late for it, as in process."""
+        fx = None if self._host is None else self._host.executor
+        sink = getattr(fx, "calls", {}).get(args["call_id"])
+        if sink is None:
+            return
+        with contextlib.suppress(HandoffsError):  # the call is over
+            sink(args["type"], args["fields"])
 
     @workflow.update(name="plan")
     async def plan(self, args: dict[str, Any]) -> dict[str, Any]:

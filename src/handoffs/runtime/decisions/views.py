@@ -38,7 +38,7 @@ def request(t: Turn, leg: Leg, system: str, extra: tuple[ToolSpec, ...] = ()) ->
         leg.force = None
         return ModelRequest(agent.name, system, window(t, leg), force[0], force[1],
                             agent.model_settings or NO_SETTINGS, plan.output,
-                            plan.parallel_tool_calls)
+                            plan.parallel_tool_calls, t.state.shared, t.context)
     choice = agent.tool_choice
     if choice is not None and agent.name in t.forced:
         choice = "auto"  # the forced call was made this turn (Agent.reset_tool_choice)
@@ -54,6 +54,7 @@ def request(t: Turn, leg: Leg, system: str, extra: tuple[ToolSpec, ...] = ()) ->
     return ModelRequest(
         agent.name, system, window(t, leg), tools,
         choice, agent.model_settings or NO_SETTINGS, plan.output, plan.parallel_tool_calls,
+        t.state.shared, t.context,
     )
 
 
@@ -63,7 +64,7 @@ def ctx_of(t: Turn, leg: Leg) -> RunContext:
     if ctx is None:
         state = t.state
         ctx = leg.ctx = RunContext(state.id, leg.agent.name, state.turn, state.shared,
-                                   t.context, leg.handoff, state.channel)
+                                   t.context, leg.handoff, state.channel, asker=t.asker)
     return ctx
 
 

@@ -125,6 +125,9 @@ async def finish(t: Turn, sub: Leg, record: HandoffRecord,
     fail: Fail | None = None
     if isinstance(outcome, Answer):
         text = outcome.text
+    elif isinstance(outcome, Fail) and outcome.check is not None and (
+            outcome.check.reply is not None):  # a guardrail's reply answers the caller
+        text = outcome.check.reply
     elif isinstance(outcome, Fail):
         fail = outcome
         text = f"{outcome.agent} could not answer ({outcome.code}): {outcome.message}"

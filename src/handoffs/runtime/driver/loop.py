@@ -36,6 +36,8 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
     after an approval); None: it starts with a model call."""
     state = t.state
     team = t.team
+    if t.asker is None:
+        t.asker = guardrails.asker(t)
     plan = team.plan(name)  # (the turn's active agent is one of the team's)
     agent = plan.agent
     if agent.is_human:
@@ -51,10 +53,19 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
         outcome = await (first(leg) if t.deadline is None
                          else limits.within_deadline(t, leg, lambda _, lg: first(lg)))
     elif check_input and agent.input_guardrails:
-        outcome = await guardrails.check(t, leg, "input", text)
+        outcome = await guardrails.begin(t, leg, text)
+    try:
+        return await _line(t, leg, outcome)
+    finally:
+        guardrails.drop(leg)
+
+
+async def _line(t: Turn, leg: Leg, outcome: Outcome | None) -> RunResult:
     while True:
         if outcome is None:
             outcome = await activate(t, leg)
+            if leg.guard is not None:  # the activation ended before its first response
+                outcome = await guardrails.verdict(leg) or outcome
         if isinstance(outcome, Pause):
             return result(t, "", outcome.agent, RunStatus.WAITING_FOR_APPROVAL)
         if isinstance(outcome, Answer):
@@ -65,6 +76,9 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
                               data=outcome.data)
             outcome = tripped
         if isinstance(outcome, Fail):
+            check = outcome.check
+            if check is not None and check.reply is not None:
+                return guardrails.refuse(t, leg, outcome)
             if outcome.code == "max_steps" and t.runner.on_max_steps is not None:
                 return await limits.max_steps_output(t, leg, outcome)
             recovery = decide.recover(t, leg, outcome)
@@ -75,9 +89,12 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
         ended = decide.moved(t, leg, outcome)
         if ended is not None:
             return ended
-        target = leg.agent
-        if target.input_guardrails:
-            outcome = await guardrails.check(t, leg, "input", turn_text(t))
+        # The message was checked when it came: a target checks it again only when
+        # its route asks (`Handoff(check_input=True)`).
+        route = leg.route
+        if (leg.agent.input_guardrails and route is not None
+                and route.handoff.check_input):
+            outcome = await guardrails.begin(t, leg, turn_text(t))
         else:
             outcome = None
 
@@ -128,17 +145,27 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         if request is None:
             request = await request_for(t, leg)
         t.steps += 1
+        guarded = leg.guard is not None  # its input check runs beside this call
         try:
-            call = t.fx.model(t, model, request)
+            call = t.fx.model(guardrails.UNSTREAMED if guarded and t.streaming else t,
+                              model, request)
             seen = t.runner.inspector  # Runner(inspect=True): the request and response
             response = await (call if seen is None else seen.watch(t, leg, request, call))
         except Exception as exc:
+            if guarded and (tripped := await guardrails.verdict(leg)) is not None:
+                return tripped
             fail = decide.model_failed(t, leg, exc)
             if fail is None:
                 continue
             return fail
         if response.usage is not None:
             decide.count(t, leg, response, model)
+        if guarded:  # a trip throws the response away: none of it runs
+            tripped = await guardrails.verdict(leg)
+            if tripped is not None:
+                return tripped
+            if t.streaming and response.text:
+                t.emit("text_delta", {"agent": name, "text": response.text})
         if leg.last_word and response.tool_calls:  # no tools were offered: still calls
             return converge.stuck(leg)
         if not response.tool_calls:

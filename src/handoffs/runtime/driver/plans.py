@@ -16,6 +16,7 @@ from ...telemetry.config import observe
 from ..decisions.recovery import skip_dead
 from ..state import Fail, Leg, Pause, Turn, failed, finish, result
 from ..state.result import RunResult, RunStatus
+from . import guardrails
 from .delegation import delegate
 from .loop import activate
 from .turn import load
@@ -51,6 +52,7 @@ async def run_plan(runner: Host, session_id: str,
         since = state.checkpoint()
         skip_dead(state)
         t = Turn(runner, state, context, None)
+        t.asker = guardrails.asker(t)
         supervisor = team.supervisor or state.active_agent or team.entry
         state.messages.append(Note(f"Plan of {len(plan)} steps by {supervisor}.", supervisor))
         observe(t)

@@ -2,8 +2,10 @@
 and asking which of them wait for a person (`needing`: a tool's rule may be a function,
 sync or async, of the arguments).
 
-A tool's bad arguments and its exceptions are feedback to the model (the call's result,
-`is_error`), unless the tool says `on_error="raise"`; a tool that returns `HandoffTo`
+A tool that takes `ctx` gets the call's own context: its id, and its event sink
+(`Told`: what it reports with `ctx.progress` / `ctx.custom_event` becomes the turn's
+event at once). A tool's bad arguments and its exceptions are feedback to the model (the
+call's result, `is_error`), unless the tool says `on_error="raise"`; a tool that returns `HandoffTo`
 asks for a programmatic handoff (`decisions.calls`). Each tool runs through the executor.
 """
 
@@ -19,6 +21,7 @@ from typing import Any
 from ...core.context import RunContext
 from ...core.messages import ToolCall
 from ...core.tools import Tool
+from ...errors import HandoffsError
 from ..decisions.calls import Ready, ToolOutcome, before, raised, returned
 from ..state import Turn
 
@@ -27,11 +30,17 @@ log = logging.getLogger("handoffs.runtime.tools")
 
 async def run_tools(t: Turn, ctx: RunContext, agent: str,
                     calls: list[tuple[int, ToolCall, Tool]]) -> list[ToolOutcome]:
-    """Run the calls concurrently; results in call order."""
+    """Run the calls concurrently; results in call order (then `context_changed`, if
+    they changed the typed context)."""
     if len(calls) == 1:
         _, c, tl = calls[0]
-        return [await run_tool(t, ctx, agent, c, tl)]
-    return list(await asyncio.gather(*(run_tool(t, ctx, agent, c, tl) for _, c, tl in calls)))
+        outs = [await run_tool(t, ctx, agent, c, tl)]
+    else:
+        outs = list(await asyncio.gather(*(run_tool(t, ctx, agent, c, tl)
+                                           for _, c, tl in calls)))
+    if t.kept is not None:
+        t.look(agent)
+    return outs
 
 
 async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) -> ToolOutcome:
@@ -40,23 +49,48 @@ async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) 
     ready = before(t, agent, c, tl)
     if not isinstance(ready, Ready):
         return ready
+    told = None
     if tl.takes_context:
-        ctx = replace(ctx, call_id=c.id)
+        told = Told(t, agent, tl.name, c.id)
+        ctx = replace(ctx, call_id=c.id, sink=told)
     attempt = 0
-    while True:
-        try:
-            value = await t.fx.tool(t, tl, ctx, ready.args, c.id)
-        except Exception as exc:
-            if attempt < tl.retry:  # `@tool(retry=N)`: tried again, said in the log
-                attempt += 1
-                log.warning("session %s turn %s agent %s: tool %s failed (%s: %s); "
-                            "attempt %d of %d", t.state.id, t.state.turn, agent, tl.name,
-                            type(exc).__name__, exc, attempt + 1, tl.retry + 1)
-                continue
-            if tl.on_error == "raise":
-                raise
-            return raised(t, agent, c, exc)
-        return returned(t, agent, c, ready, value)
+    try:
+        while True:
+            try:
+                value = await t.fx.tool(t, tl, ctx, ready.args, c.id)
+            except Exception as exc:
+                if attempt < tl.retry:  # `@tool(retry=N)`: tried again, said in the log
+                    attempt += 1
+                    log.warning("session %s turn %s agent %s: tool %s failed (%s: %s); "
+                                "attempt %d of %d", t.state.id, t.state.turn, agent, tl.name,
+                                type(exc).__name__, exc, attempt + 1, tl.retry + 1)
+                    continue
+                if tl.on_error == "raise":
+                    raise
+                return raised(t, agent, c, exc)
+            return returned(t, agent, c, ready, value)
+    finally:
+        if told is not None:  # a task the tool left running reports no more
+            told.over = True
+
+
+class Told:
+    """A tool call's event sink (`RunContext.sink`): what the tool reports with
+    `ctx.progress` / `ctx.custom_event` becomes the turn's event at once, attributed to
+    the call; once the call is over (a task the tool left running), it raises."""
+
+    __slots__ = ("agent", "call_id", "over", "t", "tool")
+
+    def __init__(self, t: Turn, agent: str, tool: str, call_id: str) -> None:
+        self.t, self.agent, self.tool, self.call_id = t, agent, tool, call_id
+        self.over = False
+
+    def __call__(self, kind: str, fields: dict[str, Any]) -> None:
+        if self.over:
+            raise HandoffsError(f"The call {self.call_id} of tool {self.tool!r} is over: "
+                                "it can report nothing more.", code="no_tool_call")
+        self.t.emit(kind, {"agent": self.agent, "tool": self.tool, "call_id": self.call_id,
+                           **fields})
 
 
 async def needing(ctx: Any, calls: list[tuple[int, ToolCall, Tool]]

@@ -45,6 +45,7 @@ async def transfer_session(runner: Host, session_id: str, to_agent: str, context
         shared = {k: v for k, v in old.shared.items() if k != "handoff_context"}
         new = SessionState(new_sid, active_agent=to_agent, channel=old.channel,
                            shared=json.loads(json.dumps(shared)),
+                           context=old.context,
                            metadata={"transferred_from": session_id,
                                      "transfer_context": context})
         if context == "full":

@@ -8,11 +8,13 @@ bookkeeping.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
 from ...core.agent import Agent
 from ...core.context import HandoffContext, RunContext
+from ...core.guardrails import GuardrailCheck
 from ...core.handoff import HandoffRecord, handoff_context
 from ...core.history import Window
 from ...core.messages import Message, Note
@@ -45,6 +47,9 @@ class Fail:
     """False for failures a fallback cannot fix (max_steps, script exhausted)."""
     exception: BaseException | None = None
     """The exception behind the failure, kept for `RunError.exception` and the log."""
+    check: GuardrailCheck | None = None
+    """For `guardrail_tripped`: the check that tripped (with a `reply`, the agent
+    answers with it and the turn completes instead of failing)."""
 
 
 @dataclass(slots=True)
@@ -69,7 +74,8 @@ class Leg:
     followed by that list.
     """
 
-    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "failures", "force", "hidden",
+    __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "failures", "force", "guard",
+                 "hidden",
                  "last_refusal", "last_word", "line", "main", "note", "note_at", "nudged",
                  "pausable", "payload", "plan", "record", "reminded", "rendered", "route",
                  "spent", "sub", "summary", "system", "truncated")
@@ -124,6 +130,9 @@ class Leg:
         """Its answers cut short by the output limit in this activation."""
         self.spent: Usage | None = None
         """The tokens it spent in this turn on this line (`HandoffRecord.usage`)."""
+        self.guard: Awaitable[Fail | None] | None = None
+        """The agent's input guardrails while they run beside its first model call
+        (`driver.guardrails.begin`): awaited once, before that call's response counts."""
 
     def switch(self, plan: AgentPlan) -> None:
         self.plan = plan

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from ...core.events import Event
+from ...core.guardrails import GuardrailCheck
 from ...core.handoff import HandoffRecord
 from ...errors import RunFailed
 from ...models.base import Usage
@@ -79,7 +80,19 @@ class RunResult:
     usage_by_model: dict[str, Usage] = field(default_factory=dict)
     """Tokens per model name (the provider's own, e.g. `gpt-4.1-mini-2025-04-14`, else
     the adapter's): what a price table prices."""
+    guardrails: list[GuardrailCheck] = field(default_factory=list)
+    """Every guardrail verdict of the turn, passed and tripped, in order (the turn's
+    `guardrail_checked` events)."""
     _events: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def refused(self) -> GuardrailCheck | None:
+        """The guardrail trip whose reply is the output (the turn completed with a
+        refusal), else None."""
+        for c in self.guardrails:
+            if not c.passed and c.reply is not None and c.reply == self.output:
+                return c
+        return None
 
     @property
     def events(self) -> list[Event]:
@@ -124,7 +137,8 @@ class RunResult:
             "steps": dict(self.steps),
             "output_data": (None if self.output_data is None
                             else self.output_data.model_dump(mode="json")),
-        }
+        } | ({"guardrails": [c.to_dict() for c in self.guardrails]}
+             if self.guardrails else {})
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], output_type: Any = None) -> RunResult:
@@ -143,4 +157,5 @@ class RunResult:
             Usage.from_dict(d.get("usage", {})),
             {k: Usage.from_dict(v) for k, v in d.get("usage_by_agent", {}).items()},
             dict(d.get("steps", {})), data,
-            {k: Usage.from_dict(v) for k, v in d.get("usage_by_model", {}).items()})
+            {k: Usage.from_dict(v) for k, v in d.get("usage_by_model", {}).items()},
+            [GuardrailCheck.from_dict(c) for c in d.get("guardrails", ())])

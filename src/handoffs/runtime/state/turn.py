@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from ...core.events import Event
+from ...core.guardrails import GuardrailCheck
 from ...core.handoff import HandoffRecord
 from ...core.history import last_user_index, render_full
 from ...core.messages import Message, UserMessage
@@ -25,6 +26,8 @@ from .result import RunError, RunResult, RunStatus
 
 if TYPE_CHECKING:
     import asyncio
+
+    from .context import TurnContext
 
 TURN_EVENTS = 1 << 20
 """How many event numbers a turn may use: the next turn after one that died starts this
@@ -64,11 +67,11 @@ class EventLog:
 class Turn:
     """The mutable state of one turn: events, records, counters, usage."""
 
-    __slots__ = ("accepted", "client", "context", "deadline", "feed", "forced", "fx", "grace",
-                 "log", "max_steps", "models", "now", "obs", "owner", "raw", "records", "recovered",
-                 "refusals", "repeats", "runner", "seq0", "sink", "state", "steps", "stopping",
-                 "stored", "streaming", "team", "usage", "usage_by_agent", "usage_by_model",
-                 "user_index")
+    __slots__ = ("accepted", "asker", "checks", "client", "context", "deadline", "feed", "forced",
+                 "fx", "grace", "kept", "log", "max_steps", "models", "now", "obs", "owner",
+                 "raw", "records", "recovered", "refusals", "repeats", "runner", "seq0", "sink",
+                 "state", "steps", "stopping", "stored", "streaming", "team", "usage",
+                 "usage_by_agent", "usage_by_model", "user_index")
 
     def __init__(self, runner: Host, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None, feed: Any = None) -> None:
@@ -82,7 +85,16 @@ class Turn:
         self.models: dict[str, Model | None] = runner._models
         self.max_steps = runner.max_steps
         self.state = state
+        self.kept: TurnContext | None = None
+        """The team's typed context for this turn (None: the team declares none)."""
+        if self.team.context_type is not None:
+            from .context import TurnContext  # here: a team without one never loads it
+
+            self.kept = TurnContext(self.team.context_type, state, context)
+            context = self.kept.value
         self.context = context
+        """What the turn's code gets as `ctx.context`: the typed context, else the
+        caller's `run(context=...)`."""
         self.feed = feed
         """`runner.stream`'s reader (`driver.feed.Feed`): events go to its list
         (`feed.events`); it is woken (`feed.wake()`) when it sleeps (`feed.waiter`)."""
@@ -126,6 +138,10 @@ class Turn:
         self.client: dict[str, Any] | None = None
         """The client's tools offered this turn, by name (`core.client_tools`: their calls
         wait for the client's result); None: the client offers none."""
+        self.asker: Callable[[Any, str, Any], Any] | None = None
+        """`ctx.ask` of this turn's contexts (set by the driver: `driver.guardrails`)."""
+        self.checks: list[GuardrailCheck] = []
+        """Every guardrail verdict of the turn, in order (`RunResult.guardrails`)."""
         self.obs: Any = None
         """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
         which then sits in front of `sink` and wraps `models`."""
@@ -229,6 +245,15 @@ class Turn:
         self.deliver()
         return res
 
+    def look(self, agent: str) -> None:
+        """Emit `context_changed` for the typed context's fields changed since the last
+        look (after each batch of tool calls, and when the turn ends), by `agent`."""
+        kept = self.kept
+        if kept is not None:
+            changed = kept.changes()
+            if changed:
+                self.emit("context_changed", {"agent": agent, "changed": changed})
+
     def add_record(self, record: HandoffRecord) -> None:
         self.records.append(record)
         self.state.handoffs.append(record)
@@ -266,7 +291,7 @@ def result(t: Turn, output: str, agent: str, status: RunStatus,
     """The turn's result so far (records and usage are the turn's own lists)."""
     return RunResult(t.state.id, output, agent, status, t.state.turn, t.records, error,
                      t.usage, t.usage_by_agent, output_data=data,
-                     usage_by_model=t.usage_by_model)
+                     usage_by_model=t.usage_by_model, guardrails=t.checks)
 
 
 def failed(t: Turn, fail: Fail) -> RunResult:
@@ -276,7 +301,21 @@ def failed(t: Turn, fail: Fail) -> RunResult:
 
 def finish(t: Turn, res: RunResult) -> None:
     """Bind the events to the result and make the terminal event, held back from the
-    reader until the turn is stored (`Turn.deliver`)."""
+    reader until the turn is stored (`Turn.deliver`).
+
+    The typed context's changes are the session's from here on, unless the turn failed:
+    then its fields go back to the stored values, and `context_changed` (`reverted`)
+    says so."""
+    kept = t.kept
+    if kept is not None:
+        t.look(res.agent)
+        if res.status is RunStatus.FAILED:
+            back = kept.reverted()
+            if back:
+                t.emit("context_changed", {"agent": res.agent, "changed": back,
+                                           "reverted": True})
+        elif kept.seen != kept.stored:
+            t.state.context = kept.seen
     res.bind_events(t.log)
     if res.status is RunStatus.FAILED:
         err = res.error

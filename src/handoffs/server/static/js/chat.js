@@ -35,6 +35,7 @@ export class Chat {
   clear() {
     this.list.replaceChildren();
     this.streaming = new Map(); // agent -> {box, text} its streamed answer goes into
+    this.progress = new Map(); // agent -> the line saying how its running tool gets on
     this.delegations = new Map(); // delegate agent -> {fold, step, summary, caller}
     this.rejected = new Set(); // call ids a person rejected (their result is for the model)
     this.inRun = false;
@@ -76,6 +77,7 @@ export class Chat {
 
   handle(e) {
     const a = e.agent;
+    if (e.type === "text_delta" || e.type === "message") this.settled(a);
     switch (e.type) {
       case "run_started":
         this.startRun(e);
@@ -147,6 +149,23 @@ export class Chat {
           glyph("🔧"), el("span", {}, `${this.team.label(a)} calls `),
           el("code", { dir: "auto" }, `${e.tool}(${preview(e.arguments, 80)})`)), a, e.turn);
         break;
+      case "tool_progress": {
+        // A running tool says how it gets on: one line per agent (a live region, its text
+        // replaced by the latest), gone once the agent answers (or the turn ends).
+        let line = this.progress.get(a);
+        if (!line?.isConnected) {
+          line = el("li", { class: "step progress", "data-agent": a,
+            style: { "--agent-color": this.team.agent(a).color || "#6b7280" } },
+          glyph("⋯"), el("span", { class: "said", role: "status", dir: "auto" }));
+          this.add(line, a, e.turn);
+          this.progress.set(a, line);
+        }
+        line.dataset.seq = e.seq;
+        line.dataset.callId = e.call_id;
+        line.querySelector(".said").textContent = e.message;
+        this.follow();
+        break;
+      }
       case "tool_result":
         // A rejected call's result is the sentence the model reads; the person's
         // decision is already shown, in words meant for people.
@@ -182,6 +201,7 @@ export class Chat {
         break;
       }
       case "guardrail_tripped":
+        if (e.reply != null) break;  // a refusal: the agent's answer (its text) says it
         this.add(el("li", { class: "step guardrail", "data-seq": e.seq }, glyph("🛡"),
           el("span", { dir: "auto" },
             `${e.guardrail} (${e.stage}) stopped ${this.team.label(a)}: ${e.message}`)), a, e.turn);
@@ -277,7 +297,15 @@ export class Chat {
     this.onStatus(`${this.team.label(e.agent)} is reading…`);
   }
 
+  /** The agent answers: its progress line has done its job. */
+  settled(agent) {
+    this.progress.get(agent)?.remove();
+    this.progress.delete(agent);
+  }
+
   endRun() {
+    for (const line of this.progress.values()) line.remove();
+    this.progress.clear();
     this.streaming.clear();
     this.inRun = false;
   }

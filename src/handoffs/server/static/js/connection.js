@@ -17,11 +17,13 @@ import { ApiError, url } from "./api.js";
 
 const EVENT_TYPES = [
   "run_started", "agent_started", "text_delta", "message", "tool_called", "tool_result",
-  "handoff_requested", "handoff_rejected", "agent_handoff", "agent_changed",
-  "agent_returned", "guardrail_tripped", "human_waiting", "approval_requested",
+  "tool_progress", "custom_event", "handoff_requested", "handoff_rejected", "agent_handoff",
+  "agent_changed", "agent_returned", "guardrail_checked", "guardrail_tripped", "human_waiting",
+  "approval_requested",
   "approval_decided", "remote_status", "plan_step_started", "plan_step_completed",
   "max_steps_reached",
-  "agent_nudged", "answer_truncated", "run_completed", "run_failed", "run_interrupted", "model_request",
+  "agent_nudged", "answer_truncated", "run_completed", "run_failed", "run_interrupted",
+  "context_changed", "model_request",
   "model_response",
 ];
 

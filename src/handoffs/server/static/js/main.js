@@ -14,6 +14,7 @@ import { Connection } from "./connection.js";
 import { conversation, forget, remember, showConversations } from "./conversations.js";
 import { Follower } from "./follow.js";
 import { Graph, agentList } from "./graph.js";
+import { Hooks } from "./hooks.js";
 import { Picker } from "./picker.js";
 import { Timeline } from "./timeline.js";
 import { TeamInfo, badge, el } from "./team.js";
@@ -27,6 +28,9 @@ const page = {
   held: null, // events that came while the session's state was read (shown after it)
 };
 window.handoffsPage = page; // for the browser tests and for curious people
+const hooks = new Hooks();
+/** The page's public hook for a tool's custom events (docs/web.md): `on(name, fn)`. */
+window.handoffs = { on: (name, fn) => hooks.on(name, fn), off: (name, fn) => hooks.off(name, fn) };
 
 function setStatus(text) {
   $("#status").textContent = text;
@@ -70,6 +74,7 @@ function onEvent(e) {
   page.events.push(e);
   page.chat.handle(e);
   page.timeline.handle(e);
+  if (e.type === "custom_event") hooks.emit(e);
   if (e.type === "run_started" || e.type === "message") $("#welcome").hidden = true;
   if (e.type === "run_started") setBusy(true);
   if (e.type === "agent_changed") setActive(e.agent);
@@ -107,6 +112,7 @@ function interruptedTexts(messages) {
 function startOver(active) {
   page.chat.clear();
   page.timeline.clear();
+  hooks.clear();
   page.events = [];
   page.graph.reset(active || page.team.entry);
   setBusy(false);

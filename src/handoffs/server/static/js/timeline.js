@@ -135,9 +135,20 @@ export class Timeline {
       case "agent_returned":
         return this.entry("returned", e, el("div", {}, badge(t, e.source, "small"), " → ",
           badge(t, e.target, "small")), el("div", { class: "payload", dir: "auto" }, preview(e.text)));
+      case "guardrail_checked": {
+        // Every verdict of the turn: which guardrail, on what, passed or not, and why.
+        const node = this.entry("check", e, el("div", {}, badge(t, e.agent, "small"), " ",
+          el("code", {}, e.name), ` (${e.stage}) `,
+          el("strong", { class: e.passed ? "passed" : "tripped" }, e.passed ? "passed" : "tripped")),
+          e.reasoning ? el("div", { class: "why", dir: "auto" }, e.reasoning) : null);
+        node.dataset.passed = String(e.passed);
+        return node;
+      }
       case "guardrail_tripped":
-        return this.entry("guardrail", e, el("div", {}, badge(t, e.agent, "small"), " ",
-          el("code", {}, e.guardrail), ` (${e.stage})`), el("div", { class: "why" }, e.message));
+        return this.entry(e.reply == null ? "guardrail" : "refusal", e,
+          el("div", {}, badge(t, e.agent, "small"), " ",
+            el("code", {}, e.guardrail), ` (${e.stage})`), el("div", { class: "why" }, e.message),
+          e.reply == null ? null : el("div", { class: "payload", dir: "auto" }, `Answered: ${e.reply}`));
       case "human_waiting":
         return this.entry("waiting", e, el("div", {}, badge(t, e.agent, "small"), " waits for a person"));
       case "approval_requested":
