@@ -250,3 +250,17 @@ async def test_eval_labels_a_turn_refused_by_a_guardrail() -> None:
     assert problems == {"poem": [], "gate": ["not refused by relevance"],
                         "bag": ["refused by relevance, expected an answer"]}
     assert [len(t.calls) for t in report.run.turns] == [2, 2, 2]  # the classifier's counted
+
+
+async def test_the_offline_rule_model_answers_a_classifier_call() -> None:
+    from handoffs.rules import Rule, RuleModel
+
+    off_topic = json.dumps({"ok": False, "reasoning": "a poem"})
+    on_topic = json.dumps({"ok": True, "reasoning": "a flight"})
+    model = RuleModel({"relevance_checker": [Rule(keywords="poem", answer=lambda _: off_topic)],
+                       "triage": [Rule(keywords="gate", answer="Gate 12.")]},
+                      default=lambda _: on_topic, route=False, tools=False)
+    team = Team([Agent("triage", input_guardrails=[relevance])])
+    runner = Runner(team, model=model)
+    assert (await runner.run("s", "a poem about gates")).output == REFUSAL
+    assert (await runner.run("s", "which gate?")).output == "Gate 12."
