@@ -18,6 +18,7 @@ from typing import Any
 
 from ...core.context import RunContext
 from ...core.guardrails import GuardrailCheck, GuardrailResult, blocks, guardrail_name
+from ...core.history import drop_views
 from ...core.messages import AssistantMessage
 from ...log import fields
 from ..decisions.views import ctx_of
@@ -107,6 +108,8 @@ def refuse(t: Turn, leg: Leg, fail: Fail) -> RunResult:
     c = fail.check
     assert c is not None and c.reply is not None
     append(t, leg, AssistantMessage(c.reply, c.agent, refused=c.name))
+    if leg.main:
+        drop_views(t.state)  # rendered again, the refused exchange left out
     if t.streaming:  # a reader shows it as it shows any streamed answer
         t.emit("text_delta", {"agent": c.agent, "text": c.reply})
     state = t.state
