@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...core.context import RunContext
@@ -22,7 +21,7 @@ from ...core.history import drop_views
 from ...core.messages import AssistantMessage
 from ...log import fields
 from ..decisions.views import ctx_of
-from ..effects.ask import UNSTREAMED as UNSTREAMED
+from ..effects.executor import UNSTREAMED as UNSTREAMED
 from ..state import Fail, Leg, Turn, append, result
 from ..state.result import RunResult, RunStatus
 
@@ -120,11 +119,11 @@ def refuse(t: Turn, leg: Leg, fail: Fail) -> RunResult:
 
 
 
-def asker(t: Turn) -> Callable[[Any, str, Any], Awaitable[Any]]:
-    """`ctx.ask` for the turn's contexts: a one-shot call through the turn's executor,
-    its tokens counted in the turn (`effects.ask`)."""
-    async def ask(agent: Any, text: str, output_type: Any = None) -> Any:
-        from ..effects.ask import ask as one_shot
 
-        return await one_shot(t.runner, t, agent, text, output_type)
-    return ask
+async def ask(t: Turn, agent: Any, text: str, output_type: Any = None) -> Any:
+    """`ctx.ask` of the turn's contexts (bound to the turn with `functools.partial`): a
+    one-shot call through the turn's executor, its tokens counted in the turn
+    (`effects.ask`)."""
+    from ..effects.ask import ask as one_shot
+
+    return await one_shot(t.runner, t, agent, text, output_type)
