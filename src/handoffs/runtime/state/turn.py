@@ -68,10 +68,9 @@ class Turn:
 
     __slots__ = ("accepted", "client", "context", "deadline", "feed", "forced", "fx", "grace",
                  "kept", "log", "max_steps", "models", "now", "obs", "owner", "raw", "records",
-                 "recovered",
-                 "refusals", "repeats", "runner", "seq0", "sink", "state", "steps", "stopping",
-                 "stored", "streaming", "team", "usage", "usage_by_agent", "usage_by_model",
-                 "user_index")
+                 "recovered", "refusals", "repeats", "runner", "seq0", "sink", "state", "steps",
+                 "stopping", "stored", "streaming", "team", "usage", "usage_by_agent",
+                 "usage_by_model", "user_index")
 
     def __init__(self, runner: Host, state: SessionState, context: Any,
                  sink: Callable[[Event], None] | None, feed: Any = None) -> None:
