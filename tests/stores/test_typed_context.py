@@ -197,3 +197,25 @@ async def test_a_person_handing_back_reads_the_context_in_a_routes_condition(
     await runner.run("s1", "a person please", context={"passenger_name": "Ada"})
     await runner.reply_as_human("s1", "Handing you back.", handoff_to="seats")
     assert "Ada" in seen
+
+
+async def test_instructions_read_and_a_handoff_hook_changes_the_context(
+        backend: Backend) -> None:
+    from handoffs import Handoff
+
+    def instructions(ctx: RunContext[Booking]) -> str:
+        return f"Serve {ctx.context.passenger_name}."
+
+    def on_handoff(ctx: RunContext[Booking], payload: object) -> None:
+        ctx.context.itinerary = [*ctx.context.itinerary, "handed to seats"]
+
+    team = Team([Agent("triage", instructions=instructions,
+                       handoffs=[Handoff("seats", on_handoff=on_handoff)]),
+                 Agent("seats")], context_type=Booking)
+    model = ScriptedModel([transfer("seats"), reply("Seats here.")])
+    runner = Runner(team, model=model, store=backend.open())
+    res = await runner.run("s1", "seat please", context={"passenger_name": "Ada"})
+    assert model.requests[0].system.startswith("Serve Ada.")
+    assert (await _context(backend, "s1") or {})["itinerary"] == ["handed to seats"]
+    assert [e.data for e in res.events if e.type == "context_changed"] == [
+        {"agent": "seats", "changed": {"itinerary": ["handed to seats"]}}]

@@ -39,6 +39,9 @@ a turn that cannot be stored ends with `run_failed` and the store's code instead
 `usage` on `agent_handoff` is what the agent that handed off spent in the turn
 (`HandoffRecord.usage`; absent when no model asked); on a terminal event, what the turn
 spent, and `usage_by_model` per model (both absent when no model was called).
+`context_changed` (a team with `Team(context_type=...)`) follows each batch of tool calls
+that changed the typed session context, by the agent that called them; what hooks,
+guardrails or instructions changed comes when the turn ends, by the agent that ended it.
 `model_request` and `model_response` are recorded only with `Runner(inspect=True)`
 (`runtime.inspector`): the exact request each model call got and its raw response.
 """
