@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from dataclasses import replace
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from .effects.inspector import Inspector, inspector
 from .going_back import GoingBack
 from .settings import (
     AgentModels,
+    RunnerConfig,
     check_runner,
     check_timeout,
     in_other_thread,
@@ -106,18 +108,16 @@ class Runner(GoingBack):
         inspect: bool = False,
         executor: Executor | None = None,
     ) -> None:
-        check_runner(team, max_steps, max_message_chars, turn_timeout, history, on_max_steps)
+        self.config = RunnerConfig(max_steps, max_message_chars, turn_timeout,
+                                   history if history is not None else "own_tools",
+                                   on_max_steps, inspect, telemetry)
+        """The runner's options as one value (`from_config` builds another runner of it);
+        `max_steps`, `max_message_chars`, `turn_timeout`, `history` and `on_max_steps`
+        read and write it."""
+        check_runner(team, self.config)
         self.team = team
         self.model = model
-        self.turn_timeout = turn_timeout
-        """Seconds a whole turn may take by default (None: no limit)."""
-        self.history: HistoryMode = history if history is not None else "own_tools"
-        """The history view of routes that set none (`Handoff(history=None)`)."""
-        self.on_max_steps = on_max_steps
-        """Makes the output of a turn that reached `max_steps` (None: the turn fails)."""
         self.store: SessionStore = open_store(store)
-        self.max_steps = max_steps
-        self.max_message_chars = max_message_chars
         self.telemetry: Telemetry | None = resolve(telemetry)
         """Checked once per turn (`handoffs.telemetry`); None: never traced nor measured."""
         self.inspector: Inspector | None = inspector(inspect, self.telemetry)
@@ -136,6 +136,59 @@ class Runner(GoingBack):
         self._detached: set[asyncio.Future[RunResult]] = set()
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
         self._mcp: Hub | None = None
+
+    @classmethod
+    def from_config(cls, team: Team, config: RunnerConfig, *,
+                    model: Model | str | None = None, store: SessionStore | str | None = None,
+                    executor: Executor | None = None) -> Runner:
+        """A runner on `team` with `config`'s options (another runner's `config`, say):
+        how a replay and a Temporal workflow build theirs, so no option is left behind."""
+        return cls(team, model, store, executor=executor, **config.options())
+
+    @property
+    def max_steps(self) -> int:
+        """Model calls one turn may make (`config.max_steps`)."""
+        return self.config.max_steps
+
+    @max_steps.setter
+    def max_steps(self, value: int) -> None:
+        self.config = replace(self.config, max_steps=value)
+
+    @property
+    def max_message_chars(self) -> int:
+        """The longest message a user or operator may send (`config.max_message_chars`)."""
+        return self.config.max_message_chars
+
+    @max_message_chars.setter
+    def max_message_chars(self, value: int) -> None:
+        self.config = replace(self.config, max_message_chars=value)
+
+    @property
+    def turn_timeout(self) -> float | None:
+        """Seconds a whole turn may take by default (None: no limit)."""
+        return self.config.turn_timeout
+
+    @turn_timeout.setter
+    def turn_timeout(self, value: float | None) -> None:
+        self.config = replace(self.config, turn_timeout=value)
+
+    @property
+    def history(self) -> HistoryMode:
+        """The history view of routes that set none (`Handoff(history=None)`)."""
+        return self.config.history
+
+    @history.setter
+    def history(self, value: HistoryMode) -> None:
+        self.config = replace(self.config, history=value)
+
+    @property
+    def on_max_steps(self) -> Callable[[RunContext[Any]], Any] | None:
+        """Makes the output of a turn that reached `max_steps` (None: the turn fails)."""
+        return self.config.on_max_steps
+
+    @on_max_steps.setter
+    def on_max_steps(self, value: Callable[[RunContext[Any]], Any] | None) -> None:
+        self.config = replace(self.config, on_max_steps=value)
 
     def _client(self, specs: Sequence[ToolSpec | Mapping[str, Any]]) -> dict[str, Any]:
         """The client's tools, checked (`core.client_tools`); refused under an executor

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from temporalio import workflow
@@ -69,10 +70,8 @@ class SessionWorkflow:
         if self._host is None:
             setup = self._runner_setup()
             worker: Runner = setup.runner
-            host = Runner(worker.team, worker.model, None, worker.max_steps,
-                          worker.max_message_chars, False, worker.turn_timeout,
-                          worker.history, worker.on_max_steps,
-                          worker.inspector is not None, InWorkflow(setup.options))
+            host = Runner.from_config(worker.team, replace(worker.config, telemetry=False),
+                                      model=worker.model, executor=InWorkflow(setup.options))
             host.store = ActivityStore(setup.options)  # type: ignore[assignment]
             host._models = worker._models
             self._host = host

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ...core.tools import Tool, ToolSpec
     from ...models.base import Model, ModelRequest, ModelResponse
     from ...stores.base import SessionStore
+    from ..settings import RunnerConfig
     from .result import RunResult
 
 T = TypeVar("T")
@@ -119,8 +120,12 @@ class Host(Protocol):
     its team, store, limits and defaults, its models by agent, and its executor."""
 
     team: Team
+    model: Any
+    """The default model of agents without their own (`Runner(model=...)`)."""
     store: SessionStore
     executor: Executor
+    config: RunnerConfig
+    """Its options as one value; the limits and defaults below are read from it."""
     max_steps: int
     max_message_chars: int
     turn_timeout: float | None
@@ -136,6 +141,12 @@ class Host(Protocol):
     @property
     def _models(self) -> dict[str, Model | None]:
         """Each agent's model, resolved when first asked for (`Runner._models`)."""
+        ...
+
+    @classmethod
+    def from_config(cls, team: Team, config: RunnerConfig, *, model: Any = None,
+                    store: Any = None, executor: Executor | None = None) -> Host:
+        """Another runner of the same class with `config`'s options (`Runner.from_config`)."""
         ...
 
     def model_for(self, name: str) -> Model | None:
