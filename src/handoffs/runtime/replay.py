@@ -237,7 +237,7 @@ def _replayer(runner: Host, team: Team | None, model: Model | str | None) -> Hos
         else:
             inner = again.model_for(agent.name)
         if inner is not None:
-            again._models[agent.name] = Recorder(inner)
+            again.agent_models[agent.name] = Recorder(inner)
     return again
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from dataclasses import replace
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.agent import Agent
@@ -127,15 +127,19 @@ class Runner(GoingBack):
         (`state.host.Executor`; in this process unless given another)."""
         self._dispatch: Dispatcher | None = getattr(self.executor, "dispatcher", None)
         """Runs whole turns elsewhere, when the executor does (`handoffs.temporal`)."""
-        self._models = AgentModels(lambda name: self._resolve_model(self.team[name]))
+        self.agent_models = AgentModels(lambda name: self._resolve_model(self.team[name]))
+        """Each agent's model by name, resolved when first needed (`model_for`)."""
         for agent in team.agents:  # a model that is set is checked now, a missing one
             if self._spec(agent) is not None:  # only when that agent must answer
-                self._models[agent.name] = self._resolve_model(agent)
-        self._running: dict[str, Turn] = {}
+                self.agent_models[agent.name] = self._resolve_model(agent)
+        self.running_turns: dict[str, Turn] = {}
         """The turns this runner is running now, by session id (for `cancel`)."""
-        self._detached: set[asyncio.Future[RunResult]] = set()
+        self.detached_turns: set[asyncio.Future[RunResult]] = set()
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
-        self._mcp: Hub | None = None
+        self._detached = self.detached_turns  # the name tests used before
+        self.mcp_hub: Hub | None = None
+        """The MCP connections once an agent's server was first used (else None; `mcp`
+        makes them)."""
 
     @classmethod
     def from_config(cls, team: Team, config: RunnerConfig, *,
@@ -214,7 +218,7 @@ class Runner(GoingBack):
 
     def model_for(self, name: str) -> Model | None:
         """The model agent `name` uses (None for a human agent); `no_model` if none is set."""
-        return self._models[name]
+        return self.agent_models[name]
 
     def _spec(self, agent: Agent) -> Any:
         return model_spec(agent, self.model)
@@ -357,7 +361,7 @@ class Runner(GoingBack):
         """
         if self._dispatch is not None:
             return bool(self._dispatch.cancel(self, session_id))
-        t = self._running.get(session_id)
+        t = self.running_turns.get(session_id)
         owner = t.owner if t is not None else None
         if t is None or owner is None or t.stopping or owner.done():
             return False
@@ -378,7 +382,7 @@ class Runner(GoingBack):
         """A copy of the shared memory of the turn this runner is running on the session
         now, as its tools have left it so far (None: no turn of this process runs
         there). What a protocol streams as the state changes mid-turn."""
-        t = self._running.get(session_id)
+        t = self.running_turns.get(session_id)
         if t is None:
             return None
         return copy.deepcopy(t.state.shared)
@@ -386,19 +390,19 @@ class Runner(GoingBack):
     @property
     def mcp(self) -> Hub:
         """The runner's MCP connections (`Agent(mcp=[...])`), made on first use."""
-        if self._mcp is None:
+        if self.mcp_hub is None:
             from ..mcp.hub import Hub
 
-            self._mcp = Hub()
-        return self._mcp
+            self.mcp_hub = Hub()
+        return self.mcp_hub
 
     async def aclose(self) -> None:
         """Let streamed turns finish, then close the MCP connections, each from the task
         that opened it. `async with Runner(...) as runner:` calls it on the way out. The
         store is the caller's to close (`await runner.store.close()`)."""
         await self.wait_for_turns()
-        if self._mcp is not None:
-            await self._mcp.aclose()
+        if self.mcp_hub is not None:
+            await self.mcp_hub.aclose()
 
     async def __aenter__(self) -> Runner:
         return self
@@ -409,8 +413,8 @@ class Runner(GoingBack):
     async def wait_for_turns(self) -> None:
         """Wait until the turns this runner started through `stream` have ended and been
         stored (they go on when their reader stops reading); for a clean shutdown."""
-        while self._detached:
-            await asyncio.gather(*self._detached, return_exceptions=True)
+        while self.detached_turns:
+            await asyncio.gather(*self.detached_turns, return_exceptions=True)
 
     def run_sync(
         self,

@@ -199,7 +199,7 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
     if log.isEnabledFor(logging.INFO):
         log.info("turn %d of %s started with %s", state.turn, state.id, name,
                  extra=fields(state.id, state.turn, name))
-    running = t.runner._running
+    running = t.runner.running_turns
     running[state.id] = t
     t.owner = asyncio.current_task()
     try:

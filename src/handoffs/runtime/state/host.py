@@ -134,19 +134,26 @@ class Host(Protocol):
     on_max_steps: Any
     telemetry: Any
     inspector: Any
-    _running: dict[str, Any]
-    _detached: set[Any]
-    _mcp: Any
+    running_turns: dict[str, Any]
+    """The turns it runs now, by session id (`state.turn.Turn`)."""
+    detached_turns: set[Any]
+    """Streamed turns whose reader stopped reading, kept until they finish."""
+    mcp_hub: Any
+    """Its MCP connections once made (`mcp.hub.Hub`), else None."""
 
     @property
-    def _models(self) -> dict[str, Model | None]:
-        """Each agent's model, resolved when first asked for (`Runner._models`)."""
+    def agent_models(self) -> dict[str, Model | None]:
+        """Each agent's model, resolved when first asked for."""
         ...
 
     @classmethod
     def from_config(cls, team: Team, config: RunnerConfig, *, model: Any = None,
                     store: Any = None, executor: Executor | None = None) -> Host:
         """Another runner of the same class with `config`'s options (`Runner.from_config`)."""
+        ...
+
+    async def run(self, session_id: str, text: str) -> RunResult:
+        """Run one user turn (`Runner.run`): what a replay sends each message again with."""
         ...
 
     def model_for(self, name: str) -> Model | None:
