@@ -23,7 +23,7 @@ from .core.handoff import Handoff, HandoffReason, HandoffRecord
 from .core.messages import AssistantMessage, Message, Note, ToolCall, ToolResult, UserMessage
 from .core.plan import PlanStep
 from .core.policy import HandoffPolicy, Rejection
-from .core.session import SessionState
+from .core.session import SessionState, SessionStatus
 from .core.team import Team
 from .core.tools import HandoffTo, Tool, ToolSpec, tool
 from .errors import HandoffsError, ModelError, RunFailed, ScriptExhausted, TeamError
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .runtime.effects.summary import Summarizer
     from .runtime.replay import Replay
     from .runtime.runner import Runner
+    from .runtime.settings import RunnerConfig
     from .runtime.state.result import RunError, RunResult, RunStatus
     from .stores.base import SessionStore, SessionSummary
     from .stores.memory import MemoryStore
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 # light (PEP 562).
 _LAZY = {
     "Runner": "runtime.runner",
+    "RunnerConfig": "runtime.settings",
     "RemoteAgent": "core.remote",
     "Replay": "runtime.replay",
     "RunResult": "runtime.state.result",
@@ -125,10 +127,12 @@ __all__ = [
     "RunResult",
     "RunStatus",
     "Runner",
+    "RunnerConfig",
     "SQLiteStore",
     "ScriptExhausted",
     "ScriptedModel",
     "SessionState",
+    "SessionStatus",
     "SessionStore",
     "SessionSummary",
     "Summarizer",
