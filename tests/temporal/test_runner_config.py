@@ -29,7 +29,7 @@ async def test_the_workers_max_steps_and_on_max_steps_hold_in_the_workflow(
     local = Runner(flow_team.team, model=flow_team.FlowModel(),
                    store=f"sqlite:///{tmp_path / 'local.db'}", max_steps=2)
     local.on_max_steps = _out_of_steps  # set after the runner is built
-    expected = await local.run("s-1", "refund please")
+    expected = await local.run("s-runner-config", "refund please")
     client = await Client.connect(temporal_address)
     worker_runner = Runner(flow_team.team, model=flow_team.FlowModel(), store=url,
                            max_steps=2)
@@ -38,7 +38,7 @@ async def test_the_workers_max_steps_and_on_max_steps_hold_in_the_workflow(
                     executor=TemporalExecutor(client, task_queue=queue))
     try:
         async with make_worker(client, worker_runner, queue):
-            got = await runner.run("s-1", "refund please")
+            got = await runner.run("s-runner-config", "refund please")
     finally:
         await runner.store.close()
         await worker_runner.store.close()

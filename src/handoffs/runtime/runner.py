@@ -24,6 +24,7 @@ from ..core.team import Team
 from ..errors import HandoffsError
 from ..models.base import Model
 from ..stores.base import SessionStore
+from ..stores.features import StoreFeatures
 from ..stores.opening import open_store
 from ..telemetry.config import Telemetry, resolve
 from .driver.feed import fed, stream_turn
@@ -117,7 +118,7 @@ class Runner(GoingBack):
         check_runner(team, self.config)
         self.team = team
         self.model = model
-        self.store: SessionStore = open_store(store)
+        self.store = open_store(store)
         self.telemetry: Telemetry | None = resolve(telemetry)
         """Checked once per turn (`handoffs.telemetry`); None: never traced nor measured."""
         self.inspector: Inspector | None = inspector(inspect, self.telemetry)
@@ -140,6 +141,20 @@ class Runner(GoingBack):
         self.mcp_hub: Hub | None = None
         """The MCP connections once an agent's server was first used (else None; `mcp`
         makes them)."""
+
+    store_features: StoreFeatures
+    """What the store offers beyond `SessionStore` (its event log, turn marks, readiness
+    probe), read when the store is set: no turn probes the store for a method."""
+
+    @property
+    def store(self) -> SessionStore:
+        """Where sessions are kept (`Runner(store=...)`); may be replaced."""
+        return self._store
+
+    @store.setter
+    def store(self, store: SessionStore) -> None:
+        self._store = store
+        self.store_features = StoreFeatures.of(store)
 
     @classmethod
     def from_config(cls, team: Team, config: RunnerConfig, *,

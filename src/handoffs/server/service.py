@@ -71,7 +71,7 @@ class Service:
         self.runner = runner
         self.team = runner.team
         self.store: Any = runner.store
-        if not all(hasattr(self.store, m) for m in ("event_count", "events_after")):
+        if runner.store_features.events is None:
             raise HandoffsError(
                 f"{type(self.store).__name__} keeps no event log (event_count, "
                 "events_after), which the server replays to clients; use MemoryStore, "

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ...core.tools import Tool, ToolSpec
     from ...models.base import Model, ModelRequest, ModelResponse
     from ...stores.base import SessionStore
+    from ...stores.features import StoreFeatures
     from ..settings import RunnerConfig
     from .result import RunResult
 
@@ -123,6 +124,8 @@ class Host(Protocol):
     model: Any
     """The default model of agents without their own (`Runner(model=...)`)."""
     store: SessionStore
+    store_features: StoreFeatures
+    """What the store offers beyond `SessionStore`, resolved when the store was set."""
     executor: Executor
     config: RunnerConfig
     """Its options as one value; the limits and defaults below are read from it."""
