@@ -36,10 +36,10 @@ if TYPE_CHECKING:
     from .models.registry import get_model, register_provider
     from .models.retry import RetryPolicy
     from .rules import Rule, RuleModel
+    from .runtime.config import RunnerConfig
     from .runtime.effects.summary import Summarizer
     from .runtime.replay import Replay
     from .runtime.runner import Runner
-    from .runtime.settings import RunnerConfig
     from .runtime.state.result import RunError, RunResult, RunStatus
     from .stores.base import SessionStore, SessionSummary
     from .stores.memory import MemoryStore
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 # light (PEP 562).
 _LAZY = {
     "Runner": "runtime.runner",
-    "RunnerConfig": "runtime.settings",
+    "RunnerConfig": "runtime.config",
     "RemoteAgent": "core.remote",
     "Replay": "runtime.replay",
     "RunResult": "runtime.state.result",

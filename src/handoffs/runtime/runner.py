@@ -24,7 +24,6 @@ from ..core.team import Team
 from ..errors import HandoffsError
 from ..models.base import Model
 from ..stores.base import SessionStore
-from ..stores.features import StoreFeatures
 from ..stores.opening import open_store
 from ..telemetry.config import Telemetry, resolve
 from .driver.feed import fed, stream_turn
@@ -34,7 +33,6 @@ from .effects.inspector import Inspector, inspector
 from .going_back import GoingBack
 from .settings import (
     AgentModels,
-    RunnerConfig,
     check_runner,
     check_timeout,
     in_other_thread,
@@ -51,6 +49,8 @@ if TYPE_CHECKING:
     from ..core.idempotency import IdempotencyKey
     from ..core.tools import ToolSpec
     from ..mcp.hub import Hub
+    from ..stores.features import StoreFeatures
+    from .config import RunnerConfig
     from .replay import Replay
 
 
@@ -109,6 +109,8 @@ class Runner(GoingBack):
         inspect: bool = False,
         executor: Executor | None = None,
     ) -> None:
+        from .config import RunnerConfig  # not on the import path (`runtime.config`)
+
         self.config = RunnerConfig(max_steps, max_message_chars, turn_timeout,
                                    history if history is not None else "own_tools",
                                    on_max_steps, inspect, telemetry)
@@ -153,6 +155,8 @@ class Runner(GoingBack):
 
     @store.setter
     def store(self, store: SessionStore) -> None:
+        from ..stores.features import StoreFeatures
+
         self._store = store
         self.store_features = StoreFeatures.of(store)
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ...models.base import Model, ModelRequest, ModelResponse
     from ...stores.base import SessionStore
     from ...stores.features import StoreFeatures
-    from ..settings import RunnerConfig
+    from ..config import RunnerConfig
     from .result import RunResult
 
 T = TypeVar("T")
