@@ -35,6 +35,7 @@ from ..core.session import SessionState
 from ..errors import HandoffsError
 from ..log import fields
 from ..stores.checks import MAX_ID_LENGTH
+from ..stores.edits import edit_session
 from ..stores.features import EventLog
 from ..stores.marks import MarkedStore, TurnMark, mark_of
 from ..stores.rows import dumps
@@ -261,13 +262,11 @@ async def copy_prefix(store: SessionStore, data: dict[str, Any], mark: TurnMark,
 async def link(store: SessionStore, session_id: str, key: str, entry: dict[str, Any]
                ) -> None:
     """Append `entry` to the list `metadata[key]` of the session, under its lock."""
-    async with store.lock(session_id):
-        state = await store.load(session_id)
-        if state is None:  # deleted meanwhile: the fork stands alone
-            return
-        since = state.checkpoint()
+    def append(state: SessionState) -> bool:
         state.metadata[key] = [*state.metadata.get(key, ()), entry]
-        await store.commit(state, since)
+        return True
+
+    await edit_session(store, session_id, append)  # None: deleted, the fork stands alone
 
 
 async def _events_before(store: SessionStore, data: dict[str, Any], n: int
