@@ -25,7 +25,7 @@ from .core.handoff import Handoff, HandoffReason, HandoffRecord
 from .core.messages import AssistantMessage, Message, Note, ToolCall, ToolResult, UserMessage
 from .core.plan import PlanStep
 from .core.policy import HandoffPolicy, HandoffRequest, Rejection
-from .core.session import SessionState
+from .core.session import SessionState, SessionStatus
 from .core.team import Team
 from .core.tools import HandoffTo, Tool, ToolSpec, tool
 from .errors import HandoffsError, ModelError, RunFailed, ScriptExhausted, TeamError
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .models.registry import get_model, register_provider
     from .models.retry import RetryPolicy
     from .rules import Rule, RuleModel
+    from .runtime.config import RunnerConfig
     from .runtime.effects.summary import Summarizer
     from .runtime.replay import Replay
     from .runtime.runner import Runner
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 # light (PEP 562).
 _LAZY = {
     "Runner": "runtime.runner",
+    "RunnerConfig": "runtime.config",
     "RemoteAgent": "core.remote",
     "Replay": "runtime.replay",
     "RunResult": "runtime.state.result",
@@ -129,10 +131,12 @@ __all__ = [
     "RunResult",
     "RunStatus",
     "Runner",
+    "RunnerConfig",
     "SQLiteStore",
     "ScriptExhausted",
     "ScriptedModel",
     "SessionState",
+    "SessionStatus",
     "SessionStore",
     "SessionSummary",
     "Summarizer",

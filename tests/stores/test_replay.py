@@ -122,3 +122,15 @@ async def test_a_turn_handed_to_a_person_replays_the_same(backend: Backend) -> N
         ("bot", "bot"), ("operator", "operator")]
     assert replay.same
     assert replay.turns[1].new.status == "waiting_for_human"
+
+
+async def test_a_replay_keeps_the_runners_options(backend: Backend) -> None:
+    runner = await _story(backend)
+    runner.max_steps = 1  # set on the runner after it was built, as its config
+    runner.on_max_steps = lambda ctx: "Let me pass you to a colleague."
+
+    replay = await runner.replay("s1", from_turn=2, model=_routing_right())
+
+    first = replay.turns[0].new
+    assert (first.status, first.answer) == ("completed", "Let me pass you to a colleague.")
+    assert runner.config.max_steps == 1

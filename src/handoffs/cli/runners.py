@@ -128,7 +128,7 @@ def _use_model(runner: Runner, spec: Any, every_agent: bool = False) -> None:
     """Make `spec` the runner's default model (and, with `every_agent`, the model of
     every agent, their own included), as if the runner had been built with it."""
     runner.model = spec
-    models = runner._models  # the runner's resolved models, by agent name
+    models = runner.agent_models  # the runner's resolved models, by agent name
     for agent in runner.team.agents:
         if agent.is_human:
             continue

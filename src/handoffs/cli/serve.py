@@ -127,9 +127,13 @@ def _build() -> tuple[Any, Any]:
     setup = make_runner(load_target(s.get("team")), s.get("model"), s.get("store"),
                         bool(s.get("offline")))
     if s.get("inspect"):
+        from dataclasses import replace
+
         from ..runtime.effects.inspector import inspector
 
-        setup.runner.inspector = inspector(True, setup.runner.telemetry)
+        runner = setup.runner  # a replay's runner inspects too (`Runner.from_config`)
+        runner.config = replace(runner.config, inspect=True)
+        runner.inspector = inspector(True, runner.telemetry)
     if s.get("temporal"):
         from ..temporal import TemporalExecutor
 

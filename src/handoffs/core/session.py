@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from ..errors import HandoffsError
@@ -18,6 +19,24 @@ from .messages import Message, message_from_dict
 
 SCHEMA = 1
 """The version of the `to_dict` layout."""
+
+
+class SessionStatus(StrEnum):
+    """Where a session stands between and during turns (`SessionState.status`). Each is
+    its plain string value in JSON and in every store (`"idle"`), and compares equal to it.
+    """
+
+    IDLE = "idle"
+    """No turn runs and nothing waits: the next message starts a turn."""
+    RUNNING = "running"
+    """A turn is in progress (stored while it runs)."""
+    WAITING_FOR_APPROVAL = "waiting_for_approval"
+    """A tool call waits for a person's decision or a client's result (`pending`)."""
+    WAITING_FOR_HUMAN = "waiting_for_human"
+    """A human agent holds the session: an operator answers the next message."""
+    INTERRUPTED = "interrupted"
+    """Read from a store only: a turn died mid-way (stored `running`, its lock free);
+    the next turn or `resume` answers its message."""
 
 
 @dataclass(slots=True)
@@ -80,9 +99,8 @@ class SessionState:
     """Number of user turns so far."""
     view: ViewSpec = field(default_factory=ViewSpec)
     """The active agent's view of the transcript."""
-    status: str = "idle"
-    """`idle`, `running` (a turn is in progress or was interrupted), `waiting_for_human`,
-    `waiting_for_approval`."""
+    status: SessionStatus = SessionStatus.IDLE
+    """Where the session stands (`SessionStatus`; a plain string in JSON)."""
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -121,7 +139,7 @@ class SessionState:
         return {
             "schema": SCHEMA, "id": self.id, "active_agent": self.active_agent,
             "shared": self.shared, "channel": self.channel, "version": self.version,
-            "turn": self.turn, "view": self.view.to_dict(), "status": self.status,
+            "turn": self.turn, "view": self.view.to_dict(), "status": str(self.status),
             "created_at": self.created_at, "updated_at": self.updated_at,
             "metadata": self.metadata,
         } | ({} if self.pending is None else {"pending": self.pending}) | (
@@ -162,7 +180,7 @@ class SessionState:
             version=d.get("version", 0),
             turn=d.get("turn", 0),
             view=ViewSpec.from_dict(d.get("view", {})),
-            status=d.get("status", "idle"),
+            status=SessionStatus(d.get("status", "idle")),
             created_at=d.get("created_at", 0.0),
             updated_at=d.get("updated_at", 0.0),
             metadata=dict(d.get("metadata", {})),

@@ -17,7 +17,7 @@ class GoingBack:
     """`Runner`'s going-back methods, over its store and the turns it is running."""
 
     store: SessionStore
-    _running: dict[str, Turn]
+    running_turns: dict[str, Turn]
 
     async def fork(self, session_id: str, turn: int, new_id: str | None = None, *,
                    idempotency_key: str | IdempotencyKey | None = None) -> SessionState:
@@ -70,12 +70,12 @@ class GoingBack:
         from ..core.idempotency import as_key
         from .timetravel import rewind
 
-        return await rewind(self.store, session_id, turn, self._running,
+        return await rewind(self.store, session_id, turn, self.running_turns,
                             as_key(idempotency_key))
 
     async def undo_rewind(self, session_id: str) -> SessionState:
         """Put back what the session's last `rewind` cut (`no_rewind` if none)."""
         from .timetravel import undo_rewind
 
-        return await undo_rewind(self.store, session_id, self._running)
+        return await undo_rewind(self.store, session_id, self.running_turns)
 

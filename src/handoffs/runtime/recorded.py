@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HandoffsError
+from ..stores.features import EventLog
 
 if TYPE_CHECKING:
     from ..stores.base import SessionStore
@@ -55,13 +56,12 @@ async def recorded_call(store: SessionStore, session_id: str, turn: int, call: i
     """The model call number `call` of turn `turn` on `line` (the main line: "");
     `call_not_recorded` when the event log holds none (the server did not inspect, or the
     numbers are wrong), `unknown_session` when there is no such session."""
-    after = getattr(store, "events_after", None)
-    if after is None or await store.load(session_id) is None:
+    if not isinstance(store, EventLog) or await store.load(session_id) is None:
         raise HandoffsError(f"There is no session {session_id!r}.", code="unknown_session")
     request: dict[str, Any] | None = None
     last = -1
     while True:
-        page = await after(session_id, last, PAGE)
+        page = await store.events_after(session_id, last, PAGE)
         for e in page:
             if e.get("turn") != turn or e.get("call") != call:
                 continue

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.handoff import HandoffRecord
@@ -33,7 +33,7 @@ from .timetravel import fork, marked
 if TYPE_CHECKING:
     from ..core.team import Team
     from ..models.base import Model
-    from .runner import Runner
+    from .state.host import Host
 
 SAME = "same"
 DIFFERENT_AGENT = "different agent"
@@ -180,7 +180,7 @@ class Replay:
                 "totals": self.totals.to_dict()}
 
 
-async def replay(runner: Runner, session_id: str, from_turn: int, team: Team | None = None,
+async def replay(runner: Host, session_id: str, from_turn: int, team: Team | None = None,
                  model: Model | str | None = None, drop: Collection[str] = ()) -> Replay:
     """Fork `session_id` before `from_turn` and play its user messages again (module);
     `drop`: metadata keys the replay's fork does not keep (`timetravel.fork`)."""
@@ -216,18 +216,16 @@ async def replay(runner: Runner, session_id: str, from_turn: int, team: Team | N
     return out
 
 
-def _replayer(runner: Runner, team: Team | None, model: Model | str | None) -> Runner:
+def _replayer(runner: Host, team: Team | None, model: Model | str | None) -> Host:
     """A runner on the same store for the new team and model, each model recorded."""
     from ..eval.recording import Recorder
     from ..models.registry import get_model
 
     new_team = team if team is not None else runner.team
-    again = type(runner)(new_team, model=model if model is not None else runner.model,
-                        store=runner.store, max_steps=runner.max_steps,
-                        max_message_chars=runner.max_message_chars, telemetry=False,
-                        turn_timeout=runner.turn_timeout, history=runner.history,
-                        on_max_steps=runner.on_max_steps, executor=runner.executor,
-                        inspect=runner.inspector is not None)
+    again = type(runner).from_config(
+        new_team, replace(runner.config, telemetry=False),
+        model=model if model is not None else runner.model, store=runner.store,
+        executor=runner.executor)
     forced = get_model(model) if isinstance(model, str) else model
     for agent in new_team.agents:
         if agent.is_human:
@@ -239,7 +237,7 @@ def _replayer(runner: Runner, team: Team | None, model: Model | str | None) -> R
         else:
             inner = again.model_for(agent.name)
         if inner is not None:
-            again._models[agent.name] = Recorder(inner)
+            again.agent_models[agent.name] = Recorder(inner)
     return again
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.agent import Agent
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from ..core.idempotency import IdempotencyKey
     from ..core.tools import ToolSpec
     from ..mcp.hub import Hub
+    from ..stores.features import StoreFeatures
+    from .config import RunnerConfig
     from .replay import Replay
 
 
@@ -106,18 +109,18 @@ class Runner(GoingBack):
         inspect: bool = False,
         executor: Executor | None = None,
     ) -> None:
-        check_runner(team, max_steps, max_message_chars, turn_timeout, history, on_max_steps)
+        from .config import RunnerConfig  # not on the import path (`runtime.config`)
+
+        self.config = RunnerConfig(max_steps, max_message_chars, turn_timeout,
+                                   history if history is not None else "own_tools",
+                                   on_max_steps, inspect, telemetry)
+        """The runner's options as one value (`from_config` builds another runner of it);
+        `max_steps`, `max_message_chars`, `turn_timeout`, `history` and `on_max_steps`
+        read and write it."""
+        check_runner(team, self.config)
         self.team = team
         self.model = model
-        self.turn_timeout = turn_timeout
-        """Seconds a whole turn may take by default (None: no limit)."""
-        self.history: HistoryMode = history if history is not None else "own_tools"
-        """The history view of routes that set none (`Handoff(history=None)`)."""
-        self.on_max_steps = on_max_steps
-        """Makes the output of a turn that reached `max_steps` (None: the turn fails)."""
-        self.store: SessionStore = open_store(store)
-        self.max_steps = max_steps
-        self.max_message_chars = max_message_chars
+        self.store = open_store(store)
         self.telemetry: Telemetry | None = resolve(telemetry)
         """Checked once per turn (`handoffs.telemetry`); None: never traced nor measured."""
         self.inspector: Inspector | None = inspector(inspect, self.telemetry)
@@ -127,15 +130,88 @@ class Runner(GoingBack):
         (`state.host.Executor`; in this process unless given another)."""
         self._dispatch: Dispatcher | None = getattr(self.executor, "dispatcher", None)
         """Runs whole turns elsewhere, when the executor does (`handoffs.temporal`)."""
-        self._models = AgentModels(lambda name: self._resolve_model(self.team[name]))
+        self.agent_models = AgentModels(lambda name: self._resolve_model(self.team[name]))
+        """Each agent's model by name, resolved when first needed (`model_for`)."""
         for agent in team.agents:  # a model that is set is checked now, a missing one
             if self._spec(agent) is not None:  # only when that agent must answer
-                self._models[agent.name] = self._resolve_model(agent)
-        self._running: dict[str, Turn] = {}
+                self.agent_models[agent.name] = self._resolve_model(agent)
+        self.running_turns: dict[str, Turn] = {}
         """The turns this runner is running now, by session id (for `cancel`)."""
-        self._detached: set[asyncio.Future[RunResult]] = set()
+        self.detached_turns: set[asyncio.Future[RunResult]] = set()
         """Streamed turns whose consumer stopped reading: kept alive until they finish."""
-        self._mcp: Hub | None = None
+        self._detached = self.detached_turns  # the name tests used before
+        self.mcp_hub: Hub | None = None
+        """The MCP connections once an agent's server was first used (else None; `mcp`
+        makes them)."""
+
+    store_features: StoreFeatures
+    """What the store offers beyond `SessionStore` (its event log, turn marks, readiness
+    probe), read when the store is set: no turn probes the store for a method."""
+
+    @property
+    def store(self) -> SessionStore:
+        """Where sessions are kept (`Runner(store=...)`); may be replaced."""
+        return self._store
+
+    @store.setter
+    def store(self, store: SessionStore) -> None:
+        from ..stores.features import StoreFeatures
+
+        self._store = store
+        self.store_features = StoreFeatures.of(store)
+
+    @classmethod
+    def from_config(cls, team: Team, config: RunnerConfig, *,
+                    model: Model | str | None = None, store: SessionStore | str | None = None,
+                    executor: Executor | None = None) -> Runner:
+        """A runner on `team` with `config`'s options (another runner's `config`, say):
+        how a replay and a Temporal workflow build theirs, so no option is left behind."""
+        return cls(team, model, store, executor=executor, **config.options())
+
+    @property
+    def max_steps(self) -> int:
+        """Model calls one turn may make (`config.max_steps`)."""
+        return self.config.max_steps
+
+    @max_steps.setter
+    def max_steps(self, value: int) -> None:
+        self.config = replace(self.config, max_steps=value)
+
+    @property
+    def max_message_chars(self) -> int:
+        """The longest message a user or operator may send (`config.max_message_chars`)."""
+        return self.config.max_message_chars
+
+    @max_message_chars.setter
+    def max_message_chars(self, value: int) -> None:
+        self.config = replace(self.config, max_message_chars=value)
+
+    @property
+    def turn_timeout(self) -> float | None:
+        """Seconds a whole turn may take by default (None: no limit)."""
+        return self.config.turn_timeout
+
+    @turn_timeout.setter
+    def turn_timeout(self, value: float | None) -> None:
+        self.config = replace(self.config, turn_timeout=value)
+
+    @property
+    def history(self) -> HistoryMode:
+        """The history view of routes that set none (`Handoff(history=None)`)."""
+        return self.config.history
+
+    @history.setter
+    def history(self, value: HistoryMode) -> None:
+        self.config = replace(self.config, history=value)
+
+    @property
+    def on_max_steps(self) -> Callable[[RunContext[Any]], Any] | None:
+        """Makes the output of a turn that reached `max_steps` (None: the turn fails)."""
+        return self.config.on_max_steps
+
+    @on_max_steps.setter
+    def on_max_steps(self, value: Callable[[RunContext[Any]], Any] | None) -> None:
+        self.config = replace(self.config, on_max_steps=value)
 
     def _client(self, specs: Sequence[ToolSpec | Mapping[str, Any]]) -> dict[str, Any]:
         """The client's tools, checked (`core.client_tools`); refused under an executor
@@ -161,7 +237,7 @@ class Runner(GoingBack):
 
     def model_for(self, name: str) -> Model | None:
         """The model agent `name` uses (None for a human agent); `no_model` if none is set."""
-        return self._models[name]
+        return self.agent_models[name]
 
     def _spec(self, agent: Agent) -> Any:
         return model_spec(agent, self.model)
@@ -304,7 +380,7 @@ class Runner(GoingBack):
         """
         if self._dispatch is not None:
             return bool(self._dispatch.cancel(self, session_id))
-        t = self._running.get(session_id)
+        t = self.running_turns.get(session_id)
         owner = t.owner if t is not None else None
         if t is None or owner is None or t.stopping or owner.done():
             return False
@@ -325,7 +401,7 @@ class Runner(GoingBack):
         """A copy of the shared memory of the turn this runner is running on the session
         now, as its tools have left it so far (None: no turn of this process runs
         there). What a protocol streams as the state changes mid-turn."""
-        t = self._running.get(session_id)
+        t = self.running_turns.get(session_id)
         if t is None:
             return None
         return copy.deepcopy(t.state.shared)
@@ -333,19 +409,19 @@ class Runner(GoingBack):
     @property
     def mcp(self) -> Hub:
         """The runner's MCP connections (`Agent(mcp=[...])`), made on first use."""
-        if self._mcp is None:
+        if self.mcp_hub is None:
             from ..mcp.hub import Hub
 
-            self._mcp = Hub()
-        return self._mcp
+            self.mcp_hub = Hub()
+        return self.mcp_hub
 
     async def aclose(self) -> None:
         """Let streamed turns finish, then close the MCP connections, each from the task
         that opened it. `async with Runner(...) as runner:` calls it on the way out. The
         store is the caller's to close (`await runner.store.close()`)."""
         await self.wait_for_turns()
-        if self._mcp is not None:
-            await self._mcp.aclose()
+        if self.mcp_hub is not None:
+            await self.mcp_hub.aclose()
 
     async def __aenter__(self) -> Runner:
         return self
@@ -356,8 +432,8 @@ class Runner(GoingBack):
     async def wait_for_turns(self) -> None:
         """Wait until the turns this runner started through `stream` have ended and been
         stored (they go on when their reader stops reading); for a clean shutdown."""
-        while self._detached:
-            await asyncio.gather(*self._detached, return_exceptions=True)
+        while self.detached_turns:
+            await asyncio.gather(*self.detached_turns, return_exceptions=True)
 
     def run_sync(
         self,

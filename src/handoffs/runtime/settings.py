@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.agent import Agent
-from ..core.context import RunContext
-from ..core.handoff import HISTORY_MODES, HistoryMode
+from ..core.handoff import HISTORY_MODES
 from ..core.team import Team
 from ..errors import HandoffsError
 from ..models.base import Model
+
+if TYPE_CHECKING:
+    from .config import RunnerConfig
 
 
 def check_timeout(value: float | None, name: str) -> None:
@@ -23,24 +25,23 @@ def check_timeout(value: float | None, name: str) -> None:
                             f"{value!r}.", code="invalid_argument")
 
 
-def check_runner(team: Team, max_steps: int, max_message_chars: int,
-                 turn_timeout: float | None, history: HistoryMode | None,
-                 on_max_steps: Callable[[RunContext[Any]], Any] | None) -> None:
+def check_runner(team: Team, config: RunnerConfig) -> None:
     """`Runner(...)`'s arguments, refused with `invalid_team` / `invalid_argument`."""
     if not isinstance(team, Team):
         raise HandoffsError("Runner needs a Team; wrap your agents: Team([...]).",
                             code="invalid_team")
-    if max_steps < 1:
+    if config.max_steps < 1:
         raise HandoffsError("max_steps must be at least 1.", code="invalid_argument")
-    if max_message_chars < 1:
+    if config.max_message_chars < 1:
         raise HandoffsError("max_message_chars must be at least 1.",
                             code="invalid_argument")
-    check_timeout(turn_timeout, "turn_timeout")
-    if history is not None and not callable(history) and history not in HISTORY_MODES:
+    check_timeout(config.turn_timeout, "turn_timeout")
+    history = config.history
+    if not callable(history) and history not in HISTORY_MODES:
         raise HandoffsError(
             f"Runner history must be one of {', '.join(HISTORY_MODES)} or a callable "
             f"over the transcript, not {history!r}.", code="invalid_argument")
-    if on_max_steps is not None and not callable(on_max_steps):
+    if config.on_max_steps is not None and not callable(config.on_max_steps):
         raise HandoffsError("on_max_steps must be a function of the RunContext that "
                             "returns the turn's output.", code="invalid_argument")
 

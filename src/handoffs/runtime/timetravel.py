@@ -35,6 +35,8 @@ from ..core.session import SessionState
 from ..errors import HandoffsError
 from ..log import fields
 from ..stores.checks import MAX_ID_LENGTH
+from ..stores.edits import edit_session
+from ..stores.features import EventLog
 from ..stores.marks import MarkedStore, TurnMark, mark_of
 from ..stores.rows import dumps
 from .effects.ids import new_id as new_record_id
@@ -210,8 +212,8 @@ async def _prefix(store: SessionStore, session_id: str, turn: int, allow_end: bo
     if turn == last + 1:
         state = SessionState.from_dict(data)
         _check_still(state)
-        count = getattr(store, "event_count", None)
-        return data, mark_of(state, turn, await count(session_id) if count else 0)
+        n = await store.event_count(session_id) if isinstance(store, EventLog) else 0
+        return data, mark_of(state, turn, n)
     return data, _find(await marked(store).turn_marks(session_id), session_id, turn)
 
 
@@ -260,26 +262,23 @@ async def copy_prefix(store: SessionStore, data: dict[str, Any], mark: TurnMark,
 async def link(store: SessionStore, session_id: str, key: str, entry: dict[str, Any]
                ) -> None:
     """Append `entry` to the list `metadata[key]` of the session, under its lock."""
-    async with store.lock(session_id):
-        state = await store.load(session_id)
-        if state is None:  # deleted meanwhile: the fork stands alone
-            return
-        since = state.checkpoint()
+    def append(state: SessionState) -> bool:
         state.metadata[key] = [*state.metadata.get(key, ()), entry]
-        await store.commit(state, since)
+        return True
+
+    await edit_session(store, session_id, append)  # None: deleted, the fork stands alone
 
 
 async def _events_before(store: SessionStore, data: dict[str, Any], n: int
                          ) -> list[dict[str, Any]]:
     """The session's stored events numbered below `n`, each with its `seq` (read from its
     event log: the memory store's exports carry none, but it keeps its newest events)."""
-    after = getattr(store, "events_after", None)
-    if after is None:
+    if not isinstance(store, EventLog):
         return []
     out: list[dict[str, Any]] = []
     last = -1
     while True:
-        page = await after(str(data["id"]), last, PAGE)
+        page = await store.events_after(str(data["id"]), last, PAGE)
         out.extend(e for e in page if e["seq"] < n)
         if len(page) < PAGE or page[-1]["seq"] >= n:
             return out

@@ -35,7 +35,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.messages import AssistantMessage, Message, UserMessage
-from ..core.session import SessionState
+from ..core.session import SessionState, SessionStatus
 from ..runtime.effects.ids import new_id
 from ..runtime.state.result import RunResult, RunStatus
 from ..stores.text import valid
@@ -183,7 +183,7 @@ async def _throwaway(svc: Service, earlier: list[dict[str, Any]], agent: str | N
     state = SessionState(sid, active_agent=agent or entry, messages=transcript,
                          channel="openai", metadata={auth.TOKEN_KEY: digest})
     if team[agent or entry].is_human:
-        state.status = "waiting_for_human"
+        state.status = SessionStatus.WAITING_FOR_HUMAN
     await svc.store.commit(state, state.checkpoint())
     talk = Conversation(sid, True, token)
     run = svc.turns.start(sid, text)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import HandoffsError
+from ..stores.features import ReadyCheck
 
 log = logging.getLogger("handoffs.server.readiness")
 
@@ -96,9 +97,8 @@ class Readiness:
         return Verdict(store, name)
 
     async def _run(self) -> None:
-        check = getattr(self.store, "check_ready", None)
-        if check is not None:
-            await check()
+        if isinstance(self.store, ReadyCheck):
+            await self.store.check_ready()
         else:
             await self.store.list_sessions(1)
 

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from ..core.session import SessionState
+from ..core.session import SessionState, SessionStatus
 from ..errors import HandoffsError
 from ..stores.checks import session_id as check_id
 from . import auth, customer, sse
@@ -59,7 +59,7 @@ async def create_session(request: Request, spec: NewSession | None = None) -> JS
                          metadata={auth.TOKEN_KEY: digest},
                          context=_first_context(svc, request, spec.context))
     if team[agent].is_human:
-        state.status = "waiting_for_human"
+        state.status = SessionStatus.WAITING_FOR_HUMAN
     async with svc.store.lock(sid):
         if await svc.store.load(sid) is not None:
             raise ApiError("session_exists", f"Session {sid!r} already exists.")

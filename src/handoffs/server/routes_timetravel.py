@@ -13,6 +13,7 @@ from ..core.session import SessionState
 from ..runtime.answer_fork import fork_with_answer
 from ..runtime.replay import replay as replay_session
 from ..runtime.timetravel import fork as fork_session
+from ..stores.edits import edit_session
 from . import auth
 from .errors import ApiError, responses
 from .idempotency import request_key
@@ -71,14 +72,12 @@ async def _existing(request: Request, session_id: str) -> Service:
 
 async def _retoken(svc: Service, made: SessionState, digest: str) -> None:
     """Give a fork found by a retried request the retry's token (its hash)."""
-    store = svc.runner.store
-    async with store.lock(made.id):
-        state = await store.load(made.id)
-        if state is None:
-            raise ApiError("session_not_found", f"There is no session {made.id!r}.")
-        since = state.checkpoint()
+    def retoken(state: SessionState) -> bool:
         state.metadata[auth.TOKEN_KEY] = digest
-        await store.commit(state, since)
+        return True
+
+    if await edit_session(svc.runner.store, made.id, retoken) is None:
+        raise ApiError("session_not_found", f"There is no session {made.id!r}.")
     made.metadata[auth.TOKEN_KEY] = digest
 
 

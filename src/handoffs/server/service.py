@@ -19,6 +19,7 @@ from ..core.session import SessionState
 from ..errors import HandoffsError
 from ..runtime.runner import Runner
 from ..stores.checks import session_id as _check_id
+from ..stores.edits import edit_session
 from . import auth, customer
 from .errors import ApiError
 from .pubsub import Hub
@@ -71,7 +72,7 @@ class Service:
         self.runner = runner
         self.team = runner.team
         self.store: Any = runner.store
-        if not all(hasattr(self.store, m) for m in ("event_count", "events_after")):
+        if runner.store_features.events is None:
             raise HandoffsError(
                 f"{type(self.store).__name__} keeps no event log (event_count, "
                 "events_after), which the server replays to clients; use MemoryStore, "
@@ -186,14 +187,8 @@ class Service:
         other process holds its lock meanwhile; `change` mutates the loaded state and
         says whether it changed anything (only then is it committed). Nothing happens for
         a session that does not exist."""
-        store = self.store
-        async with self.turns.exclusive(session_id), store.lock(session_id):
-            state = await store.load(session_id)
-            if state is None:
-                return
-            since = state.checkpoint()
-            if change(state):
-                await store.commit(state, since)
+        async with self.turns.exclusive(session_id):
+            await edit_session(self.store, session_id, change)
 
     def check_text(self, text: str) -> None:
         limit = self.settings.max_message_chars

@@ -2,21 +2,22 @@
 
 `MemoryStore` is in process; durable stores (SQLite, PostgreSQL) load their modules and
 drivers only when first named (`from handoffs.stores import PostgresStore` does not
-import asyncpg: the first connection does).
+import asyncpg: the first connection does). Every store's module loads when first named
+or opened, the memory store's too, so importing the runtime does not build them.
 """
 
 from typing import TYPE_CHECKING
 
 from ..lazy import lazy_names
 from .base import SessionStore, SessionSummary
-from .memory import MemoryStore
 from .opening import open_store
 
 if TYPE_CHECKING:
+    from .memory import MemoryStore
     from .postgres import PostgresStore
     from .sqlite import SQLiteStore
 
-_LAZY = {"SQLiteStore": "sqlite", "PostgresStore": "postgres"}
+_LAZY = {"MemoryStore": "memory", "SQLiteStore": "sqlite", "PostgresStore": "postgres"}
 
 
 __getattr__ = lazy_names(__name__, _LAZY, globals())

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.events import Event
-from ..core.session import Checkpoint, SessionState
+from ..core.session import Checkpoint, SessionState, SessionStatus
 from ..errors import HandoffsError
 from . import checks, facts, memory_marks, rows
 from .base import SessionSummary
@@ -116,7 +116,7 @@ class MemoryStore(TurnMarksInMemory):
                 return copy_of(state, kept, None)
             self._restore(sid)
         if free and state.status == "running":
-            return copy_of(state, kept, "interrupted")
+            return copy_of(state, kept, SessionStatus.INTERRUPTED)
         return state
 
     async def list_sessions(self, limit: int = 50, offset: int = 0, *,

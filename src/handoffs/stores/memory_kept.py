@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.session import SessionState, ViewSpec
+from ..core.session import SessionState, SessionStatus, ViewSpec
 from . import rows
 from .base import SessionSummary
 from .text import column, encodable, json_encodable, objects_encodable
@@ -84,7 +84,7 @@ class Committed:
                               self.created_at, self.updated_at, self.messages)
 
 
-def copy_of(state: SessionState, kept: Committed, status: str | None) -> SessionState:
+def copy_of(state: SessionState, kept: Committed, status: SessionStatus | None) -> SessionState:
     """A new state holding what was committed (the live one may be mid-turn)."""
     copy = SessionState(state.id, messages=state.messages[:kept.messages],
                         handoffs=state.handoffs[:kept.records])

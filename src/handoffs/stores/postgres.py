@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..core.events import Event
-from ..core.session import Checkpoint, SessionState
+from ..core.session import Checkpoint, SessionState, SessionStatus
 from ..errors import HandoffsError, missing_extra
 from . import checks, rows, stats
 from . import postgres_sql as sql
@@ -200,7 +200,7 @@ class PostgresStore(TurnMarksOnPostgres):
         state = rows.decode(row[0], rows.wrap(row[1]), rows.wrap(row[2]))
         state.event_seq = row[seq]
         if await self._interrupted(pool, session_id, state.status):
-            state.status = "interrupted"
+            state.status = SessionStatus.INTERRUPTED
         return state
 
     async def event_count(self, session_id: str) -> int:

@@ -28,16 +28,13 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import HandoffsError, StoreError
 from ..log import fields
 from . import postgres_sql as sql
 from . import rows
 from .locks import finish, lock_key, poll
-
-if TYPE_CHECKING:
-    from .postgres import PostgresStore
 
 log = logging.getLogger("handoffs.stores.postgres")
 
@@ -72,10 +69,28 @@ class _Hold:
         """Whether the cancel sent when the lock was lost reached the holder."""
 
 
+class LockedStore(Protocol):
+    """The parts of a `PostgresStore` its lock connection uses (named here, so this
+    module needs nothing of `postgres`, which builds it)."""
+
+    statement_timeout: float | None
+    _closed: bool
+    _namespace: str
+    _errors: tuple[type[BaseException], ...]
+
+    def _failed(self, exc: BaseException) -> HandoffsError: ...
+
+    def _settings(self) -> dict[str, str]: ...
+
+    async def _connect(self, settings: dict[str, str] | None = None) -> Any: ...
+
+    async def _ready(self) -> Any: ...
+
+
 class SessionLocks:
     """The advisory locks of one `PostgresStore`, on its lock connection."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: LockedStore) -> None:
         self.store = store
         self.conn: Any = None
         self.held: dict[str, _Hold] = {}

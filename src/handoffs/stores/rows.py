@@ -20,7 +20,7 @@ from typing import Any
 from ..core.events import Event
 from ..core.handoff import HandoffRecord
 from ..core.messages import message_from_dict
-from ..core.session import Checkpoint, SessionState, ViewSpec
+from ..core.session import Checkpoint, SessionState, SessionStatus, ViewSpec
 from ..errors import HandoffsError
 from .checks import session_id
 from .facts import Facts, Row, facts, final_outcome, rows_of
@@ -106,7 +106,7 @@ def encode_commit(state: SessionState, since: Checkpoint, events: Sequence[Event
     msgs = state.messages
     recs = state.handoffs
     w = Write(
-        state.id, state.version, version, column(state.active_agent), column(state.status) or "",
+        state.id, state.version, version, column(state.active_agent), str(state.status),
         state.turn, column(state.channel), state.created_at, now, _dumps(header), len(msgs),
         len(recs), since.messages, [_dumps(m.to_dict()) for m in msgs[since.messages:]],
         since.handoffs, [_dumps(r.to_dict()) for r in recs[since.handoffs:]],
@@ -204,7 +204,7 @@ def restore_header(state: SessionState, header: str) -> None:
     state.version = d.get("version", 0)
     state.turn = d.get("turn", 0)
     state.view = ViewSpec.from_dict(d.get("view", {}))
-    state.status = d.get("status", "idle")
+    state.status = SessionStatus(d.get("status", "idle"))
     state.created_at = d.get("created_at", 0.0)
     state.updated_at = d.get("updated_at", 0.0)
     state.metadata = dict(d.get("metadata", {}))
@@ -254,7 +254,7 @@ def import_write(data: Mapping[str, Any] | str) -> tuple[SessionState, Write]:
         for e in d.get("events", ())
     ]
     w = Write(
-        state.id, 0, state.version, column(state.active_agent), column(state.status) or "",
+        state.id, 0, state.version, column(state.active_agent), str(state.status),
         state.turn, column(state.channel), state.created_at, state.updated_at,
         _dumps(header), len(state.messages), len(state.handoffs),
         0, [_dumps(m.to_dict()) for m in state.messages],

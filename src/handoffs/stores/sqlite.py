@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..core.events import Event
-from ..core.session import Checkpoint, SessionState
+from ..core.session import Checkpoint, SessionState, SessionStatus
 from ..errors import HandoffsError, StoreError
 from ..log import fields
 from . import checks, rows, stats
@@ -227,7 +227,7 @@ class SQLiteStore(TurnMarksOnSQLite):
             state = rows.decode(header, msgs, recs)
         state.event_seq = n_events
         if self._interrupted(session_id, state.status):
-            state.status = "interrupted"
+            state.status = SessionStatus.INTERRUPTED
         return state
 
     async def event_count(self, session_id: str) -> int:
@@ -376,7 +376,7 @@ class SQLiteStore(TurnMarksOnSQLite):
         header, msgs, recs, events = found
         state = rows.decode(header, msgs, recs)
         if self._interrupted(session_id, state.status):
-            state.status = "interrupted"
+            state.status = SessionStatus.INTERRUPTED
         return rows.export_dict(state, json.loads(events))
 
     async def import_session(self, data: Mapping[str, Any] | str, *,

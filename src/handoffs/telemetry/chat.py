@@ -24,7 +24,7 @@ from ..models.base import Model, ModelRequest, ModelResponse, TextDelta
 from . import semconv as sc
 
 if TYPE_CHECKING:
-    from .observer import Observer
+    from .observing import Observing
 
 
 class TracedModels(dict[str, "Model | None"]):
@@ -32,7 +32,7 @@ class TracedModels(dict[str, "Model | None"]):
 
     __slots__ = ("inner", "obs")
 
-    def __init__(self, inner: dict[str, Model | None], obs: Observer) -> None:
+    def __init__(self, inner: dict[str, Model | None], obs: Observing) -> None:
         super().__init__()
         self.inner = inner
         self.obs = obs
@@ -125,7 +125,7 @@ class TracedModel:
 
     __slots__ = ("info", "inner", "obs")
 
-    def __init__(self, inner: Model, obs: Observer) -> None:
+    def __init__(self, inner: Model, obs: Observing) -> None:
         self.inner = inner
         self.obs = obs
         self.info = info_of(inner)

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..core.handoff import HandoffRecord
     from ..core.session import SessionState
-    from ..runtime.state import Turn
-    from ..runtime.state.host import Host
+    from .observing import ObservedRunner, ObservedTurn
 
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The GenAI conventions' switch for recording message content on spans."""
@@ -143,7 +142,7 @@ def global_meter_provider() -> Any:
     return provider
 
 
-def observe(t: Turn) -> None:
+def observe(t: ObservedTurn) -> None:
     """Decide, once for this turn, whether it is traced or measured, and if so, attach the
     observer that turns its events into spans and metrics."""
     telemetry = t.runner.telemetry
@@ -163,7 +162,7 @@ def observe(t: Turn) -> None:
     Observer(t, telemetry, tracer, instruments).attach()
 
 
-def count_handoff(runner: Host, record: HandoffRecord,
+def count_handoff(runner: ObservedRunner, record: HandoffRecord,
                   state: SessionState | None = None) -> None:
     """Count a handoff made outside a turn (a user's pick) when metrics are on, and make
     it a span in the session's last trace (`state`'s) when traced."""
@@ -181,7 +180,7 @@ def count_handoff(runner: Host, record: HandoffRecord,
         picked(tracer, state, record)
 
 
-def captures(runner: Host) -> bool:
+def captures(runner: ObservedRunner) -> bool:
     """Whether content (a model's handoff reason, a person's reason) may go into logs:
     the same switch as for spans (`Telemetry(capture_content=...)`, else
     `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`)."""
@@ -189,7 +188,7 @@ def captures(runner: Host) -> bool:
     return (telemetry if telemetry is not None else AUTO).capture_content
 
 
-def flush(runner: Host, timeout: float = 5.0) -> None:
+def flush(runner: ObservedRunner, timeout: float = 5.0) -> None:
     """Export what the runner's tracer and meter providers still hold (blocking, at most
     about `timeout` seconds each). A server calls it when it shuts down: uvicorn ends the
     process with the signal it caught, so the SDK's own flush at exit never runs."""

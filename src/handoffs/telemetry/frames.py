@@ -10,7 +10,7 @@ from opentelemetry import trace
 
 if TYPE_CHECKING:
     from .chat import ModelInfo
-    from .observer import Observer
+    from .observing import Observing
 
 
 class Frame:
@@ -20,7 +20,7 @@ class Frame:
     __slots__ = ("agent", "asks", "caller", "ctx", "ended", "error", "input_tokens", "line",
                  "model", "obs", "output_tokens", "parent", "span", "start", "tools")
 
-    def __init__(self, obs: Observer, agent: str, line: str | None, parent: Any,
+    def __init__(self, obs: Observing, agent: str, line: str | None, parent: Any,
                  span: Any = None, caller: Frame | None = None) -> None:
         self.obs = obs
         self.agent = agent

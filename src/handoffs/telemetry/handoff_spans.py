@@ -23,10 +23,10 @@ from . import semconv as sc
 from .frames import FRAME, Frame
 
 if TYPE_CHECKING:
-    from .observer import Observer
+    from .observing import Observing
 
 
-def requested(obs: Observer, e: Event) -> Any:
+def requested(obs: Observing, e: Event) -> Any:
     d = e.data
     cur = obs.current()
     call_id = d["call_id"]
@@ -51,7 +51,7 @@ def requested(obs: Observer, e: Event) -> Any:
     return span
 
 
-def _span_for(obs: Observer, record: HandoffRecord | None, e: Event) -> tuple[Any, bool]:
+def _span_for(obs: Observing, record: HandoffRecord | None, e: Event) -> tuple[Any, bool]:
     """The span of this record's request, or a new one for a handoff made without a tool
     call (error recovery, a plan step, a refused hook, an operator handing back); and
     whether it is new (its kind not yet said)."""
@@ -75,7 +75,7 @@ _SAID = ("llm", "programmatic")
 so when it is decided)."""
 
 
-def _content(obs: Observer, record: HandoffRecord | None, attrs: dict[str, Any]) -> None:
+def _content(obs: Observing, record: HandoffRecord | None, attrs: dict[str, Any]) -> None:
     """A delegation's task and the handoff's payload, when content is captured."""
     if record is None:
         return
@@ -87,7 +87,7 @@ def _content(obs: Observer, record: HandoffRecord | None, attrs: dict[str, Any])
                                                default=str)
 
 
-def rejected(obs: Observer, e: Event) -> Any:
+def rejected(obs: Observing, e: Event) -> Any:
     d = e.data
     record = obs.t.state.record(d["record_id"])
     span, new = _span_for(obs, record, e)
@@ -109,7 +109,7 @@ def rejected(obs: Observer, e: Event) -> Any:
     return span
 
 
-def accepted(obs: Observer, e: Event) -> Any:
+def accepted(obs: Observing, e: Event) -> Any:
     d = e.data
     rid = d["record_id"]
     record = obs.t.state.record(rid)
@@ -144,7 +144,7 @@ def accepted(obs: Observer, e: Event) -> Any:
     return span
 
 
-def returned(obs: Observer, e: Event) -> Any:
+def returned(obs: Observing, e: Event) -> Any:
     d = e.data
     rid = d["record_id"]
     error = None

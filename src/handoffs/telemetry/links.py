@@ -25,7 +25,7 @@ from . import semconv as sc
 if TYPE_CHECKING:
     from ..core.handoff import HandoffRecord
     from ..core.session import SessionState
-    from .observer import Observer
+    from .observing import Observing
 
 KEY = "trace"
 """Where a session keeps its last traced turn: `{"traceparent": ..., "at": ...}`."""
@@ -35,14 +35,14 @@ def traceparent(c: SpanContext) -> str:
     return f"00-{c.trace_id:032x}-{c.span_id:016x}-{int(c.trace_flags):02x}"
 
 
-def remember(obs: Observer, at: float) -> None:
+def remember(obs: Observing, at: float) -> None:
     """The turn's span is the session's trace from now on (stored with the turn)."""
     c = obs.root.get_span_context()
     if c.is_valid:  # a turn that is measured but not traced keeps the last one
         obs.t.state.metadata[KEY] = {"traceparent": traceparent(c), "at": at}
 
 
-def waiting(obs: Observer, at: float) -> None:
+def waiting(obs: Observing, at: float) -> None:
     """The turn ends waiting for a person from `at` (an approval, a human agent)."""
     link = obs.t.state.metadata.get(KEY)
     if isinstance(link, dict) and obs.started:
@@ -64,7 +64,7 @@ def stored(state: SessionState) -> tuple[SpanContext, float | None] | None:
     return (c, float(at) if isinstance(at, int | float) else None) if c.is_valid else None
 
 
-def follow_session(obs: Observer) -> None:
+def follow_session(obs: Observing) -> None:
     """Outside a turn (an operator's reply): spans go under the session's last turn."""
     found = stored(obs.t.state)
     if found is None:
@@ -74,7 +74,7 @@ def follow_session(obs: Observer) -> None:
     obs.root_ctx = trace.set_span_in_context(obs.root)
 
 
-def continued(obs: Observer, name: str, attrs: dict[str, Any]) -> Any:
+def continued(obs: Observing, name: str, attrs: dict[str, Any]) -> Any:
     """The `invoke_workflow` of a turn continued after an approval: a child of the span
     of its first part, linked to the request that continued it if that has a trace."""
     follows = obs.follows
@@ -85,7 +85,7 @@ def continued(obs: Observer, name: str, attrs: dict[str, Any]) -> Any:
     return obs.tracer.start_span(name, parent, SpanKind.INTERNAL, attrs, links)
 
 
-def approval_requested(obs: Observer, e: Event) -> Any:
+def approval_requested(obs: Observing, e: Event) -> Any:
     d = e.data
     cur = obs.current()
     span = cur.span if cur is not None and cur.span is not None else obs.root
@@ -97,7 +97,7 @@ def approval_requested(obs: Observer, e: Event) -> Any:
     return span
 
 
-def approval_decided(obs: Observer, e: Event) -> Any:
+def approval_decided(obs: Observing, e: Event) -> Any:
     """A person's decision: an `approval {tool}` span from the request to now, in the
     trace of the turn that waits; the turn it continues (if it was the last) follows."""
     d = e.data

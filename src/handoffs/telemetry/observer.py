@@ -46,9 +46,8 @@ from .frames import FRAME as _FRAME
 from .frames import Frame
 
 if TYPE_CHECKING:
-    from ..runtime.state import Turn
-    from .config import Telemetry
     from .metrics import Instruments
+    from .observing import ObservedTurn, Options
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +65,7 @@ class Observer:
                  "resuming", "root", "root_ctx", "sid", "sink", "started", "t", "t0",
                  "telemetry", "token", "tool_t0", "trace_id", "tracer")
 
-    def __init__(self, t: Turn, telemetry: Telemetry, tracer: Any,
+    def __init__(self, t: ObservedTurn, telemetry: Options, tracer: Any,
                  instruments: Instruments | None) -> None:
         self.t = t
         self.telemetry = telemetry

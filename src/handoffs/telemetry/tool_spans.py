@@ -17,11 +17,10 @@ from . import semconv as sc
 if TYPE_CHECKING:
     from ..core.context import RunContext
     from ..core.tools import Tool
-    from ..runtime.state import Turn
-    from .observer import Observer
+    from .observing import ObservedTurn, Observing
 
 
-def called(obs: Observer, e: Event) -> Any:
+def called(obs: Observing, e: Event) -> Any:
     d = e.data
     name = d["tool"]
     attrs: dict[str, Any] = {sc.OPERATION: sc.EXECUTE_TOOL, sc.TOOL_NAME: name,
@@ -39,7 +38,7 @@ def called(obs: Observer, e: Event) -> Any:
         obs.tool_t0[d["call_id"]] = time.perf_counter()
     return span
 
-async def invoke(obs: Observer, tl: Tool, ctx: RunContext, arguments: dict[str, Any],
+async def invoke(obs: Observing, tl: Tool, ctx: RunContext, arguments: dict[str, Any],
                  call_id: str) -> Any:
     """`tl.invoke(ctx, arguments)` with the call's `execute_tool` span current, and
     the exception it raised (with its stack trace) recorded on that span."""
@@ -56,7 +55,7 @@ async def invoke(obs: Observer, tl: Tool, ctx: RunContext, arguments: dict[str, 
     finally:
         otel_context.detach(token)
 
-def result(obs: Observer, e: Event) -> Any:
+def result(obs: Observing, e: Event) -> Any:
     d = e.data
     cur = obs.current()
     span = cur.tools.pop(d["call_id"], None) if cur is not None else None
@@ -81,16 +80,16 @@ def result(obs: Observer, e: Event) -> Any:
                 if d["is_error"] else {sc.TOOL_NAME: d["tool"]})
     return span
 
-def _tool_of(t: Turn, agent: str, name: str) -> Any:
+def _tool_of(t: ObservedTurn, agent: str, name: str) -> Any:
     """Tool `name` as offered to `agent` (a function or MCP tool), if it has one."""
     plan = t.team._plans.get(agent)
     tl: Any = plan.tools.get(name) if plan is not None else None
     if tl is None:
-        hub = t.runner._mcp
+        hub = t.runner.mcp_hub
         tl = hub.tool(agent, name) if hub is not None else None
     return tl
 
 
-def _description(t: Turn, agent: str, name: str) -> str | None:
+def _description(t: ObservedTurn, agent: str, name: str) -> str | None:
     description = getattr(_tool_of(t, agent, name), "description", None)
     return description if isinstance(description, str) else None

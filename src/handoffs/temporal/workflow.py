@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 
 from temporalio import workflow
@@ -72,12 +73,10 @@ class SessionWorkflow:
         if self._host is None:
             setup = self._runner_setup()
             worker: Runner = setup.runner
-            host = Runner(worker.team, worker.model, None, worker.max_steps,
-                          worker.max_message_chars, False, worker.turn_timeout,
-                          worker.history, worker.on_max_steps,
-                          worker.inspector is not None, InWorkflow(setup.options))
+            host = Runner.from_config(worker.team, replace(worker.config, telemetry=False),
+                                      model=worker.model, executor=InWorkflow(setup.options))
             host.store = ActivityStore(setup.options)  # type: ignore[assignment]
-            host._models = worker._models
+            host.agent_models = worker.agent_models
             self._host = host
         return self._host
 
@@ -144,8 +143,8 @@ class SessionWorkflow:
         events = [e for e in feed.events if e.seq > after and not e.is_terminal]
         agent, text = LIVE_TEXT.get(workflow.info().workflow_id, ("", []))
         return {"events": codec.events_to(events), "agent": agent, "partial": list(text),
-                "turn": self._host._running[args["session_id"]].state.turn
-                if self._host is not None and args["session_id"] in self._host._running
+                "turn": self._host.running_turns[args["session_id"]].state.turn
+                if self._host is not None and args["session_id"] in self._host.running_turns
                 else 0}
 
     @workflow.signal(name="cancel")
@@ -153,7 +152,7 @@ class SessionWorkflow:
         """Stop the running turn as `Runner.cancel` does in process (it ends FAILED
         `cancelled` and is stored; its running activity is cancelled)."""
         if self._host is not None:
-            t = self._host._running.get(args["session_id"])
+            t = self._host.running_turns.get(args["session_id"])
             if t is not None and t.owner is not None and not t.stopping:
                 t.stopping = True
                 t.owner.cancel()

@@ -12,6 +12,7 @@ from typing import Any
 
 from ...core.history import last_user_index
 from ...core.idempotency import IdempotencyKey, fingerprint, remember, seen
+from ...core.session import SessionStatus
 from ...errors import HandoffsError
 from ...log import fields
 from ...telemetry.config import captures, observe
@@ -117,7 +118,7 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
                                     "in the team.", code="not_found")
         # Every decision is stored before anything of the response runs: a process that
         # dies from here on leaves them kept, and no approved call runs twice.
-        state.status = "running"
+        state.status = SessionStatus.RUNNING
         await store.commit(state, since, t.events[:])  # a list: the turn goes on
         t.stored = len(t.raw)
         since = state.checkpoint()

@@ -68,12 +68,12 @@ async def stream_turn(runner: Host, session_id: str, text: str, channel: str | N
                                      timeout, feed, key, client), loop=loop,
                             eager_start=True)
         if not task.done():
-            runner._detached.add(task)
+            runner.detached_turns.add(task)
             task.add_done_callback(partial(_ended, runner, feed))
     else:
         task = loop.create_task(_fed_turn(runner, feed, session_id, text, channel,
                                           context, timeout, key, client))
-        runner._detached.add(task)
+        runner.detached_turns.add(task)
         # Let the task take its first step in the same pass of the loop as this reader:
         # the reader wakes right after it, with the events up to the turn's first wait,
         # without a wake-up of its own.
@@ -96,7 +96,7 @@ async def stream_turn(runner: Host, session_id: str, text: str, channel: str | N
 def _ended(runner: Host, feed: Feed, task: asyncio.Task[RunResult]) -> None:
     """A streamed turn's task that waited is done: forget it and wake the reader (also
     when the turn raised before its terminal event)."""
-    runner._detached.discard(task)
+    runner.detached_turns.discard(task)
     feed.wake()
 
 

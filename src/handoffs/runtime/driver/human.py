@@ -10,7 +10,7 @@ from ...core.handoff import HandoffReason, HandoffRecord, context_json
 from ...core.idempotency import IdempotencyKey, Seen, fingerprint, remember, seen
 from ...core.messages import AssistantMessage
 from ...core.policy import HandoffRequest, Rejection
-from ...core.session import SessionState, ViewSpec
+from ...core.session import SessionState, SessionStatus, ViewSpec
 from ...errors import HandoffsError
 from ...log import fields
 from ...telemetry.config import count_handoff, observe
@@ -81,10 +81,10 @@ async def select_agent(runner: Host, session_id: str, name: str,
                                      "display_name": target.label, "icon": target.icon,
                                      "color": target.color})
             if target.is_human:
-                state.status = "waiting_for_human"
+                state.status = SessionStatus.WAITING_FOR_HUMAN
                 t.emit("human_waiting", {"agent": name, "display_name": target.label})
             elif state.status == "waiting_for_human":
-                state.status = "idle"
+                state.status = SessionStatus.IDLE
         else:
             t.emit("handoff_rejected", {"agent": source, "target": name,
                                         "code": rejection.code, "message": rejection.message,
@@ -171,7 +171,7 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
             move(t, None, record, route.target, route)
             status = RunStatus.COMPLETED
             agent = route.target.name
-            state.status = "idle"
+            state.status = SessionStatus.IDLE
         if key is not None:
             remember(state, key, print_, now,
                      [agent, status.value, [r.id for r in t.records]])

@@ -39,8 +39,8 @@ def deliver(result: RunResult, sink: Callable[[Event], None] | None, feed: Any) 
 async def outcome(runner: Host, session_id: str, seen: Seen) -> RunResult:
     """The result of the turn `seen` names (the turn that answered its message), its
     stored events bound to it."""
-    read = getattr(runner.store, "events_after", None)
-    if read is None:
+    kept = runner.store_features.events
+    if kept is None:
         raise HandoffsError(
             f"{type(runner.store).__name__} keeps no events, so a retried request cannot "
             "be given its first outcome; use MemoryStore, SQLiteStore or PostgresStore.",
@@ -49,7 +49,7 @@ async def outcome(runner: Host, session_id: str, seen: Seen) -> RunResult:
     events: list[Event] = []
     turn = -1
     while True:
-        page = await read(session_id, after, PAGE)
+        page = await kept.events_after(session_id, after, PAGE)
         for d in page:
             after = d["seq"]
             if d.get("turn", 0) < seen.turn:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.events import Event
 from ...core.history import last_user_index
 from ...core.messages import Note, UserMessage
-from ...core.session import Checkpoint, SessionState, ViewSpec
+from ...core.session import Checkpoint, SessionState, SessionStatus, ViewSpec
 from ...errors import HandoffsError
 from ...log import fields, show_first_failure
 from ...telemetry.config import observe
@@ -119,7 +119,7 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
                     state.messages.append(Note(CAUGHT_UP, name))
                 t.user_index = len(state.messages)
                 state.messages.append(UserMessage(text, name))
-            state.status = "running"
+            state.status = SessionStatus.RUNNING
             if key is not None:  # stored with the message, or not at all
                 remember(state, key, print_, now)
             # Durable before any model call: a crash from here on loses no input.
@@ -164,7 +164,7 @@ async def resume_held(runner: Host, state: SessionState, context: Any,
     name = _active(runner, state)
     t.user_index = pending
     state.messages.append(Note(RESUMED, name))
-    state.status = "running"
+    state.status = SessionStatus.RUNNING
     await _first_commit(t, since, sink, None)
     limit = runner.turn_timeout
     return await _answer(t, name, state.messages[pending].text, state.checkpoint(),
@@ -199,7 +199,7 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
     if log.isEnabledFor(logging.INFO):
         log.info("turn %d of %s started with %s", state.turn, state.id, name,
                  extra=fields(state.id, state.turn, name))
-    running = t.runner._running
+    running = t.runner.running_turns
     running[state.id] = t
     t.owner = asyncio.current_task()
     try:
@@ -218,7 +218,7 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
                              exception=exc))
     finally:
         running.pop(state.id, None)
-    state.status = _STATUS.get(res.status, "idle")
+    state.status = _STATUS.get(res.status, SessionStatus.IDLE)
     err = res.error
     if err is not None:
         log.warning("turn %d of %s failed (%s): %s", state.turn, state.id, err.code,
@@ -256,8 +256,8 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
 answer = _answer
 """`_answer` for the other modules of the runtime (approval continues a turn with it)."""
 
-_STATUS = {RunStatus.WAITING_FOR_HUMAN: "waiting_for_human",
-           RunStatus.WAITING_FOR_APPROVAL: "waiting_for_approval"}
+_STATUS = {RunStatus.WAITING_FOR_HUMAN: SessionStatus.WAITING_FOR_HUMAN,
+           RunStatus.WAITING_FOR_APPROVAL: SessionStatus.WAITING_FOR_APPROVAL}
 """The session status a turn's result leaves (else `idle`)."""
 
 

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from ...core.tools import Tool, ToolSpec
     from ...models.base import Model, ModelRequest, ModelResponse
     from ...stores.base import SessionStore
+    from ...stores.features import StoreFeatures
+    from ..config import RunnerConfig
     from .result import RunResult
 
 T = TypeVar("T")
@@ -119,8 +121,14 @@ class Host(Protocol):
     its team, store, limits and defaults, its models by agent, and its executor."""
 
     team: Team
+    model: Any
+    """The default model of agents without their own (`Runner(model=...)`)."""
     store: SessionStore
+    store_features: StoreFeatures
+    """What the store offers beyond `SessionStore`, resolved when the store was set."""
     executor: Executor
+    config: RunnerConfig
+    """Its options as one value; the limits and defaults below are read from it."""
     max_steps: int
     max_message_chars: int
     turn_timeout: float | None
@@ -129,13 +137,26 @@ class Host(Protocol):
     on_max_steps: Any
     telemetry: Any
     inspector: Any
-    _running: dict[str, Any]
-    _detached: set[Any]
-    _mcp: Any
+    running_turns: dict[str, Any]
+    """The turns it runs now, by session id (`state.turn.Turn`)."""
+    detached_turns: set[Any]
+    """Streamed turns whose reader stopped reading, kept until they finish."""
+    mcp_hub: Any
+    """Its MCP connections once made (`mcp.hub.Hub`), else None."""
 
     @property
-    def _models(self) -> dict[str, Model | None]:
-        """Each agent's model, resolved when first asked for (`Runner._models`)."""
+    def agent_models(self) -> dict[str, Model | None]:
+        """Each agent's model, resolved when first asked for."""
+        ...
+
+    @classmethod
+    def from_config(cls, team: Team, config: RunnerConfig, *, model: Any = None,
+                    store: Any = None, executor: Executor | None = None) -> Host:
+        """Another runner of the same class with `config`'s options (`Runner.from_config`)."""
+        ...
+
+    async def run(self, session_id: str, text: str) -> RunResult:
+        """Run one user turn (`Runner.run`): what a replay sends each message again with."""
         ...
 
     def model_for(self, name: str) -> Model | None:

@@ -82,7 +82,7 @@ class Turn:
         self.now: Callable[[], float] = self.fx.now
         """The executor's clock (read for every event)."""
         self.team: Team = runner.team
-        self.models: dict[str, Model | None] = runner._models
+        self.models: dict[str, Model | None] = runner.agent_models
         self.max_steps = runner.max_steps
         self.state = state
         self.kept: TurnContext | None = None
