@@ -67,7 +67,7 @@ def _model_of(runner: Host, t: Turn | None, agent: Agent) -> Model:
     by eval), else the agent's own (or the runner's default)."""
     model: Model | None
     if agent.name in runner.team:
-        model = (t.models if t is not None else runner._models)[agent.name]
+        model = (t.models if t is not None else runner.agent_models)[agent.name]
     else:
         from ..settings import resolve_model
 
