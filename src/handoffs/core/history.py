@@ -256,7 +256,12 @@ class TranscriptViews:
             return
         # A guardrail's reply hides the exchange it ends. Looked for on a first rendering
         # only: the runtime drops a session's views when it appends one (`drop_views`).
-        hidden = refused_spans(messages, 0, n) if i == 0 else None
+        hidden = None
+        if i == 0:
+            for m in messages:
+                if m.__class__ is AssistantMessage and m.refused is not None:
+                    hidden = refused_spans(messages, 0, n)
+                    break
         full, full_at, traffic = self.full, self.full_at, self.traffic
         conv, conv_at = self.conv, self.conv_at
         own = self.own

@@ -52,6 +52,8 @@ async def check(t: Turn, leg: Leg, stage: str, text: str) -> Fail | None:
         else:
             c = GuardrailCheck(name, agent.name, stage, passed,
                                "" if passed else f"{name} refused the {stage}.")
+        if t.checks is None:
+            t.checks = []
         t.checks.append(c)
         t.emit("guardrail_checked", c.to_dict())
         if passed or tripped is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -80,7 +80,7 @@ class RunResult:
     usage_by_model: dict[str, Usage] = field(default_factory=dict)
     """Tokens per model name (the provider's own, e.g. `gpt-4.1-mini-2025-04-14`, else
     the adapter's): what a price table prices."""
-    guardrails: list[GuardrailCheck] = field(default_factory=list)
+    guardrails: Sequence[GuardrailCheck] = ()
     """Every guardrail verdict of the turn, passed and tripped, in order (the turn's
     `guardrail_checked` events)."""
     _events: Any = field(default=None, repr=False, compare=False)

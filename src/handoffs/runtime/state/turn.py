@@ -140,8 +140,9 @@ class Turn:
         wait for the client's result); None: the client offers none."""
         self.asker: Callable[[Any, str, Any], Any] | None = None
         """`ctx.ask` of this turn's contexts (set by the driver: `driver.guardrails`)."""
-        self.checks: list[GuardrailCheck] = []
-        """Every guardrail verdict of the turn, in order (`RunResult.guardrails`)."""
+        self.checks: list[GuardrailCheck] | None = None
+        """Every guardrail verdict of the turn, in order (`RunResult.guardrails`); None
+        until the first."""
         self.obs: Any = None
         """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
         which then sits in front of `sink` and wraps `models`."""
@@ -291,7 +292,7 @@ def result(t: Turn, output: str, agent: str, status: RunStatus,
     """The turn's result so far (records and usage are the turn's own lists)."""
     return RunResult(t.state.id, output, agent, status, t.state.turn, t.records, error,
                      t.usage, t.usage_by_agent, output_data=data,
-                     usage_by_model=t.usage_by_model, guardrails=t.checks)
+                     usage_by_model=t.usage_by_model, guardrails=t.checks or ())
 
 
 def failed(t: Turn, fail: Fail) -> RunResult:
