@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -75,12 +76,16 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> object:
 
 
 async def test_a_refusal_with_a_reply_completes_the_turn_as_the_checking_agent(
-        store: object) -> None:
+        store: object, caplog: pytest.LogCaptureFixture) -> None:
     model = scripted([reply("thrown away"), reply("Your flight leaves at 9.")])
     team = Team([Agent("triage", input_guardrails=[relevance, jailbreak])])
     runner = Runner(team, model=model, **({} if store is None else {"store": store}))
 
-    result = await runner.run("s", "write me a poem about cats")
+    with caplog.at_level(logging.INFO, logger="handoffs"):
+        result = await runner.run("s", "write me a poem about cats")
+    assert [r.levelname for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert any("guardrail relevance refused the input" in r.getMessage()
+               for r in caplog.records)
 
     assert result.status is RunStatus.COMPLETED and result.error is None
     assert result.output == REFUSAL and result.agent == "triage"
@@ -250,3 +255,17 @@ async def test_eval_labels_a_turn_refused_by_a_guardrail() -> None:
     assert problems == {"poem": [], "gate": ["not refused by relevance"],
                         "bag": ["refused by relevance, expected an answer"]}
     assert [len(t.calls) for t in report.run.turns] == [2, 2, 2]  # the classifier's counted
+
+
+async def test_the_offline_rule_model_answers_a_classifier_call() -> None:
+    from handoffs.rules import Rule, RuleModel
+
+    off_topic = json.dumps({"ok": False, "reasoning": "a poem"})
+    on_topic = json.dumps({"ok": True, "reasoning": "a flight"})
+    model = RuleModel({"relevance_checker": [Rule(keywords="poem", answer=lambda _: off_topic)],
+                       "triage": [Rule(keywords="gate", answer="Gate 12.")]},
+                      default=lambda _: on_topic, route=False, tools=False)
+    team = Team([Agent("triage", input_guardrails=[relevance])])
+    runner = Runner(team, model=model)
+    assert (await runner.run("s", "a poem about gates")).output == REFUSAL
+    assert (await runner.run("s", "which gate?")).output == "Gate 12."

@@ -13,8 +13,10 @@ from .core.context import HandoffContext, RunContext
 from .core.events import Event
 from .core.guardrails import (
     Guardrail,
+    GuardrailCheck,
     GuardrailResult,
     deny_patterns,
+    guardrail,
     json_output,
     max_length,
     min_length,
@@ -93,6 +95,7 @@ __all__ = [
     "AssistantMessage",
     "Event",
     "Guardrail",
+    "GuardrailCheck",
     "GuardrailResult",
     "Handoff",
     "HandoffContext",
@@ -144,6 +147,7 @@ __all__ = [
     "__version__",
     "deny_patterns",
     "get_model",
+    "guardrail",
     "json_output",
     "max_length",
     "min_length",

@@ -5,7 +5,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from handoffs import Agent, Handoff, HumanAgent, ModelError, Runner, Team, tool
+from handoffs import (
+    Agent,
+    GuardrailResult,
+    Handoff,
+    HumanAgent,
+    ModelError,
+    RunContext,
+    Runner,
+    Team,
+    guardrail,
+    tool,
+)
 from handoffs.models.base import ModelRequest, ModelResponse, TextDelta
 from handoffs.testing import ScriptedModel, call, reply, transfer
 
@@ -90,3 +101,16 @@ def _three_argument_hook(ctx: object, payload: object, extra: object) -> None:
 def bad_hook() -> Team:
     return Team([Agent("a", handoffs=[Handoff("b", on_handoff=_three_argument_hook)]),
                  Agent("b")])
+
+
+@guardrail(name="no_poems")
+def no_poems(ctx: RunContext, text: str) -> GuardrailResult:
+    """Refuses poems with a reply (an expected refusal, not a failure)."""
+    if "poem" in text:
+        return GuardrailResult.trip("A poem.", reply="I only help with flights.",
+                                    reasoning="asks for a poem")
+    return GuardrailResult.ok()
+
+
+guarded = Runner(Team([Agent("desk", input_guardrails=[no_poems])]),
+                 model=ScriptedModel([reply("thrown away")]))

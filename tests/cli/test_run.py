@@ -57,6 +57,14 @@ def test_a_failed_turn_says_why_and_exits_1(handoffs: Handoffs) -> None:
     assert "✗ the turn failed (model_error): the provider is down" in done.stdout
 
 
+def test_a_guardrails_refusal_is_the_agents_answer_and_exits_0(handoffs: Handoffs) -> None:
+    done = handoffs("run", f"{TEAMS}:guarded", "write a poem", "--store", "memory://")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "desk: I only help with flights." in done.stdout
+    assert "guardrail no_poems (input) of desk: tripped (asks for a poem)" in done.stdout
+    assert "the turn failed" not in done.stdout and "WARNING" not in done.stderr
+
+
 def test_an_unknown_model_is_one_line_on_stderr_and_exit_2(handoffs: Handoffs) -> None:
     done = handoffs("run", "hi", "--model", "nope:x", "--store", "memory://")
     assert done.returncode == 2

@@ -95,3 +95,29 @@ def test_a_bad_price_table_is_a_clear_error(handoffs: Handoffs, tmp_path: Path) 
     prices.write_text('{"gpt-4.1": {"input": "cheap", "output": 1}}')
     done = handoffs("stats", "--store", "memory://", "--prices", str(prices))
     assert done.returncode != 0 and "gpt-4.1.input must be a price" in done.stderr
+
+
+async def test_stats_count_each_guardrails_checks_trips_and_replies(
+        handoffs: Handoffs, tmp_path: Path) -> None:
+    from handoffs import GuardrailResult, RunContext, guardrail
+
+    @guardrail(name="no_poems")
+    def no_poems(ctx: RunContext, text: str) -> GuardrailResult:
+        if "poem" in text:
+            return GuardrailResult.trip("A poem.", reply="Flights only.")
+        return GuardrailResult.ok()
+
+    url = f"sqlite:///{tmp_path / 'guard.db'}"
+    runner = Runner(Team([Agent("triage", input_guardrails=[no_poems])]), store=url,
+                    model=ScriptedModel([reply("dropped"), reply("Gate 12."), reply("Hi.")]))
+    for text in ("a poem", "which gate?", "hello"):
+        await runner.run("s1", text)
+    await runner.store.close()
+
+    table = handoffs("stats", "--store", url, "--guardrails")
+    as_json = handoffs("stats", "--store", url, "--guardrails", "--json")
+
+    assert table.returncode == 0, table.stderr
+    assert ["no_poems", "input", "3", "1", "1"] in [x.split() for x in table.stdout.splitlines()]
+    assert json.loads(as_json.stdout)["guardrails"] == [
+        {"guardrail": "no_poems", "stage": "input", "checks": 3, "trips": 1, "replies": 1}]

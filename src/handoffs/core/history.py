@@ -254,11 +254,9 @@ class TranscriptViews:
         i = self.synced
         if i == n:
             return
-        hidden = refused_spans(messages, i, n)
-        if hidden and hidden[0][0] < i:  # a refusal of a message already rendered:
-            self.__init__()  # type: ignore[misc]  # render the whole transcript again
-            self.sync(messages)
-            return
+        # A guardrail's reply hides the exchange it ends. Looked for on a first rendering
+        # only: the runtime drops a session's views when it appends one (`drop_views`).
+        hidden = refused_spans(messages, 0, n) if i == 0 else None
         full, full_at, traffic = self.full, self.full_at, self.traffic
         conv, conv_at = self.conv, self.conv_at
         own = self.own
@@ -422,6 +420,12 @@ def refused_spans(messages: Sequence[Message], start: int, stop: int
 
 def _within(spans: list[tuple[int, int]], i: int) -> bool:
     return any(first <= i <= last for first, last in spans)
+
+
+def drop_views(state: SessionState) -> None:
+    """Forget the session's views (they are rendered again on next use): what a change
+    to what earlier messages show needs, as a guardrail's reply hiding its exchange."""
+    state.cache = None
 
 
 def views_of(state: SessionState) -> TranscriptViews:

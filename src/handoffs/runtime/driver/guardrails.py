@@ -13,15 +13,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...core.context import RunContext
 from ...core.guardrails import GuardrailCheck, GuardrailResult, blocks, guardrail_name
+from ...core.history import drop_views
 from ...core.messages import AssistantMessage
 from ...log import fields
 from ..decisions.views import ctx_of
-from ..effects.ask import UNSTREAMED as UNSTREAMED
+from ..effects.executor import UNSTREAMED as UNSTREAMED
 from ..state import Fail, Leg, Turn, append, result
 from ..state.result import RunResult, RunStatus
 
@@ -107,6 +107,8 @@ def refuse(t: Turn, leg: Leg, fail: Fail) -> RunResult:
     c = fail.check
     assert c is not None and c.reply is not None
     append(t, leg, AssistantMessage(c.reply, c.agent, refused=c.name))
+    if leg.main:
+        drop_views(t.state)  # rendered again, the refused exchange left out
     if t.streaming:  # a reader shows it as it shows any streamed answer
         t.emit("text_delta", {"agent": c.agent, "text": c.reply})
     state = t.state
@@ -117,11 +119,11 @@ def refuse(t: Turn, leg: Leg, fail: Fail) -> RunResult:
 
 
 
-def asker(t: Turn) -> Callable[[Any, str, Any], Awaitable[Any]]:
-    """`ctx.ask` for the turn's contexts: a one-shot call through the turn's executor,
-    its tokens counted in the turn (`effects.ask`)."""
-    async def ask(agent: Any, text: str, output_type: Any = None) -> Any:
-        from ..effects.ask import ask as one_shot
 
-        return await one_shot(t.runner, t, agent, text, output_type)
-    return ask
+async def ask(t: Turn, agent: Any, text: str, output_type: Any = None) -> Any:
+    """`ctx.ask` of the turn's contexts (bound to the turn with `functools.partial`): a
+    one-shot call through the turn's executor, its tokens counted in the turn
+    (`effects.ask`)."""
+    from ..effects.ask import ask as one_shot
+
+    return await one_shot(t.runner, t, agent, text, output_type)

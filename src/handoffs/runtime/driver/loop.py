@@ -12,6 +12,7 @@ Delegations recurse into `activate` on their own line.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from ...errors import HandoffsError
@@ -37,7 +38,7 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
     state = t.state
     team = t.team
     if t.asker is None:
-        t.asker = guardrails.asker(t)
+        t.asker = partial(guardrails.ask, t)
     plan = team.plan(name)  # (the turn's active agent is one of the team's)
     agent = plan.agent
     if agent.is_human:
@@ -54,49 +55,46 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
                          else limits.within_deadline(t, leg, lambda _, lg: first(lg)))
     elif check_input and agent.input_guardrails:
         outcome = await guardrails.begin(t, leg, text)
-    try:
-        return await _line(t, leg, outcome)
+    try:  # (no coroutine of its own: every await of the turn would pass through it)
+        while True:
+            if outcome is None:
+                outcome = await activate(t, leg)
+                if leg.guard is not None:  # the activation ended before its first response
+                    outcome = await guardrails.verdict(leg) or outcome
+            if isinstance(outcome, Pause):
+                return result(t, "", outcome.agent, RunStatus.WAITING_FOR_APPROVAL)
+            if isinstance(outcome, Answer):
+                tripped = (await guardrails.check(t, leg, "output", outcome.text)
+                           if leg.agent.output_guardrails else None)
+                if tripped is None:
+                    return result(t, outcome.text, outcome.agent, RunStatus.COMPLETED,
+                                  data=outcome.data)
+                outcome = tripped
+            if isinstance(outcome, Fail):
+                check = outcome.check
+                if check is not None and check.reply is not None:
+                    return guardrails.refuse(t, leg, outcome)
+                if outcome.code == "max_steps" and t.runner.on_max_steps is not None:
+                    return await limits.max_steps_output(t, leg, outcome)
+                recovery = decide.recover(t, leg, outcome)
+                if recovery is None:
+                    return decide.given_up(t, leg, outcome)
+                limits.grace_for_fallback(t)
+                outcome = recovery
+            ended = decide.moved(t, leg, outcome)
+            if ended is not None:
+                return ended
+            # The message was checked when it came: a target checks it again only when
+            # its route asks (`Handoff(check_input=True)`).
+            route = leg.route
+            if (leg.agent.input_guardrails and route is not None
+                    and route.handoff.check_input):
+                outcome = await guardrails.begin(t, leg, turn_text(t))
+            else:
+                outcome = None
     finally:
-        guardrails.drop(leg)
-
-
-async def _line(t: Turn, leg: Leg, outcome: Outcome | None) -> RunResult:
-    while True:
-        if outcome is None:
-            outcome = await activate(t, leg)
-            if leg.guard is not None:  # the activation ended before its first response
-                outcome = await guardrails.verdict(leg) or outcome
-        if isinstance(outcome, Pause):
-            return result(t, "", outcome.agent, RunStatus.WAITING_FOR_APPROVAL)
-        if isinstance(outcome, Answer):
-            tripped = (await guardrails.check(t, leg, "output", outcome.text)
-                       if leg.agent.output_guardrails else None)
-            if tripped is None:
-                return result(t, outcome.text, outcome.agent, RunStatus.COMPLETED,
-                              data=outcome.data)
-            outcome = tripped
-        if isinstance(outcome, Fail):
-            check = outcome.check
-            if check is not None and check.reply is not None:
-                return guardrails.refuse(t, leg, outcome)
-            if outcome.code == "max_steps" and t.runner.on_max_steps is not None:
-                return await limits.max_steps_output(t, leg, outcome)
-            recovery = decide.recover(t, leg, outcome)
-            if recovery is None:
-                return decide.given_up(t, leg, outcome)
-            limits.grace_for_fallback(t)
-            outcome = recovery
-        ended = decide.moved(t, leg, outcome)
-        if ended is not None:
-            return ended
-        # The message was checked when it came: a target checks it again only when
-        # its route asks (`Handoff(check_input=True)`).
-        route = leg.route
-        if (leg.agent.input_guardrails and route is not None
-                and route.handoff.check_input):
-            outcome = await guardrails.begin(t, leg, turn_text(t))
-        else:
-            outcome = None
+        if leg.guard is not None:  # the turn ended before its input check was awaited
+            guardrails.drop(leg)
 
 
 # -- one agent at work ---------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...core.handoff import Handoff, HandoffReason, HandoffRecord
@@ -52,7 +53,7 @@ async def run_plan(runner: Host, session_id: str,
         since = state.checkpoint()
         skip_dead(state)
         t = Turn(runner, state, context, None)
-        t.asker = guardrails.asker(t)
+        t.asker = partial(guardrails.ask, t)
         supervisor = team.supervisor or state.active_agent or team.entry
         state.messages.append(Note(f"Plan of {len(plan)} steps by {supervisor}.", supervisor))
         observe(t)

@@ -19,27 +19,12 @@ from ...core.output import OUTPUT_ATTEMPTS, output_feedback, output_spec, parse_
 from ...core.usage import Usage
 from ...errors import HandoffsError
 from ...models.base import NO_SETTINGS, Model, ModelRequest, ModelResponse
+from .executor import UNSTREAMED
 
 if TYPE_CHECKING:
     from ...core.agent import Agent
     from ..state import Turn
     from ..state.host import Executor, Host
-
-
-class Unstreamed:
-    """What the executor is given as the turn for a model call whose text must not
-    stream to the reader (a one-shot `ask`, the first call beside a running input
-    check). The executors read only `streaming` (and `emit`, for deltas) of it."""
-
-    __slots__ = ()
-
-    streaming = False
-
-    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
-        """Nothing: such a call has no events of its own."""
-
-
-UNSTREAMED: Any = Unstreamed()
 
 
 async def ask(runner: Host, t: Turn | None, agent: Agent, text: str,

@@ -104,5 +104,21 @@ async def streamed(t: Turn, model: Model, request: ModelRequest) -> ModelRespons
     return response
 
 
+class Unstreamed:
+    """What the executor is given as the turn for a model call whose text must not
+    stream to the reader (a one-shot `ask`, the first call beside a running input
+    check). The executors read only `streaming` (and `emit`, for deltas) of it."""
+
+    __slots__ = ()
+
+    streaming = False
+
+    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
+        """Nothing: such a call has no events of its own."""
+
+
+UNSTREAMED: Any = Unstreamed()
+
+
 IN_PROCESS = InProcess()
 """The executor a `Runner` uses unless it is given another."""
