@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
+
+from handoffs import Agent, RunContext, Runner, Team, tool
+from handoffs.testing import ScriptedModel, call, reply
 
 from .conftest import Handoffs
 
@@ -82,3 +86,27 @@ def test_reading_commands_refuse_a_database_that_is_not_there(
     assert done.stderr.startswith("handoffs: There is no SQLite database 'nonexistent.db'")
     assert "no sessions" not in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == []     # nothing was created
+
+
+
+class Booking(BaseModel):
+    seat_number: str | None = None
+
+
+@tool
+def change_seat(ctx: RunContext[Booking], seat: str) -> str:
+    """Move the passenger."""
+    ctx.context.seat_number = seat
+    return "ok"
+
+
+async def test_show_prints_the_sessions_typed_context(handoffs: Handoffs,
+                                                      tmp_path: Path) -> None:
+    runner = Runner(Team([Agent("seats", tools=[change_seat])], context_type=Booking),
+                    model=ScriptedModel([call("change_seat", seat="4C"), reply("Done.")]),
+                    store=f"sqlite:///{tmp_path / 'chat.db'}")
+    await runner.run("s1", "seat 4C")
+    await runner.store.close()
+    shown = handoffs("sessions", "show", "s1", *STORE)
+    assert shown.returncode == 0, shown.stderr
+    assert 'context {"seat_number": "4C"}' in shown.stdout

@@ -117,3 +117,23 @@ def test_the_operator_stream_carries_every_changed_field(served: Served) -> None
     events = _turn(served, sid, OPERATOR_KEY, "verify me and move me to 12A")
     assert [e["changed"] for e in events if e["type"] == "context_changed"] == [
         {"account_number": "ACC-991"}, {"seat_number": "12A"}]
+
+
+def test_a_callable_projection_masks_what_a_customer_sees() -> None:
+    def masked(fields: Any) -> dict[str, Any]:
+        out = {k: v for k, v in fields.items() if k in ("seat_number", "account_number")}
+        if out.get("account_number"):
+            out["account_number"] = "****" + out["account_number"][-2:]
+        return out
+
+    team = Team([Agent("seats", tools=[verify, change_seat])], context_type=Airline,
+                context_public=masked)
+    with serving(lambda: Runner(team, model=ScriptedModel([
+            call("verify", account="ACC-991"), call("change_seat", seat="3A"),
+            reply("ok")]))) as served:
+        sid, token = served.session()
+        mine = _turn(served, sid, token, "verify, then seat 3A")
+        assert [e["changed"] for e in mine if e["type"] == "context_changed"] == [
+            {"account_number": "****91"}, {"seat_number": "3A"}]
+        shown = served.client.get(f"/v1/sessions/{sid}", headers=bearer(token)).json()
+        assert shown["context"] == {"account_number": "****91", "seat_number": "3A"}

@@ -158,3 +158,64 @@ async def test_a_new_sessions_context_of_the_wrong_kind_is_refused(backend: Back
     with pytest.raises(HandoffsError) as err:
         await runner.run("s1", "hi", context={"itinerary": "not a list"})
     assert err.value.code == "invalid_argument"
+
+
+async def test_a_replay_plays_the_turns_again_from_the_context_of_that_turn(
+        backend: Backend) -> None:
+    def script() -> ScriptedModel:
+        return ScriptedModel([call("change_seat", seat="1A"), reply("ok"),
+                              call("change_seat", seat="2B"), reply("ok")])
+
+    team = Team([Agent("seats", tools=[change_seat])], context_type=Booking)
+    runner = Runner(team, model=script(), store=backend.open())
+    await runner.run("s1", "seat 1A", context={"passenger_name": "Ada"})
+    await runner.run("s1", "seat 2B")
+    replay = await runner.replay("s1", 2, model=ScriptedModel(
+        [call("change_seat", seat="2C"), reply("ok")]))
+    assert (await _context(backend, replay.replay_id)) == {
+        "passenger_name": "Ada", "seat_number": "2C", "flight_number": None,
+        "itinerary": []}
+    assert (await _context(backend, "s1") or {})["seat_number"] == "2B"
+
+
+async def test_a_person_handing_back_reads_the_context_in_a_routes_condition(
+        backend: Backend) -> None:
+    from handoffs import Handoff, HumanAgent
+
+    seen: list[Any] = []
+
+    def open_to_verified(ctx: RunContext[Booking]) -> bool:
+        seen.append(ctx.context.passenger_name)
+        return True
+
+    team = Team([Agent("seats", handoffs=["person"]),
+                 HumanAgent("person", handoffs=[Handoff("seats",
+                                                        enabled=open_to_verified)])],
+                context_type=Booking)
+    runner = Runner(team, model=ScriptedModel([transfer("person"), reply("back")]),
+                    store=backend.open())
+    await runner.run("s1", "a person please", context={"passenger_name": "Ada"})
+    await runner.reply_as_human("s1", "Handing you back.", handoff_to="seats")
+    assert "Ada" in seen
+
+
+async def test_instructions_read_and_a_handoff_hook_changes_the_context(
+        backend: Backend) -> None:
+    from handoffs import Handoff
+
+    def instructions(ctx: RunContext[Booking]) -> str:
+        return f"Serve {ctx.context.passenger_name}."
+
+    def on_handoff(ctx: RunContext[Booking], payload: object) -> None:
+        ctx.context.itinerary = [*ctx.context.itinerary, "handed to seats"]
+
+    team = Team([Agent("triage", instructions=instructions,
+                       handoffs=[Handoff("seats", on_handoff=on_handoff)]),
+                 Agent("seats")], context_type=Booking)
+    model = ScriptedModel([transfer("seats"), reply("Seats here.")])
+    runner = Runner(team, model=model, store=backend.open())
+    res = await runner.run("s1", "seat please", context={"passenger_name": "Ada"})
+    assert model.requests[0].system.startswith("Serve Ada.")
+    assert (await _context(backend, "s1") or {})["itinerary"] == ["handed to seats"]
+    assert [e.data for e in res.events if e.type == "context_changed"] == [
+        {"agent": "seats", "changed": {"itinerary": ["handed to seats"]}}]

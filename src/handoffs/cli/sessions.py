@@ -91,6 +91,8 @@ async def _show(store: SessionStore, session_id: str, as_json: bool, p: Painter)
     if state.shared:
         print()
         print(p.sgr("shared memory", "1") + " " + json.dumps(state.shared, ensure_ascii=False))
+    if state.context is not None:  # the team's typed context (Team(context_type=...))
+        print(p.sgr("context", "1") + " " + json.dumps(state.context, ensure_ascii=False))
     return 0
 
 

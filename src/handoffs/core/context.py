@@ -47,9 +47,10 @@ class RunContext(Generic[T]):
     """Passed to instructions callables, tools, guardrails and hooks during a run.
 
     `shared` is the session's shared memory: what a tool writes there is persisted
-    with the session and visible to every agent of the team. `context` is what the caller
-    passed to `runner.run(..., context=...)`; annotate `ctx: RunContext[Deps]` to have a
-    type checker check what your code reads from it (a bare `RunContext` is
+    with the session and visible to every agent of the team. `context` is the team's typed
+    session context (`Team(context_type=...)`: kept with the session), else what the
+    caller passed to `runner.run(..., context=...)`; annotate `ctx: RunContext[Deps]` to
+    have a type checker check what your code reads from it (a bare `RunContext` is
     `RunContext[Any]`).
     """
 
@@ -63,7 +64,9 @@ class RunContext(Generic[T]):
     """The session's shared memory (JSON values only): written by tools, persisted with
     the session, read by every agent of the team."""
     context: T = None  # type: ignore[assignment]  # None when the caller passed nothing
-    """Whatever the caller passed as `runner.run(..., context=...)`; never persisted."""
+    """The team's session context (`Team(context_type=...)`: stored with the session, a
+    turn's changes kept unless it fails), else whatever the caller passed as
+    `runner.run(..., context=...)`, never persisted."""
     handoff: HandoffContext | None = None
     """How this agent got the conversation, or None for the entry agent."""
     channel: str | None = None

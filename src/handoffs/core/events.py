@@ -44,6 +44,9 @@ a turn that cannot be stored ends with `run_failed` and the store's code instead
 spent, and `usage_by_model` per model (both absent when no model was called).
 `tool_progress` and `custom_event` are sent while the tool still runs (a tool calls
 `RunContext.progress` / `custom_event`), before its `tool_result`.
+`context_changed` (a team with `Team(context_type=...)`) follows each batch of tool calls
+that changed the typed session context, by the agent that called them; what hooks,
+guardrails or instructions changed comes when the turn ends, by the agent that ended it.
 `model_request` and `model_response` are recorded only with `Runner(inspect=True)`
 (`runtime.inspector`): the exact request each model call got and its raw response.
 """

@@ -141,8 +141,8 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
         if handoff_to is not None:
             route = team.plan(human.name).routes_by_target.get(handoff_to)
             h = route.handoff if route is not None else None
-            ctx = RunContext(state.id, human.name, state.turn, state.shared, None, None,
-                             state.channel)
+            ctx = RunContext(state.id, human.name, state.turn, state.shared,
+                             _read_only_context(team, state), None, state.channel)
             rejection = team.policy.check(
                 team, human.name, handoff_to, h, state, 0, None, 0,
                 h is None or h.enabled is True or enabled(h, ctx))
@@ -179,3 +179,13 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
         res = RunResult(session_id, text, agent, status, state.turn, t.records)
         res.bind_events(t.log)
         return res
+
+
+def _read_only_context(team: Any, state: SessionState) -> Any:
+    """The typed context a route's `enabled` reads when a person hands back (a copy: a
+    person's reply runs no code that may change it); None for a team without one."""
+    if team.context_type is None:
+        return None
+    from ...core.typed_context import opened
+
+    return opened(team.context_type, state.context, None)

@@ -11,6 +11,7 @@ import { ApiError, call, saveSession, savedSession } from "./api.js";
 import { Chat } from "./chat.js";
 import { confirmWith } from "./confirm.js";
 import { Connection } from "./connection.js";
+import { ContextPanel } from "./context.js";
 import { conversation, forget, remember, showConversations } from "./conversations.js";
 import { Follower } from "./follow.js";
 import { Graph, agentList } from "./graph.js";
@@ -24,7 +25,7 @@ const $ = (sel) => document.querySelector(sel);
 
 const page = {
   team: null, session: null, connection: null, chat: null, timeline: null, graph: null,
-  picker: null, active: null, events: [], busy: false, sending: false,
+  picker: null, context: null, active: null, events: [], busy: false, sending: false,
   held: null, // events that came while the session's state was read (shown after it)
 };
 window.handoffsPage = page; // for the browser tests and for curious people
@@ -79,6 +80,7 @@ function onEvent(e) {
   if (e.type === "run_started") setBusy(true);
   if (e.type === "agent_changed") setActive(e.agent);
   if (e.type === "agent_handoff") page.graph.took(e.source, e.target);
+  if (e.type === "context_changed") page.context.change(e.changed);
   if (e.type === "run_completed" || e.type === "run_failed") {
     setBusy(false);
     refreshRecords();
@@ -123,6 +125,7 @@ async function readState() {
   const id = encodeURIComponent(page.session.id);
   const s = await call("GET", `v1/sessions/${id}`, { token: page.session.token });
   const t = await call("GET", `v1/sessions/${id}/transcript`, { token: page.session.token });
+  page.context.set(s.context);
   for (const text of interruptedTexts(t.messages)) page.chat.interruptedTexts.add(text);
   if (s.status === "interrupted") {
     const users = t.messages.filter((m) => m.kind === "user");
@@ -191,6 +194,8 @@ async function openSession(choice = null) {
     fork: state?.metadata?.forked_from || conversation(entry.id)?.fork || null });
   startOver(active);
   if (state) await withState();
+  else page.context.set((await call("GET", `v1/sessions/${encodeURIComponent(entry.id)}`,
+    { token: entry.token }).catch(() => ({}))).context);
   showFork(state?.metadata?.forked_from);
   $("#welcome").hidden = !(state === null || state.messages === 0) || !page.chat.empty;
   $("#session-id").textContent = page.session.id;
@@ -377,6 +382,7 @@ async function main() {
     onInterrupted: (turn) => page.timeline.interrupted(turn, true),
     follower: new Follower($("#messages"), $("#new-below")),
   });
+  page.context = new ContextPanel($("#context-box"), $("#session-context"));
   page.timeline = new Timeline($("#timeline"), page.team);
   page.graph = new Graph($("#graph"), page.team);
   agentList($("#agents"), page.team);

@@ -8,6 +8,7 @@
 import { call } from "./api.js";
 import { Chat } from "./chat.js";
 import { Connection } from "./connection.js";
+import { ContextPanel } from "./context.js";
 import { LIMITS, folded } from "./fold.js";
 import { Follower } from "./follow.js";
 import { TeamInfo, badge, count, el, preview, waited } from "./team.js";
@@ -17,7 +18,7 @@ const KEY = "handoffs.operatorKey";
 const POLL_MS = 1500;
 
 const op = { key: null, team: null, open: null, connection: null, chat: null, active: null,
-  timer: null, follower: null };
+  timer: null, follower: null, context: null };
 const TITLE = document.title;
 window.handoffsOperator = op;
 
@@ -140,6 +141,9 @@ async function openSession(id) {
   op.open = id;
   const transcript = await call("GET", `v1/sessions/${encodeURIComponent(id)}/transcript`, { token: op.key });
   showContext(transcript);
+  op.context ||= new ContextPanel($("#context-box"), $("#session-context"));
+  const session = await call("GET", `v1/sessions/${encodeURIComponent(id)}`, { token: op.key });
+  op.context.set(session.context);
   op.follower ||= new Follower($("#messages"), $("#new-below"));
   op.chat = new Chat($("#messages"), op.team, {
     userLabel: "Customer", onStatus: (t) => { $("#status").textContent = t; },
@@ -149,6 +153,7 @@ async function openSession(id) {
   op.connection = new Connection(id, op.key, (e) => {
     op.chat.handle(e);
     if (e.type === "agent_changed") setActive(e.agent);
+    if (e.type === "context_changed") op.context.change(e.changed);
     if (e.type === "approval_requested" || e.type === "approval_decided") showApprovals().catch(() => {});
   }, setConnection, () => op.chat.clear());
   op.connection.open();
