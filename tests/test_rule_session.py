@@ -130,3 +130,20 @@ def test_a_request_carries_the_session_for_an_offline_model() -> None:
     model = RuleModel([Rule(answer=capture)])
     model.respond(ModelRequest("desk", "", [], [], shared={"a": 1}, context={"b": 2}))
     assert seen["shared"]["a"] == 1 and seen["context"].b == 2
+
+
+def test_the_session_and_read_only_cross_temporals_wire() -> None:
+    from handoffs.temporal import codec
+
+    request = ModelRequest("desk", "", [], [flight_status.spec, assign_special_service_seat.spec],
+                           shared={"confirmation": "LL0EZ6"},
+                           context=Booking(seat_number="12C"))
+    back = codec.request_from(codec.request_to(request), None)
+    assert back.shared == {"confirmation": "LL0EZ6"}
+    assert back.context == {"confirmation_number": None, "seat_number": "12C"}
+    assert [t.read_only for t in back.tools] == [True, False]
+    plain = codec.request_to(ModelRequest("desk", "", [], [assign_special_service_seat.spec]))
+    assert "shared" not in plain and "context" not in plain  # nothing sent when empty
+    assert "read_only" not in plain["tools"][0]
+    model = RuleModel([Rule(answer="{context.seat_number} for {shared[confirmation]}")])
+    assert model.respond(back).text == "12C for LL0EZ6"

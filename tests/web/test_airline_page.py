@@ -15,6 +15,7 @@ from handoffs.examples.airline import REFUSAL
 from .conftest import Served
 from .pages import assert_accessible, chat, say, turn_done, wait_until
 
+FIELD = "#session-context dd[data-field={}]"
 HOOK = """() => {
   window.maps = [];
   window.handoffs.on("seat_map", (data, event) => window.maps.push([data, event.tool]));
@@ -58,6 +59,9 @@ def test_the_airline_demo_flow_on_the_page(context: Any, airline: str,
     say(page, "23A please")
     turn_done(page, 4)
     assert "Your seat has been changed to 23A." in seats.last.inner_text()
+    # The context panel shows the traveller's booking and follows the change.
+    page.wait_for_selector(FIELD.format("seat_number") + ":text('23A')")
+    assert page.locator(FIELD.format("confirmation_number")).inner_text() == "LL0EZ6"
 
     say(page, "What's the status of my flight?")
     turn_done(page, 5)

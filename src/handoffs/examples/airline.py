@@ -29,8 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from handoffs import Agent, GuardrailResult, Handoff, RunContext, Team, tool
-from handoffs.core.guardrails import guardrail
+from handoffs import Agent, GuardrailResult, Handoff, RunContext, Team, guardrail, tool
 from handoffs.rules import Rule, RuleModel
 
 # -- the airline's data (a demo: one signed-in passenger, two flights) --------------------
