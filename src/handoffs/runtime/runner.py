@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.agent import Agent
@@ -111,16 +110,15 @@ class Runner(GoingBack):
     ) -> None:
         from .config import RunnerConfig  # not on the import path (`runtime.config`)
 
-        self.config = RunnerConfig(max_steps, max_message_chars, turn_timeout,
-                                   history if history is not None else "own_tools",
-                                   on_max_steps, inspect, telemetry)
-        """The runner's options as one value (`from_config` builds another runner of it);
-        `max_steps`, `max_message_chars`, `turn_timeout`, `history` and `on_max_steps`
-        read and write it."""
-        check_runner(team, self.config)
+        config = RunnerConfig(max_steps, max_message_chars, turn_timeout,
+                              history if history is not None else "own_tools",
+                              on_max_steps, inspect, telemetry)
+        check_runner(team, config)
+        self._apply(config)
         self.team = team
         self.model = model
         self.store = open_store(store)
+        self._features: tuple[SessionStore, StoreFeatures] | None = None
         self.telemetry: Telemetry | None = resolve(telemetry)
         """Checked once per turn (`handoffs.telemetry`); None: never traced nor measured."""
         self.inspector: Inspector | None = inspector(inspect, self.telemetry)
@@ -144,21 +142,20 @@ class Runner(GoingBack):
         """The MCP connections once an agent's server was first used (else None; `mcp`
         makes them)."""
 
-    store_features: StoreFeatures
-    """What the store offers beyond `SessionStore` (its event log, turn marks, readiness
-    probe), read when the store is set: no turn probes the store for a method."""
+    store: SessionStore
+    """Where sessions are kept (`Runner(store=...)`); may be replaced."""
 
     @property
-    def store(self) -> SessionStore:
-        """Where sessions are kept (`Runner(store=...)`); may be replaced."""
-        return self._store
+    def store_features(self) -> StoreFeatures:
+        """What the store offers beyond `SessionStore` (its event log, turn marks,
+        readiness probe), read once per store (again when `store` is replaced): no turn
+        probes the store for a method."""
+        known = self._features
+        if known is None or known[0] is not self.store:
+            from ..stores.features import StoreFeatures
 
-    @store.setter
-    def store(self, store: SessionStore) -> None:
-        from ..stores.features import StoreFeatures
-
-        self._store = store
-        self.store_features = StoreFeatures.of(store)
+            known = self._features = (self.store, StoreFeatures.of(self.store))
+        return known[1]
 
     @classmethod
     def from_config(cls, team: Team, config: RunnerConfig, *,
@@ -168,50 +165,40 @@ class Runner(GoingBack):
         how a replay and a Temporal workflow build theirs, so no option is left behind."""
         return cls(team, model, store, executor=executor, **config.options())
 
-    @property
-    def max_steps(self) -> int:
-        """Model calls one turn may make (`config.max_steps`)."""
-        return self.config.max_steps
-
-    @max_steps.setter
-    def max_steps(self, value: int) -> None:
-        self.config = replace(self.config, max_steps=value)
-
-    @property
-    def max_message_chars(self) -> int:
-        """The longest message a user or operator may send (`config.max_message_chars`)."""
-        return self.config.max_message_chars
-
-    @max_message_chars.setter
-    def max_message_chars(self, value: int) -> None:
-        self.config = replace(self.config, max_message_chars=value)
+    max_steps: int
+    """Model calls one turn may make."""
+    max_message_chars: int
+    """The longest message a user or operator may send."""
+    turn_timeout: float | None
+    """Seconds a whole turn may take by default (None: no limit)."""
+    history: HistoryMode
+    """The history view of routes that set none (`Handoff(history=None)`)."""
+    on_max_steps: Callable[[RunContext[Any]], Any] | None
+    """Makes the output of a turn that reached `max_steps` (None: the turn fails)."""
 
     @property
-    def turn_timeout(self) -> float | None:
-        """Seconds a whole turn may take by default (None: no limit)."""
-        return self.config.turn_timeout
+    def config(self) -> RunnerConfig:
+        """The runner's options as one value, as they are now (`from_config` builds
+        another runner of it). Plain attributes hold them, which a turn reads for free;
+        setting `config` sets them all."""
+        from .config import RunnerConfig
 
-    @turn_timeout.setter
-    def turn_timeout(self, value: float | None) -> None:
-        self.config = replace(self.config, turn_timeout=value)
+        return RunnerConfig(self.max_steps, self.max_message_chars, self.turn_timeout,
+                            self.history, self.on_max_steps, self._inspect,
+                            self._telemetry_option)
 
-    @property
-    def history(self) -> HistoryMode:
-        """The history view of routes that set none (`Handoff(history=None)`)."""
-        return self.config.history
+    @config.setter
+    def config(self, config: RunnerConfig) -> None:
+        self._apply(config)
 
-    @history.setter
-    def history(self, value: HistoryMode) -> None:
-        self.config = replace(self.config, history=value)
-
-    @property
-    def on_max_steps(self) -> Callable[[RunContext[Any]], Any] | None:
-        """Makes the output of a turn that reached `max_steps` (None: the turn fails)."""
-        return self.config.on_max_steps
-
-    @on_max_steps.setter
-    def on_max_steps(self, value: Callable[[RunContext[Any]], Any] | None) -> None:
-        self.config = replace(self.config, on_max_steps=value)
+    def _apply(self, config: RunnerConfig) -> None:
+        self.max_steps = config.max_steps
+        self.max_message_chars = config.max_message_chars
+        self.turn_timeout = config.turn_timeout
+        self.history = config.history
+        self.on_max_steps = config.on_max_steps
+        self._inspect = config.inspect
+        self._telemetry_option = config.telemetry
 
     def _client(self, specs: Sequence[ToolSpec | Mapping[str, Any]]) -> dict[str, Any]:
         """The client's tools, checked (`core.client_tools`); refused under an executor

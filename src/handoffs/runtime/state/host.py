@@ -124,11 +124,18 @@ class Host(Protocol):
     model: Any
     """The default model of agents without their own (`Runner(model=...)`)."""
     store: SessionStore
-    store_features: StoreFeatures
-    """What the store offers beyond `SessionStore`, resolved when the store was set."""
     executor: Executor
-    config: RunnerConfig
-    """Its options as one value; the limits and defaults below are read from it."""
+
+    @property
+    def store_features(self) -> StoreFeatures:
+        """What the store offers beyond `SessionStore`, read once per store."""
+        ...
+
+    @property
+    def config(self) -> RunnerConfig:
+        """Its options as one value (the limits and defaults below, as they are now)."""
+        ...
+
     max_steps: int
     max_message_chars: int
     turn_timeout: float | None
