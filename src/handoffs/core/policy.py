@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -61,26 +61,41 @@ class Rejection:
     message: str
 
 
-class HandoffRequest(NamedTuple):
-    """One handoff asked for, as the policy reviews it (`HandoffPolicy.review`)."""
+class HandoffRequest:
+    """One handoff asked for, as the policy reviews it (`HandoffPolicy.review`). A plain
+    slotted class: a request is made for every transfer a model asks for, and a dataclass
+    or NamedTuple costs more to build (and a dataclass to import)."""
 
-    source: str
-    """The agent asking (for a person's hand-back, the human agent)."""
-    target: str
-    """The agent asked for."""
-    route: Handoff | None = None
-    """The source's declared route to the target (None: it declared none)."""
-    handoffs_this_turn: int = 0
-    """Handoffs accepted so far in this user turn."""
-    payload_error: str | None = None
-    """Why the payload does not validate against the route's model, if it does not."""
-    depth: int = 0
-    """How deep in delegations the request is made (0: the main conversation)."""
-    route_enabled: bool = True
-    """The route's `enabled` flag, evaluated for this run by the caller."""
-    line: str | None = None
-    """The delegation the request is made in (its record id; None: the main
-    conversation): the loop rule counts that line's transfers only."""
+    __slots__ = ("depth", "handoffs_this_turn", "line", "payload_error", "route",
+                 "route_enabled", "source", "target")
+
+    def __init__(self, source: str, target: str, route: Handoff | None = None,
+                 handoffs_this_turn: int = 0, payload_error: str | None = None,
+                 depth: int = 0, route_enabled: bool = True, line: str | None = None
+                 ) -> None:
+        self.source = source
+        """The agent asking (for a person's hand-back, the human agent)."""
+        self.target = target
+        """The agent asked for."""
+        self.route = route
+        """The source's declared route to the target (None: it declared none)."""
+        self.handoffs_this_turn = handoffs_this_turn
+        """Handoffs accepted so far in this user turn."""
+        self.payload_error = payload_error
+        """Why the payload does not validate against the route's model, if it does not."""
+        self.depth = depth
+        """How deep in delegations the request is made (0: the main conversation)."""
+        self.route_enabled = route_enabled
+        """The route's `enabled` flag, evaluated for this run by the caller."""
+        self.line = line
+        """The delegation the request is made in (its record id; None: the main
+        conversation): the loop rule counts that line's transfers only."""
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in (
+            "source", "target", "route", "handoffs_this_turn", "payload_error", "depth",
+            "route_enabled", "line"))
+        return f"HandoffRequest({fields})"
 
 
 @dataclass(slots=True, frozen=True)
