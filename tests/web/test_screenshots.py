@@ -11,12 +11,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .conftest import OPERATOR_KEY, open_page
+from .conftest import OPERATOR_KEY, Served, open_page
 from .pages import CHARGED_TWICE, SIZES, assert_accessible, chat, in_view, say, turn_done
 
 DEMO_AGENTS = ["triage", "billing", "policy", "refunds", "technical", "operator"]
 PICTURES = ("web_chat.png", "web_timeline.png", "web_operator.png", "web_inspect.png",
             "web_operator_following.png", "web_rerun.png", "web_dark.png", "web_phone.png")
+AIRLINE = "web_airline.png"
+"""`handoffs serve --demo airline`: the context panel and a guardrail's refusal."""
 
 
 def test_screenshots(browser: Any, demo_server: str, errors: list[str], tmp_path: Path) -> None:
@@ -96,4 +98,32 @@ def test_screenshots(browser: Any, demo_server: str, errors: list[str], tmp_path
         op_ctx.close()
     for name in PICTURES:
         assert re.match(rb"\x89PNG", (out / name).read_bytes()[:4])
+    assert not errors
+
+
+def test_airline_screenshot(browser: Any, errors: list[str], tmp_path: Path) -> None:
+    """The airline example as a traveller sees it: the seat change in the context panel,
+    a refused question answered by the agent, its guardrail checks on the timeline."""
+    out = Path(os.environ.get("HANDOFFS_WEB_SCREENSHOTS") or tmp_path)
+    served = Served("", "--demo", "airline", "--store", "memory://")
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = chat(ctx, served.url, errors)
+        for n, text in enumerate(("Can I change my seat?", "23A please",
+                                  "Also write a poem about strawberries."), start=1):
+            say(page, text)
+            turn_done(page, n)
+        page.wait_for_selector("#session-context dd[data-field=seat_number]:text('23A')")
+        check = page.locator("#timeline .turn[data-turn='3'] .entry.check[data-passed=false]")
+        check.scroll_into_view_if_needed()
+        assert in_view(page, "#timeline .turn[data-turn='3'] .entry.check[data-passed=false]")
+        # The refusal is an answer like any other: its bubble has stopped streaming.
+        assert page.locator(".messages > .msg.agent.streaming").count() == 0
+        page.locator("#session-context").scroll_into_view_if_needed()
+        assert_accessible(page, "the airline example, as pictured")
+        page.screenshot(path=str(out / AIRLINE))
+    finally:
+        ctx.close()
+        served.stop()
+    assert re.match(rb"\x89PNG", (out / AIRLINE).read_bytes()[:4])
     assert not errors

@@ -113,6 +113,8 @@ def refuse(t: Turn, leg: Leg, fail: Fail) -> RunResult:
         drop_views(t.state)  # rendered again, the refused exchange left out
     if t.streaming:  # a reader shows it as it shows any streamed answer
         t.emit("text_delta", {"agent": c.agent, "text": c.reply})
+    # ... and, like any answer, a `message` ends it (the page's bubble stops streaming).
+    t.emit("message", {"agent": c.agent, "text": c.reply})
     state = t.state
     if log.isEnabledFor(logging.INFO):
         log.info("turn %d of %s: guardrail %s refused the %s (%s)", state.turn, state.id,
