@@ -269,3 +269,27 @@ async def test_the_offline_rule_model_answers_a_classifier_call() -> None:
     runner = Runner(team, model=model)
     assert (await runner.run("s", "a poem about gates")).output == REFUSAL
     assert (await runner.run("s", "which gate?")).output == "Gate 12."
+
+
+def test_a_team_knows_the_agents_its_guardrails_declare_they_ask() -> None:
+    """`guardrail(asks=...)`: the classifier is known by name (what a Temporal worker
+    resolves it by), is no member, gets no handoff and is not reported unreachable."""
+    from handoffs.cli.check import check_team
+    from handoffs.errors import TeamError
+
+    checker = Agent("relevance_checker", output_type=Verdict)
+
+    @guardrail(name="relevance", asks=[checker])
+    async def relevance(ctx: RunContext, text: str) -> GuardrailResult:
+        return GuardrailResult.ok()
+
+    team = Team([Agent("triage", input_guardrails=[relevance]),
+                 Agent("billing", output_guardrails=[relevance])])
+    assert dict(team.asked) == {"relevance_checker": checker}
+    assert "relevance_checker" not in team and team.get("relevance_checker") is None
+    assert not [f for f in check_team(team) if "relevance_checker" in str(f)]
+    # A member asked as well stays a member; a different agent by a member's name is
+    # refused (the worker could not tell them apart).
+    assert not Team([Agent("triage", input_guardrails=[relevance]), checker]).asked
+    with pytest.raises(TeamError, match="relevance_checker"):
+        Team([Agent("triage", input_guardrails=[relevance]), Agent("relevance_checker")])

@@ -30,6 +30,8 @@ from .context import RunContext
 if TYPE_CHECKING:
     import pydantic
 
+    from .agent import Agent
+
 
 @dataclass(slots=True, frozen=True)
 class GuardrailResult:
@@ -109,20 +111,34 @@ G = TypeVar("G", bound=Callable[..., Any])
 @overload
 def guardrail(fn: G, /) -> G: ...
 @overload
-def guardrail(*, name: str | None = None, block: bool = False) -> Callable[[G], G]: ...
-def guardrail(fn: Any = None, /, *, name: str | None = None, block: bool = False) -> Any:
+def guardrail(*, name: str | None = None, block: bool = False,
+              asks: Iterable[Agent] = ()) -> Callable[[G], G]: ...
+def guardrail(fn: Any = None, /, *, name: str | None = None, block: bool = False,
+              asks: Iterable[Agent] = ()) -> Any:
     """Mark a function as a guardrail: `@guardrail` or `@guardrail(name=..., block=True)`.
 
     `name`: what events, `RunResult.guardrails`, `handoffs stats` and eval's
     `refused_by` call it (default: the function's name). `block=True`: the agent's
     input guardrails finish before its first model call (no model call is paid for a
-    refused message; the answer waits for the check) instead of running beside it."""
+    refused message; the answer waits for the check) instead of running beside it.
+    `asks`: the agents it asks with `ctx.ask` that are not team members (classifiers):
+    the team knows them by name (`Team.asked`), so a Temporal worker, which resolves a
+    model call's agent by name, can answer for them; they never get a handoff."""
+    asked = tuple(asks)
+
     def mark(f: Any) -> Any:
         if name is not None:
             f.name = name
         f.block = block
+        if asked:
+            f.asks = asked
         return f
     return mark if fn is None else mark(fn)
+
+
+def asked_agents(g: Any) -> tuple[Agent, ...]:
+    """The agents a guardrail declared it asks (`guardrail(asks=...)`)."""
+    return tuple(getattr(g, "asks", ()))
 
 
 def blocks(g: Any) -> bool:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from ..errors import TeamError
 from .agent import Agent
+from .guardrails import asked_agents
 from .handoff import Handoff
 from .handoff_tool import PayloadShape, handoff_tool, routing_text
 from .names import TOOL_NAME_RULE, is_valid_tool_name
@@ -66,15 +67,36 @@ class AgentPlan:
     """Its one-way routes in the words a model may name them by (narrated handoffs)."""
 
 
+def _asked(agents: Iterable[Agent], by_name: Mapping[str, Agent]) -> dict[str, Agent]:
+    """The non-member agents the members' guardrails declare they ask, by name; a name
+    that is a member's or another asked agent's refused (the worker could not tell
+    them apart)."""
+    asked: dict[str, Agent] = {}
+    for a in agents:
+        for g in (*a.input_guardrails, *a.output_guardrails):
+            for helper in asked_agents(g):
+                if not isinstance(helper, Agent):
+                    raise TeamError(f"guardrail(asks=...) takes Agent objects, got {helper!r}.")
+                known = by_name.get(helper.name) or asked.get(helper.name)
+                if known is helper:
+                    continue
+                if known is not None:
+                    raise TeamError(
+                        f"Two agents are named {helper.name!r} (one asked by a guardrail of "
+                        f"{a.name!r}); agent names must be unique.")
+                asked[helper.name] = helper
+    return asked
+
+
 class Team:
     """A set of agents that hand off to one another.
 
     Names are resolved and the graph is checked once, here: a team that builds can run.
     """
 
-    __slots__ = ("_plans", "agents", "approvals_by", "context_public", "context_type", "entry",
-                 "fallback", "handoff_instructions", "policy", "routing", "suggested_prompts",
-                 "summarizer", "supervisor")
+    __slots__ = ("_plans", "agents", "approvals_by", "asked", "context_public",
+                 "context_type", "entry", "fallback", "handoff_instructions", "policy",
+                 "routing", "suggested_prompts", "summarizer", "supervisor")
 
     def __init__(
         self,
@@ -162,6 +184,10 @@ class Team:
         self._plans: dict[str, AgentPlan] = {
             a.name: self._plan(a, by_name, handoff_instructions) for a in self.agents
         }
+        self.asked: Mapping[str, Agent] = _asked(self.agents, by_name)
+        """The agents its members' guardrails ask that are not members, by name
+        (`guardrail(asks=...)`): never handed to, reachable only by `ctx.ask`; a
+        Temporal worker answers for them by name."""
 
     @staticmethod
     def _member(ref: str | Agent | None, role: str, by_name: Mapping[str, Agent]) -> str | None:

@@ -303,7 +303,7 @@ JAILBREAK_CHECK = Agent(
 """The jailbreak guardrail's classifier."""
 
 
-@guardrail(name="relevance")
+@guardrail(name="relevance", asks=[RELEVANCE_CHECK])
 async def relevance_guardrail(ctx: Ctx, text: str) -> GuardrailResult:
     """Refuses a message unrelated to airline travel (a greeting or an "OK" passes),
     answering it with `REFUSAL`; the agent keeps the conversation."""
@@ -314,7 +314,7 @@ async def relevance_guardrail(ctx: Ctx, text: str) -> GuardrailResult:
                                 reasoning=verdict.reasoning)
 
 
-@guardrail(name="jailbreak")
+@guardrail(name="jailbreak", asks=[JAILBREAK_CHECK])
 async def jailbreak_guardrail(ctx: Ctx, text: str) -> GuardrailResult:
     """Refuses a message that tries to get around the instructions or reveal them."""
     verdict: Jailbreak = await ctx.ask(JAILBREAK_CHECK, text, output_type=Jailbreak)
@@ -388,7 +388,9 @@ def build_team() -> Team:
         "faq", "Answers questions about baggage, wifi, the plane and policies.",
         "You answer frequently asked questions. Always look the answer up with faq_lookup; "
         "never answer from your own knowledge.", [faq_lookup], "FAQ", "❓", "#7c3aed")
-    # The classifiers are not members: nothing hands the conversation to them.
+    # The classifiers are not members: nothing hands the conversation to them. The
+    # guardrails declare them (`asks=`), so the team knows them by name (`Team.asked`)
+    # and a Temporal worker can answer for them.
     return Team([triage, seat_booking, flight, cancellation, refunds, faq], entry="triage",
                 suggested_prompts=SUGGESTED_PROMPTS, context_type=AirlineContext,
                 context_public=PUBLIC)

@@ -53,6 +53,30 @@ HOLD_CHECK = 2.0
 on another worker, which then wrote the session without the lock)."""
 
 
+def _model_named(runner: Runner, agent: str) -> Model:
+    """The model of agent `agent`: a team member's, or that of an agent a guardrail asks
+    (`guardrail(asks=...)`, `Team.asked`); a clear failure, not retried, for any other
+    name or an agent with no model."""
+    if agent in runner.team:
+        model = runner.model_for(agent)
+    else:
+        helper = runner.team.asked.get(agent)
+        if helper is None:
+            raise ApplicationError(
+                f"Agent {agent!r} is not in the worker's team.", codec.error_to(HandoffsError(
+                    f"ask: {agent!r} is neither a member of the worker's team nor an agent "
+                    "one of its guardrails declares it asks (guardrail(asks=...)).",
+                    code="unknown_agent")), type="HandoffsError", non_retryable=True)
+        from ..runtime.settings import resolve_model
+
+        model = resolve_model(helper, runner.model)
+    if model is None:
+        raise ApplicationError(f"Agent {agent!r} has no model.", codec.error_to(
+            HandoffsError("no model", code="no_model")), type="HandoffsError",
+            non_retryable=True)
+    return model
+
+
 class Activities:
     """The activities of one worker, bound to its runner (`worker.make_worker`)."""
 
@@ -100,12 +124,9 @@ class Activities:
         d = args["request"]
         agent = d["agent"]
         runner = self.runner
-        model = runner.model_for(agent)
-        if model is None:
-            raise ApplicationError(f"Agent {agent!r} has no model.", codec.error_to(
-                HandoffsError("no model", code="no_model")), type="HandoffsError",
-                non_retryable=True)
-        request = codec.request_from(d, runner.team.plan(agent).output)
+        team = runner.team
+        model = _model_named(runner, agent)
+        request = codec.request_from(d, team.plan(agent).output if agent in team else None)
         deltas: list[str] | None = [] if args.get("stream") else None
         try:
             call = (self._single_try(model).complete(request) if deltas is None

@@ -16,6 +16,7 @@ from ..core.events import Event
 from ..core.guardrails import GuardrailCheck
 from ..core.handoff import HandoffRecord
 from ..core.messages import Reasoning, ToolCall, message_from_dict
+from ..core.output import OutputSpec
 from ..core.session import SessionState
 from ..core.tools import ToolSpec
 from ..errors import HandoffsError, ModelError
@@ -34,8 +35,10 @@ def jsonable(value: Any) -> Any:
 
 
 def request_to(request: ModelRequest) -> dict[str, Any]:
-    """A model request as data; its output type travels as a flag, the worker has the
-    agent's own (`Team.plan(agent).output`). The shared memory and the context travel
+    """A model request as data; its output type travels as its spec's name and JSON
+    schema (what a provider is told), so a one-shot `ask` with an output type of its
+    own, or of an agent that is not a team member, asks for the same object under
+    Temporal; the answer is parsed in the workflow. The shared memory and the context travel
     only when there are some (an offline model reads them: `ModelRequest.shared`), the
     context as JSON data (a pydantic model's fields)."""
     d = {
@@ -43,7 +46,7 @@ def request_to(request: ModelRequest) -> dict[str, Any]:
         "messages": [m.to_dict() for m in request.messages],
         "tools": [tool_to(s) for s in request.tools],
         "tool_choice": request.tool_choice, "settings": jsonable(dict(request.settings)),
-        "output": request.output is not None,
+        "output": _output_to(request.output),
         "parallel_tool_calls": request.parallel_tool_calls,
     }
     if request.shared:
@@ -53,14 +56,30 @@ def request_to(request: ModelRequest) -> dict[str, Any]:
     return d
 
 
-def request_from(d: Mapping[str, Any], output: Any) -> ModelRequest:
-    """`request_to`'s data back as a request, with the agent's `output` spec."""
+def request_from(d: Mapping[str, Any], output: OutputSpec | None) -> ModelRequest:
+    """`request_to`'s data back as a request; `output`: the agent's own spec, if it is a
+    team member (used as is by a request recorded when only a flag travelled)."""
     return ModelRequest(
         d["agent"], d["system"], [message_from_dict(m) for m in d["messages"]],
         [tool_from(s) for s in d["tools"]],
         d.get("tool_choice"), dict(d.get("settings") or {}),
-        output if d.get("output") else None, d.get("parallel_tool_calls"),
+        _output_from(d.get("output"), output), d.get("parallel_tool_calls"),
         dict(d.get("shared") or {}), d.get("context"))
+
+
+def _output_to(spec: OutputSpec | None) -> dict[str, Any] | None:
+    if spec is None:
+        return None
+    return {"name": spec.name, "schema": spec.schema, "strict": spec.strict}
+
+
+def _output_from(d: Any, own: OutputSpec | None) -> OutputSpec | None:
+    """The request's output spec: from its data (the type, only the workflow parses
+    with it, is the agent's own when the names agree), or the agent's own for a flag."""
+    if isinstance(d, dict):
+        kind = own.type if own is not None and own.name == d["name"] else None
+        return OutputSpec(d["name"], d["schema"], bool(d["strict"]), kind)
+    return own if d else None
 
 
 def tool_to(spec: ToolSpec) -> dict[str, Any]:

@@ -4,8 +4,9 @@ as a guardrail's classifier, say) and `runner.ask(...)` outside one.
 No session, no turn, no transcript: the agent's instructions, the text as the one user
 message, and the answer, parsed into `output_type` (a pydantic model; the agent's own
 `output_type` when none is given; else the text). The call goes through the executor
-like any model call (an activity under Temporal: there the agent must be one of the
-team's, with that output type, since the worker resolves both by the agent's name). In
+like any model call (an activity under Temporal: the worker resolves the agent's model
+by its name, so the agent must be one of the team's or declared by the guardrail that
+asks it, `guardrail(asks=...)`; the output type travels with the call). In
 a run, its tokens count in the turn's usage (under the asked agent's name) and a traced
 turn traces it; its text never streams to the turn's reader.
 """
