@@ -261,6 +261,8 @@ def _build_tool(
                 code="invalid_tool",
             )
         annotation = hints.get(p.name, Any)
+        if is_context_type(annotation) or any(map(is_context_type, typing.get_args(annotation))):
+            annotation = Any  # misplaced: `Team` refuses it and says why (`context_problem`)
         default = ... if p.default is inspect.Parameter.empty else p.default
         fields[p.name] = (annotation, pydantic.Field(default, description=arg_docs.get(p.name)))
     # A name the user gives is kept as given (`Team` refuses it if a provider would);
