@@ -6,6 +6,7 @@ and a price table (`models.prices.Prices`) turns that into dollars (`handoffs st
 from __future__ import annotations
 
 import statistics
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,25 @@ from ..models.prices import Prices, dollars
 from .base import SessionStore
 
 PAGE = 200
+
+
+async def stored_events(store: SessionStore, since: float | None = None
+                        ) -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
+    """Each stored session updated since `since` (None: all), newest first, with its
+    event log (empty for stores that keep none), read a page of sessions at a time."""
+    offset = 0
+    while True:
+        page = await store.list_sessions(limit=PAGE, offset=offset)
+        offset += len(page)
+        for summary in page:
+            if since is not None and summary.updated_at < since:
+                continue
+            data = await store.export_session(summary.id)
+            if data is not None:
+                yield summary.id, list(data.get("events") or ())
+        if len(page) < PAGE or (since is not None and page
+                                and page[-1].updated_at < since):
+            return
 """Sessions listed per page."""
 
 
@@ -65,33 +85,21 @@ async def conversation_costs(store: SessionStore, prices: Prices, since: float |
     the memory store, have nothing to read)."""
     out = ConversationCosts()
     unpriced: set[str] = set()
-    offset = 0
-    while True:
-        page = await store.list_sessions(limit=PAGE, offset=offset)
-        offset += len(page)
-        for summary in page:
-            if since is not None and summary.updated_at < since:
+    async for sid, events in stored_events(store, since):
+        by_model: dict[str, Usage] = {}
+        for e in events:
+            if e.get("type") not in ("run_completed", "run_failed"):
                 continue
-            data = await store.export_session(summary.id)
-            if data is None:
+            at = e.get("at") or 0.0
+            if (since is not None and at < since) or (until is not None and at >= until):
                 continue
-            by_model: dict[str, Usage] = {}
-            for e in data.get("events") or ():
-                if e.get("type") not in ("run_completed", "run_failed"):
-                    continue
-                at = e.get("at") or 0.0
-                if (since is not None and at < since) or (until is not None and at >= until):
-                    continue
-                for model, counts in (e.get("usage_by_model") or {}).items():
-                    by_model.setdefault(model, Usage()).add(Usage.from_dict(counts))
-            if not any(u.input_tokens or u.output_tokens for u in by_model.values()):
-                out.unreported += 1
-                continue
-            cost, missing = prices.cost(by_model)
-            unpriced.update(missing)
-            out.costs[summary.id] = cost
-        if len(page) < PAGE or (since is not None and page
-                                and page[-1].updated_at < since):
-            break
+            for model, counts in (e.get("usage_by_model") or {}).items():
+                by_model.setdefault(model, Usage()).add(Usage.from_dict(counts))
+        if not any(u.input_tokens or u.output_tokens for u in by_model.values()):
+            out.unreported += 1
+            continue
+        cost, missing = prices.cost(by_model)
+        unpriced.update(missing)
+        out.costs[sid] = cost
     out.unpriced = sorted(unpriced)
     return out

@@ -7,9 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import SessionStore
-
-PAGE = 200
-"""Sessions listed per page."""
+from .costs import stored_events
 
 
 @dataclass(slots=True)
@@ -54,17 +52,9 @@ async def guardrail_counts(store: SessionStore, since: float | None = None) -> G
     """Every stored guardrail verdict since `since` (a Unix time; None: all), counted
     (stores that keep no events, like the memory store, have nothing to count)."""
     out = GuardrailCounts()
-    offset = 0
-    while True:
-        page = await store.list_sessions(limit=PAGE, offset=offset)
-        offset += len(page)
-        for summary in page:
-            if since is not None and summary.updated_at < since:
-                continue
-            data = await store.export_session(summary.id)
-            for e in (data or {}).get("events") or ():
-                if e.get("type") == "guardrail_checked" and (
-                        since is None or e.get("at", 0) >= since):
-                    out.add(e)
-        if len(page) < PAGE:
-            return out
+    async for _, events in stored_events(store, since):
+        for e in events:
+            if e.get("type") == "guardrail_checked" and (
+                    since is None or e.get("at", 0) >= since):
+                out.add(e)
+    return out
