@@ -64,6 +64,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--train", type=float, default=None, metavar="SHARE",
                    help="the share of cases that only teach the routes (examples); the "
                    "rest are played (the same split as handoffs eval --train)")
+    p.add_argument("--baseline", default=None, choices=("single",),
+                   help="also play the cases with one agent holding every tool of the "
+                   "team (the single-agent baseline), reported beside the team")
     p.add_argument("--label", default="", help="a name for this run (before, after, ...)")
     p.add_argument("--out", default=str(RESULTS), help="the results folder")
     args = p.parse_args(argv)
@@ -107,8 +110,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = asyncio.run(run_eval(runner, cases, model=args.model, repeat=args.repeat,
                                   concurrency=args.concurrency, progress=progress,
                                   max_steps=args.max_steps, routing=args.routing,
-                                  train=args.train))
+                                  train=args.train, baseline=args.baseline))
     run = report.run
+    single = next((r for r in report.runs if r.baseline is not None), None)
     cases = list(run.cases)  # with --train, the played share only
     shaped = sum(1 for t in run.turns if t.status == "completed" and CALL_SHAPED.match(t.output))
     result: dict[str, Any] = {
@@ -120,6 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "routing": args.routing, "train": args.train,
         "call_shaped_answers": shaped, **run.to_dict(),
     }
+    if single is not None:
+        result["baseline"] = {"name": single.baseline, **single.to_dict()}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = f"eval-real-{dt.date.today().isoformat()}" + (f"-{args.label}" if args.label else "")
@@ -128,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     (out / f"{stem}.html").write_text(report.html(f"handoffs eval: {args.model}"),
                                       encoding="utf-8")
     print(summary(result))
+    if single is not None:
+        print(baseline_summary(result["baseline"]))
     print(f"wrote {out / stem}.json and .html", file=sys.stderr)
     return 0
 
@@ -139,6 +147,11 @@ def summary(result: dict[str, Any]) -> str:
              f"routing accuracy {result['routing_accuracy']:.1%}, turn accuracy "
              f"{result['accuracy']:.1%}, case accuracy {result['case_accuracy']:.1%}",
              "per route (expected agent: answered right / turns):"]
+    if result.get("repeat", 1) > 1:
+        plays = ", ".join(f"{a:.0%}" for a in result["accuracy_by_play"]["values"])
+        lines.insert(2, "pass^k " + ", ".join(f"k={k} {v:.1%}" for k, v in
+                                                result["pass_k"].items())
+                     + f"; turn accuracy by play: {plays}")
     for route, r in result["per_route"].items():
         lines.append(f"  {route:<10} {r['right']:>3}/{r['turns']:<3} {r['accuracy']:.1%}")
     lines.append(f"model calls per conversation {result['model_calls_per_conversation']:.1f}"
@@ -154,6 +167,16 @@ def summary(result: dict[str, Any]) -> str:
                  f", latency p50 {result['latency_p50']:.1f} s, p95 "
                  f"{result['latency_p95']:.1f} s")
     return "\n".join(lines)
+
+
+def baseline_summary(b: dict[str, Any]) -> str:
+    """The single-agent baseline's figures beside the team's (no routing to judge)."""
+    failed = ", ".join(f"{k} {v}" for k, v in b["failed_turns"].items()) or "none"
+    return (f"baseline {b['name']}: turn accuracy {b['accuracy']:.1%}, case accuracy "
+            f"{b['case_accuracy']:.1%}, model calls per conversation "
+            f"{b['model_calls_per_conversation']:.1f} ({b['model_calls']} calls), failed "
+            f"turns: {failed}, prompt bytes per conversation "
+            f"{b['prompt_bytes_per_conversation']:.0f}, latency p50 {b['latency_p50']:.1f} s")
 
 
 def _commit() -> str | None:

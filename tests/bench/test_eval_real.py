@@ -3,6 +3,7 @@ arguments are checked, and that it refuses to start without a server."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -41,3 +42,20 @@ def test_without_a_server_it_says_how_to_get_one(monkeypatch: pytest.MonkeyPatch
 
     assert eval_real.main([]) == 2
     assert "Set OPENAI_BASE_URL" in capsys.readouterr().err
+
+
+def test_the_single_agent_baseline_is_written_beside_the_team(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # offline (the keyword rule model) so it needs no server; --base-url is not called
+    code = eval_real.main(["--model", "offline", "--base-url", "http://127.0.0.1:9/v1",
+                           "--sample", "4", "--repeat", "2", "--baseline", "single",
+                           "--out", str(tmp_path), "--label", "t"])
+
+    assert code == 0
+    (written,) = tmp_path.glob("eval-real-*-t.json")
+    result = json.loads(written.read_text())
+    assert result["baseline"]["name"] == "single"
+    assert result["baseline"]["conversations"] == result["conversations"] == 8
+    assert "per_route" in result and result["repeat"] == 2
+    out = capsys.readouterr().out
+    assert "baseline single: turn accuracy" in out and "pass^k k=1" in out

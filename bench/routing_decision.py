@@ -1,0 +1,295 @@
+"""The entry agent's first routing decision on a real model, alone: one model call per
+case instead of whole conversations, so a routing mode, a route order or a prompt can be
+compared on every labelled case in minutes (issue 42, "the route list's order is not a
+signal: measure it").
+
+    bash ../shared/real-llm/setup.sh serve          # a real small model, offline
+    export OPENAI_BASE_URL=http://127.0.0.1:8082/v1 OPENAI_API_KEY=local
+    .venv/bin/python bench/routing_decision.py --routing tools --order declared,reversed
+    .venv/bin/python bench/routing_decision.py --routing choice --repeat 3
+    .venv/bin/python bench/routing_decision.py --routing choice+examples --train 0.5
+
+For each case's first user message (the conversation starts at the team's entry agent),
+the runtime builds the entry agent's request exactly as a turn does (`Runner.run`, the
+team routing by `--routing`), and the first model response is the decision: the transfer
+tool it called, or the agent itself when it answered (`tools`); the `route` of its
+constrained choice, or `invalid` (`choice`). Every later model call of the turn is
+answered offline ("ok"), so each case costs one real call. The right decision is the first
+hop from the entry agent towards any agent the case accepts (billing for a refund case:
+refunds is reached through billing). `--order reversed` reverses every agent's routes;
+`--order declared,reversed` plays both, side by side, in one run (alternating case by
+case, so a slow spell of the machine falls on both). `--repeat k` plays every case k
+times: pass^k is the share of cases decided right every time. Writes
+bench/results/routing-decision-<date>[-<label>].json and prints per route, the
+confusion table and how often each option was chosen. Never part of `make test`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import datetime as dt
+import json
+import os
+import statistics
+import sys
+import time
+from collections import Counter, deque
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+DEFAULT_MODEL = "openai:qwen2.5-coder-0.5b?text_tool_calls=true"
+ORDERS = ("declared", "reversed")
+
+
+class FirstCall:
+    """A model whose first call per case goes to the real model (and is kept); every
+    later call of the turn is answered "ok" offline."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.seen: list[tuple[Any, Any, float]] = []  # (request, response, seconds)
+        self.armed = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def complete(self, request: Any) -> Any:
+        from handoffs.models.base import ModelResponse
+
+        if not self.armed:
+            return ModelResponse(text="ok")
+        self.armed = False
+        started = time.monotonic()
+        response = await self.inner.complete(request)
+        self.seen.append((request, response, time.monotonic() - started))
+        return response
+
+    async def stream(self, request: Any) -> AsyncIterator[Any]:
+        yield await self.complete(request)
+
+
+def _variant(name: str) -> None:
+    """Experimental forms of the constrained choice's prompt (`--prompt`), patched over
+    `RoutingChoice.choice_request`; `current` is the library's own."""
+    if name == "current":
+        return
+    from handoffs.core.messages import UserMessage
+    from handoffs.core.output import OutputSpec
+    from handoffs.models import routing as r
+    from handoffs.models.strict import strict_compatible
+
+    def choice_request(self: Any, request: Any, options: list[Any]) -> Any:
+        lines = [f'- "{o.target.name}": {o.spec.description}' for o in options]
+        lines.append(f'- "{self.agent}": none of the above: you answer it yourself.')
+        question = ("Who should handle the user's latest message? The options:\n"
+                    + "\n".join(lines) + "\nAnswer only with a JSON object: \"route\" (one "
+                    "of the names above) and \"reason\" (why, in a few words).")
+        system = r._without(request.system, self.handoff_text)
+        schema = r._schema(self.agent, options)
+        schema["properties"]["route"]["enum"] = [*(o.target.name for o in options), self.agent]
+        spec = OutputSpec(r.CHOICE_NAME, schema, strict_compatible(schema), None)
+        messages = request.messages
+        if name == "none_last":
+            system = (f"{system}\n\n" if system else "") + question
+        elif name == "ask_last":
+            messages = (*messages, UserMessage(question, self.agent))
+        return dataclasses.replace(request, system=system, messages=tuple(messages),
+                                   tools=(), tool_choice=None, output=spec,
+                                   parallel_tool_calls=None)
+
+    r.RoutingChoice.choice_request = choice_request  # type: ignore[method-assign]
+
+
+def first_hops(team: Any) -> dict[str, str]:
+    """For every agent the entry agent can reach by one-way routes, the first hop of the
+    shortest way there (the entry agent itself for itself)."""
+    entry = team.entry
+    hops = {entry: entry}
+    queue = deque([entry])
+    while queue:
+        name = queue.popleft()
+        for route in team.plan(name).routes.values():
+            target = route.target.name
+            if route.handoff.returns or target in hops:
+                continue
+            hops[target] = target if name == entry else hops[name]
+            queue.append(target)
+    return hops
+
+
+def reordered(team: Any, order: str) -> Any:
+    from handoffs.eval.examples import rebuilt
+
+    if order == "declared":
+        return team
+    agents = [a if not a.handoffs else dataclasses.replace(a, handoffs=tuple(reversed(a.handoffs)))
+              for a in team.agents]
+    return rebuilt(team, agents)
+
+
+def decision(response: Any, mode: str, entry: str) -> str:
+    """What the first response decided: an agent's name, or `invalid`."""
+    if mode.startswith("choice"):
+        from handoffs.core.output import unfenced
+
+        try:
+            picked = json.loads(unfenced(response.text))
+        except ValueError:
+            picked = None
+        route = picked.get("route") if isinstance(picked, dict) else None
+        return route if isinstance(route, str) else "invalid"
+    for call in response.tool_calls:
+        if call.name.startswith("transfer_to_"):
+            return call.name.removeprefix("transfer_to_")
+    return entry
+
+
+async def play(args: argparse.Namespace) -> dict[str, Any]:
+    from handoffs import Runner
+    from handoffs.cli.loading import load_target, team_of
+    from handoffs.eval import load_cases, support_cases
+    from handoffs.eval.examples import split_cases, with_examples, with_routing
+    from handoffs.models.registry import get_model
+
+    _variant(args.prompt)
+    base = team_of(load_target(args.team))
+    cases = load_cases(args.cases) if args.cases else support_cases()
+    taught: list[Any] = []
+    if args.train:
+        taught, cases = split_cases(cases, args.train)
+    mode, _, examples = args.routing.partition("+")
+    if examples and not taught:
+        raise SystemExit("--routing ...+examples needs --train SHARE")
+    hops = first_hops(base)
+    entry = base.entry
+    orders = args.order.split(",")
+    teams = {}
+    for order in orders:
+        team = with_routing(reordered(base, order), mode)
+        teams[order] = with_examples(team, taught) if examples else team
+    if args.model == "offline":  # the keyword rule model: checks this script, no server
+        from handoffs.cli.offline import offline_model
+
+        inner = offline_model(base)
+    else:
+        inner = get_model(args.model)
+    plays: dict[str, list[dict[str, Any]]] = {o: [] for o in orders}
+    started = time.monotonic()
+    for k in range(args.repeat):
+        for i, case in enumerate(cases):
+            first = case.turns[0]
+            right = sorted({hops[a] for a in first.agents if a in hops})
+            for order in (orders if i % 2 == 0 else orders[::-1]):
+                model = FirstCall(inner)
+                runner = Runner(teams[order], model=model, max_steps=4)
+                await runner.run(f"{case.id}-{order}-{k}", first.user)
+                if not model.seen:
+                    continue
+                request, response, seconds = model.seen[0]
+                decided = decision(response, args.routing, entry)
+                plays[order].append({
+                    "case": case.id, "play": k, "user": first.user, "right": right,
+                    "decided": decided, "ok": decided in right, "seconds": round(seconds, 2),
+                    "answer": response.text[:300],
+                    "calls": [c.name for c in response.tool_calls],
+                    "options": [s.name for s in request.tools] or (
+                        request.output.schema["properties"]["route"]["enum"]
+                        if request.output is not None else [])})
+        print(f"  play {k + 1}/{args.repeat}: {time.monotonic() - started:.0f} s",
+              file=sys.stderr, flush=True)
+    return {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "label": args.label, "model": args.model, "routing": args.routing,
+            "prompt": args.prompt,
+            "train": args.train, "repeat": args.repeat, "cases": len(cases),
+            "orders": {o: figures(p, args.repeat) for o, p in plays.items()},
+            "plays": plays}
+
+
+def figures(plays: list[dict[str, Any]], repeat: int) -> dict[str, Any]:
+    by_route: dict[str, list[bool]] = {}
+    confusion: dict[str, Counter[str]] = {}
+    by_case: dict[str, list[bool]] = {}
+    for p in plays:
+        want = "/".join(p["right"])
+        by_route.setdefault(want, []).append(p["ok"])
+        confusion.setdefault(want, Counter())[p["decided"]] += 1
+        by_case.setdefault(p["case"], []).append(p["ok"])
+    runs = [[p["ok"] for p in plays if p["play"] == k] for k in range(repeat)]
+    accuracies = [sum(r) / len(r) for r in runs if r]
+    return {
+        "accuracy": sum(p["ok"] for p in plays) / len(plays) if plays else 0.0,
+        "accuracy_per_run": accuracies,
+        "pass_k": (sum(all(v) for v in by_case.values()) / len(by_case)) if by_case else 0.0,
+        "per_route": {k: [sum(v), len(v)] for k, v in sorted(by_route.items())},
+        "confusion": {k: dict(v) for k, v in sorted(confusion.items())},
+        "chosen": dict(Counter(p["decided"] for p in plays)),
+        "invalid": sum(p["decided"] == "invalid" for p in plays),
+        "seconds_p50": statistics.median(p["seconds"] for p in plays) if plays else 0.0,
+    }
+
+
+def summary(result: dict[str, Any]) -> str:
+    lines = [f"{result['model']}, routing {result['routing']}, {result['cases']} cases x "
+             f"{result['repeat']}" + (f", train {result['train']}" if result["train"] else "")]
+    for order, f in result["orders"].items():
+        runs = ", ".join(f"{a:.0%}" for a in f["accuracy_per_run"])
+        lines.append(f"[{order}] accuracy {f['accuracy']:.1%} (runs: {runs}), pass^"
+                     f"{result['repeat']} {f['pass_k']:.1%}, invalid {f['invalid']}, "
+                     f"p50 {f['seconds_p50']:.1f} s")
+        lines.append("  per route: " + ", ".join(f"{k} {r}/{n}"
+                                                 for k, (r, n) in f["per_route"].items()))
+        lines.append("  chosen: " + ", ".join(f"{k} {v}" for k, v in
+                                              sorted(f["chosen"].items())))
+        for want, got in f["confusion"].items():
+            lines.append(f"    {want:<10} -> " + ", ".join(f"{k} {v}" for k, v in
+                                                          sorted(got.items())))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="bench/routing_decision.py",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--model", default=os.environ.get("HANDOFFS_EVAL_MODEL", DEFAULT_MODEL))
+    p.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"))
+    p.add_argument("--team", default=None, help="TEAM as `handoffs eval` takes it")
+    p.add_argument("--cases", default=None, help="a JSONL case file (default: support)")
+    p.add_argument("--routing", default="tools",
+                   help="tools, choice, tools+examples, choice+examples")
+    p.add_argument("--order", default="declared",
+                   help="declared, reversed, or both: declared,reversed")
+    p.add_argument("--prompt", default="current", choices=("current", "none_last", "ask_last"),
+                   help="the choice's prompt: the library's, or an experimental form")
+    p.add_argument("--train", type=float, default=None, metavar="SHARE")
+    p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--label", default="")
+    p.add_argument("--out", default=str(RESULTS))
+    args = p.parse_args(argv)
+    if not args.base_url and args.model != "offline":
+        print("bench/routing_decision.py: set OPENAI_BASE_URL (or --base-url); for a real "
+              "small model offline: bash ../shared/real-llm/setup.sh serve",
+              file=sys.stderr)
+        return 2
+    if any(o not in ORDERS for o in args.order.split(",")):
+        p.error(f"--order: one or more of {', '.join(ORDERS)}")
+    if args.base_url:
+        os.environ["OPENAI_BASE_URL"] = args.base_url
+    os.environ.setdefault("OPENAI_API_KEY", "local")
+    result = asyncio.run(play(args))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = f"routing-decision-{dt.date.today().isoformat()}" + (
+        f"-{args.label}" if args.label else "")
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1, ensure_ascii=False)
+                                      + "\n", encoding="utf-8")
+    print(summary(result))
+    print(f"wrote {out / stem}.json", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
