@@ -121,7 +121,7 @@ async def _timed_steps(t: Turn, leg: Leg) -> Outcome:
 
 
 async def _steps(t: Turn, leg: Leg) -> Outcome:
-    invalid = 0  # answers that were not the agent's output type, this activation
+    leg.invalid = 0  # answers of this activation that were not the agent's output type
     while True:
         agent = leg.agent
         if agent.is_remote:  # answered over A2A, not by a model of ours (loaded then)
@@ -167,11 +167,10 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         if leg.last_word and response.tool_calls:  # no tools were offered: still calls
             return converge.stuck(leg)
         if not response.tool_calls:
-            outcome, invalid = decide.answered(t, leg, response, invalid)
-            if outcome is decide.AGAIN:
-                continue
-            assert not isinstance(outcome, str)
-            return outcome
+            outcome = decide.answered(t, leg, response)
+            if outcome is not None:
+                return outcome
+            continue  # asked again: feedback is in its line
         text = response.text
         if text:
             t.emit("message", {"agent": name, "text": text})
