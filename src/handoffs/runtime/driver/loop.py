@@ -21,11 +21,10 @@ from ..decisions import converge, handoffs
 from ..decisions import response as decide
 from ..decisions.approvals import pause, suspend
 from ..decisions.views import ctx_of
-from ..state import Answer, Fail, Leg, Outcome, Pause, Transfer, Turn, result, turn_text
+from ..state import Answer, Fail, Leg, Outcome, Pause, Turn, result, turn_text
 from ..state.result import RunResult, RunStatus
-from . import delegation, guardrails, limits
+from . import delegation, guardrails, limits, settle
 from .requests import request_for, request_now
-from .settle import LATER, settle_now, settle_transfer
 from .tools import needing, run_tools
 
 
@@ -207,27 +206,22 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
                        else (ask.index, decision.transfer.record))
             return suspend(t, leg, response, calls.results, calls.marks, paused[0].index,
                            paused[1], planned, calls.escalate)
-    settled = settle_now(t, leg, decision, calls.results, calls.marks)
-    if settled is LATER:  # a hook or a summary to await
+    if settle.awaits(t, decision.transfer):  # its hook or its summary
         return await after_delegations(t, leg, response, calls, decision)
-    return _settled(t, leg, response, calls, settled)
+    return decide.settled(t, leg, response, calls, handoffs.complete_transfer(
+        t, leg, decision, calls.results, calls.marks))
 
 
 async def after_delegations(t: Turn, leg: Leg, response: ModelResponse,
                             calls: decide.Calls, decision: handoffs.Decision
                             ) -> Outcome | None:
-    """The rest of a response once its delegations answered: its transfer, then the
-    response and its results into the line."""
-    settled = await settle_transfer(t, leg, decision, calls.results, calls.marks,
-                                    response.text)
-    return _settled(t, leg, response, calls, settled)
-
-
-def _settled(t: Turn, leg: Leg, response: ModelResponse, calls: decide.Calls,
-             settled: Transfer | Fail | None) -> Outcome | None:
-    transfer: Transfer | None = None
-    if isinstance(settled, Fail):
-        calls.escalate = calls.escalate or settled
-    else:
-        transfer = settled
-    return decide.settled(t, leg, response, calls, transfer)
+    """The rest of a response once its delegations answered: its transfer prepared (its
+    hook, its summary: `settle.prepare`) and completed, then the response and its results
+    into the line."""
+    refused = await settle.prepare(t, leg, decision, calls.results, calls.marks,
+                                   response.text)
+    if refused is not None:  # the handoff was not made: the agent fails
+        calls.escalate = calls.escalate or refused
+        return decide.settled(t, leg, response, calls, None)
+    return decide.settled(t, leg, response, calls, handoffs.complete_transfer(
+        t, leg, decision, calls.results, calls.marks))
