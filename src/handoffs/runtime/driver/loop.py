@@ -17,14 +17,13 @@ from typing import Any
 
 from ...errors import HandoffsError
 from ...models.base import ModelResponse
-from ..decisions import converge, handoffs
+from ..decisions import converge, handoffs, views
 from ..decisions import response as decide
 from ..decisions.approvals import pause, suspend
 from ..decisions.views import ctx_of
 from ..state import Answer, Fail, Leg, Outcome, Pause, Turn, result, turn_text
 from ..state.result import RunResult, RunStatus
-from . import delegation, guardrails, limits, settle
-from .requests import request_for, request_now
+from . import delegation, guardrails, limits, requests, settle
 from .tools import needing, run_tools
 
 
@@ -138,9 +137,8 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         if cannot is not None:
             return cannot
         assert model is not None
-        request = request_now(t, leg)
-        if request is None:
-            request = await request_for(t, leg)
+        request = (await requests.request_for(t, leg) if requests.awaits(leg)
+                   else views.request(t, leg))  # the common case, without a coroutine
         t.steps += 1
         guarded = leg.guard is not None  # its input check runs beside this call
         try:
