@@ -42,13 +42,13 @@ async def continue_delegation(t: Turn, leg: Leg, pending: PendingApproval,
     goes on to its answer (its `response` continued), then the rest of the caller's
     response runs (its transfer, the response into the transcript), and the caller goes on."""
     caller = pending.caller
-    assert caller is not None and pending.record is not None
+    assert caller is not None  # `decide` continues a delegation only with its caller
     own = stored_response(caller)
     calls = own.tool_calls
     results = caller.tool_results()
     marks: list[HandoffMark | None] = list(caller.marks)
     escalate = None if caller.escalate is None else Fail(*caller.escalate)
-    record = t.state.record(pending.record)
+    record = None if pending.record is None else t.state.record(pending.record)
     if record is None:
         return Fail("invalid_history", "The delegation that waited for approval is not in "
                     "the session.", leg.agent.name, recoverable=False)
