@@ -121,10 +121,9 @@ class Chat:
         never decides another call.
         """
         state = await self.runner.get_session(self.session_id)
-        pending = (state.pending if state is not None else None) or {}
-        decided = pending.get("decisions", {})
-        waiting = [c for c in pending.get("waiting", ()) if c not in decided]
-        tools = {c["id"]: c["name"] for c in pending.get("calls", ())}
+        pending = state.pending if state is not None else None
+        waiting = [] if pending is None else pending.undecided()
+        tools = {} if pending is None else {c.id: c.name for c in pending.calls}
         verb = "approve" if approved else "reject"
         if not waiting:
             self.out.line(self.p.error(f"  nothing waits for approval in session "

@@ -16,6 +16,7 @@ from typing import Any
 from ..errors import HandoffsError
 from .handoff import HandoffRecord
 from .messages import Message, message_from_dict
+from .pending import PendingApproval, pending_of
 
 SCHEMA = 1
 """The version of the `to_dict` layout."""
@@ -105,9 +106,12 @@ class SessionState:
     updated_at: float = field(default_factory=time.time)
     metadata: dict[str, Any] = field(default_factory=dict)
     """Free-form data about the session (links to transferred sessions, labels)."""
-    pending: dict[str, Any] | None = None
+    pending: PendingApproval | None = None
     """While a turn waits for approval (status `waiting_for_approval`): the agent, the
-    model's response (text and calls) and the decisions so far (`runtime.approval`)."""
+    model's response (text and calls), the calls that wait and the decisions so far
+    (`core.pending`). It also reads as the mapping of its stored form, as when it was
+    that dict; a dict in that form assigned here is made typed where a store writes it
+    (`header`, the memory store's commit)."""
     context: dict[str, Any] | None = None
     """The team's typed context as JSON (`Team(context_type=...)`, `core.typed_context`);
     None: the team declares none, or no turn ran yet. Replaced, never changed in place."""
@@ -130,19 +134,24 @@ class SessionState:
             json.loads(json.dumps(self.shared)), self.channel, self.version, self.turn,
             ViewSpec.from_dict(self.view.to_dict()), self.status, self.created_at,
             self.updated_at, dict(self.metadata),
-            None if self.pending is None else json.loads(json.dumps(self.pending)),
+            None if self.pending is None
+            else PendingApproval.from_dict(json.loads(json.dumps(self.pending.to_dict()))),
             self.context, self.event_seq,
         )
 
     def header(self) -> dict[str, Any]:
-        """Everything but the transcript and the records: the session row of a store."""
+        """Everything but the transcript and the records: the session row of a store.
+        A pending approval assigned as a dict in its stored form is made typed here."""
+        pending = self.pending
+        if pending is not None:
+            self.pending = pending = pending_of(pending)
         return {
             "schema": SCHEMA, "id": self.id, "active_agent": self.active_agent,
             "shared": self.shared, "channel": self.channel, "version": self.version,
             "turn": self.turn, "view": self.view.to_dict(), "status": str(self.status),
             "created_at": self.created_at, "updated_at": self.updated_at,
             "metadata": self.metadata,
-        } | ({} if self.pending is None else {"pending": self.pending}) | (
+        } | ({} if pending is None else {"pending": pending.to_dict()}) | (
             {} if self.context is None else {"context": self.context})
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,6 +179,7 @@ class SessionState:
                 f"library reads up to {SCHEMA}). Upgrade handoffs to read it.",
                 code="schema_too_new",
             )
+        pending = d.get("pending")
         return cls(
             id=d["id"],
             active_agent=d.get("active_agent"),
@@ -184,7 +194,7 @@ class SessionState:
             created_at=d.get("created_at", 0.0),
             updated_at=d.get("updated_at", 0.0),
             metadata=dict(d.get("metadata", {})),
-            pending=d.get("pending"),
+            pending=None if pending is None else PendingApproval.from_dict(pending),
             context=d.get("context"),
         )
 

@@ -170,7 +170,7 @@ async def _check_answers(svc: Service, sid: str, answers: list[tuple[str, str, b
 
     state = await svc.store.load(sid)
     pending = state.pending if state is not None else None
-    known = set(pending.get("client", ())) if pending is not None else set()
+    known = set(pending.client) if pending is not None else set()
     if state is not None:
         known |= {m.call_id for m in state.messages if isinstance(m, ToolResult)}
     for call_id, _, _ in answers:
@@ -187,8 +187,8 @@ def _client_waiting(state: Any) -> list[str]:
     pending = state.pending if state is not None else None
     if pending is None:
         return []
-    decided = pending.get("decisions", {})
-    return [c for c in pending.get("client", ()) if c not in decided]
+    decided = pending.decisions
+    return [c for c in pending.client if c not in decided]
 
 
 async def _take_state(svc: Service, sid: str, state: Any) -> None:

@@ -69,11 +69,13 @@ def waiting(team: Team, state: SessionState) -> Waiting | None:
     agent = state.active_agent or team.entry
     sid, status, turn, count = state.id, state.status, state.turn, len(state.messages)
     if status == "waiting_for_approval":
-        pending = state.pending or {}
-        calls = {c.get("id"): str(c.get("name", "")) for c in pending.get("calls", ())}
-        return Waiting(sid, status, str(pending.get("agent") or agent), "approval",
-                       state.updated_at,
-                       tools=tuple(calls.get(cid, "") for cid in pending.get("waiting", ())),
+        pending = state.pending
+        if pending is None:
+            return Waiting(sid, status, agent, "approval", state.updated_at, turn=turn,
+                           messages=count)
+        calls = {c.id: c.name for c in pending.calls}
+        return Waiting(sid, status, pending.agent or agent, "approval", state.updated_at,
+                       tools=tuple(calls.get(cid, "") for cid in pending.waiting),
                        turn=turn, messages=count)
     human = team.get(agent)
     escalation = next((r for r in reversed(state.handoffs) if r.accepted

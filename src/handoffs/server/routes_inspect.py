@@ -36,7 +36,7 @@ async def session_state(request: Request, session_id: str) -> dict[str, Any]:
             "active_agent": state.active_agent or svc.team.entry,
             "channel": state.channel, "view": state.view.to_dict(),
             "shared": state.shared, "context": context_of(svc.team, state),
-            "pending": state.pending,
+            "pending": None if state.pending is None else state.pending.to_dict(),
             "messages": len(state.messages), "records": len(state.handoffs),
             "metadata": {k: v for k, v in state.metadata.items() if k not in HIDDEN},
             "created_at": state.created_at, "updated_at": state.updated_at}

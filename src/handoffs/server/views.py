@@ -91,14 +91,18 @@ def approvals_view(state: SessionState) -> list[dict[str, Any]]:
     pending = state.pending
     if pending is None:
         return []
-    calls = {c["id"]: c for c in pending.get("calls", ())}
-    decisions = pending.get("decisions", {})
-    client = pending.get("client", ())
-    return [{"call_id": cid, "agent": pending.get("agent"),
-             "tool": calls.get(cid, {}).get("name"),
-             "arguments": calls.get(cid, {}).get("arguments"),
-             "decision": decisions.get(cid), "client": cid in client}
-            for cid in pending.get("waiting", ())]
+    decisions = pending.decisions
+    client = pending.client
+    out = []
+    for cid in pending.waiting:
+        call = pending.call(cid)
+        decision = decisions.get(cid)
+        out.append({"call_id": cid, "agent": pending.agent,
+                    "tool": None if call is None else call.name,
+                    "arguments": None if call is None else call.arguments,
+                    "decision": None if decision is None else decision.to_dict(),
+                    "client": cid in client})
+    return out
 
 
 def transcript_view(team: Team, state: SessionState) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.pending import pending_of
 from ..core.session import SessionState, SessionStatus, ViewSpec
 from . import rows
 from .base import SessionSummary
@@ -43,7 +44,11 @@ class Committed:
         self.shared = tuple(state.shared.items())
         """`state.shared`'s items (a tuple costs a third of a dict's memory per session)."""
         self.metadata = dict(state.metadata) if state.metadata else _NO_METADATA
-        self.pending = state.pending
+        pending = state.pending
+        if pending is not None:  # a dict in its stored form, assigned, is made typed
+            state.pending = pending = pending_of(pending)
+        self.pending = pending
+        """Kept by reference: a pending approval is replaced, never changed."""
         self.context = state.context
         """Kept by reference: a turn replaces a session's context, never changes it."""
         self.event_seq = state.event_seq
@@ -120,12 +125,18 @@ def _same(shared: dict[str, Any], kept: tuple[tuple[str, Any], ...]) -> bool:
     return len(shared) == len(kept) and all(shared.get(k, _MISSING) == v for k, v in kept)
 
 
+def _pending_encodable(state: SessionState) -> bool:
+    pending = pending_of(state.pending)  # may still be a dict assigned: not committed yet
+    return pending is None or json_encodable(pending.to_dict())
+
+
 def _header_encodable(state: SessionState, kept: Committed | None) -> bool:
     if kept is None:
         if (state.shared or state.metadata or state.pending is not None
                 or state.context is not None):
-            return json_encodable([state.shared, state.metadata, state.pending, state.context,
-                                   state.active_agent, state.channel, state.status])
+            return ((state.pending is None or _pending_encodable(state))
+                    and json_encodable([state.shared, state.metadata, state.context,
+                                        state.active_agent, state.channel, state.status]))
         return encodable((state.active_agent, state.channel, state.status))
     shared = state.shared
     if not _same(shared, kept.shared):  # the runtime replaces values; only new ones need
@@ -138,7 +149,7 @@ def _header_encodable(state: SessionState, kept: Committed | None) -> bool:
             if v and not json_encodable(v):
                 return False
     return ((state.metadata == kept.metadata or json_encodable(state.metadata))
-            and (state.pending is kept.pending or json_encodable(state.pending))
+            and (state.pending is kept.pending or _pending_encodable(state))
             and (state.context is kept.context or json_encodable(state.context))
             and (state.active_agent == kept.active_agent or encodable(state.active_agent))
             and (state.channel == kept.channel or encodable(state.channel)))

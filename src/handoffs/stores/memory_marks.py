@@ -61,7 +61,7 @@ def before(sid: str, turn: int, kept: Any) -> TurnMark:
         "status": kept.status, "created_at": kept.created_at,
         "updated_at": kept.updated_at, "metadata": kept.metadata}
     if kept.pending is not None:
-        header["pending"] = kept.pending
+        header["pending"] = kept.pending.to_dict()
     if kept.context is not None:
         header["context"] = kept.context
     return TurnMark(turn, kept.messages, kept.records, kept.event_seq, rows.dumps(header))

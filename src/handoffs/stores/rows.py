@@ -20,6 +20,7 @@ from typing import Any
 from ..core.events import Event
 from ..core.handoff import HandoffRecord
 from ..core.messages import message_from_dict
+from ..core.pending import PendingApproval
 from ..core.session import Checkpoint, SessionState, SessionStatus, ViewSpec
 from ..errors import HandoffsError
 from .checks import session_id
@@ -208,7 +209,8 @@ def restore_header(state: SessionState, header: str) -> None:
     state.created_at = d.get("created_at", 0.0)
     state.updated_at = d.get("updated_at", 0.0)
     state.metadata = dict(d.get("metadata", {}))
-    state.pending = d.get("pending")
+    pending = d.get("pending")
+    state.pending = None if pending is None else PendingApproval.from_dict(pending)
     state.context = d.get("context")
 
 

@@ -110,9 +110,9 @@ def approval_decided(obs: Observing, e: Event) -> Any:
         obs.follows = c
         obs.root = NonRecordingSpan(c)
         parent = obs.root_ctx = trace.set_span_in_context(obs.root)
-    pending = state.pending or {}
-    if pending.get("caller") is not None and pending.get("record"):
-        obs.resuming = (str(pending.get("agent")), str(pending["record"]))
+    pending = state.pending
+    if pending is not None and pending.caller is not None and pending.record:
+        obs.resuming = (pending.agent, pending.record)
     approved = bool(d["approved"])
     attrs: dict[str, Any] = {sc.AGENT_NAME: d["agent"], sc.TOOL_NAME: d["tool"],
                              sc.TOOL_CALL_ID: d["call_id"], sc.APPROVAL_APPROVED: approved,

@@ -19,7 +19,7 @@ decisions are kept and nothing of the response runs again: the next turn (a mess
 call it runs.
 
 A call of a client's tool (`core.client_tools`) waits the same way, marked the
-client's (`pending["client"]`), announced by `tool_called` and `approval_requested`
+client's (`PendingApproval.client`), announced by `tool_called` and `approval_requested`
 (`client: true`); the client's result (`runner.submit_tool_result`) is its decision, and
 its result. The turn's client tools are kept with the frame, offered again when it goes on.
 
@@ -32,9 +32,11 @@ the call's result says so.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
-from ...core.messages import Reasoning, ToolCall
+from ...core.messages import ToolCall
+from ...core.pending import PausedResponse, PendingApproval, WaitingCaller
 from ...core.tools import Tool, ToolSpec
 from ...log import fields
 from ...models.base import ModelResponse
@@ -49,16 +51,18 @@ def pause(t: Turn, leg: Leg, response: ModelResponse,
     main line it is stored now; a delegate's goes to its caller (`suspend`), with the
     delegate's own messages so far."""
     name = leg.agent.name
-    frame: dict[str, Any] = {
-        "agent": name, "text": response.text, "calls": _calls(response.tool_calls),
-        "waiting": [c.id for _, c, _ in waiting], "decisions": {},
-    }
-    if response.reasoning:
-        frame["reasoning"] = [r.to_dict() for r in response.reasoning]
     client = t.client
-    if client is not None:  # the turn's client tools, offered again when it goes on
-        frame["client_tools"] = [_spec(c) for c in client.values()]
-        frame["client"] = [c.id for _, c, tl in waiting if client.get(c.name) is tl]
+    specs = None  # the turn's client tools, offered again when it goes on
+    mine: list[str] = []
+    if client is not None:
+        specs = [_spec(c) for c in client.values()]
+        mine = [c.id for _, c, tl in waiting if client.get(c.name) is tl]
+    main = leg.main
+    frame = PendingApproval(
+        name, response.text, _unmarked(response.tool_calls), [c.id for _, c, _ in waiting],
+        reasoning=response.reasoning, client_tools=specs, client=mine,
+        record=None if main else leg.line,
+        messages=() if main else [m.to_dict() for m in leg.sub])
     for _, c, tl in waiting:
         data: dict[str, Any] = {"agent": name, "tool": c.name, "call_id": c.id,
                                 "arguments": c.arguments}
@@ -67,76 +71,60 @@ def pause(t: Turn, leg: Leg, response: ModelResponse,
             data = {**data, "client": True}
         t.emit("approval_requested", data)
     state = t.state
-    mine = frame.get("client", ())
     log.info("%s waits for %s of %s", name,
              "a person's approval" if not mine else "the client's result"
              if len(mine) == len(waiting) else "a person's approval or the client's result",
              ", ".join(f"{c.name} ({c.id})" for _, c, _ in waiting),
              extra=fields(state.id, state.turn, name))
-    if leg.main:
-        t.state.pending = frame
+    if main:
+        state.pending = frame
         return Pause(name)
-    frame["record"] = leg.line
-    frame["messages"] = [m.to_dict() for m in leg.sub]
     return Pause(name, frame)
 
 
 def suspend(t: Turn, leg: Leg, response: ModelResponse, results: list[Any],
-            marks: list[Any], index: int, paused: Pause, transfer: Any,
-            escalate: Any, stored: bool = False) -> Pause:
+            marks: list[Any], index: int, paused: Pause,
+            transfer: tuple[int, Any] | None, escalate: Any, stored: bool = False) -> Pause:
     """The main line's response waits for its delegate's approval: store both, the
-    calls the response already settled, and the transfer it decided (if any; `stored`:
-    already in its stored form)."""
+    calls the response already settled, and the transfer it decided (if any: its call's
+    index and record; `stored`: the record already in its stored form)."""
     assert paused.frame is not None
     if transfer is not None and not stored:
-        transfer = [transfer[0], transfer[1].to_dict()]
-    caller = {
-        "agent": leg.agent.name, "text": response.text,
-        "calls": _calls(response.tool_calls),
-        "results": [None if r is None else r.to_dict() for r in results],
-        "marks": list(marks), "delegation": index,
-        "transfer": transfer,
-        "escalate": None if escalate is None else [escalate.code, escalate.message,
-                                                   escalate.agent],
-    }
-    if response.reasoning:
-        caller["reasoning"] = [r.to_dict() for r in response.reasoning]
-    frame = {**paused.frame, "caller": caller}
-    if t.client is not None:
-        frame["client_tools"] = [_spec(c) for c in t.client.values()]
-    t.state.pending = frame
+        transfer = (transfer[0], transfer[1].to_dict())
+    caller = WaitingCaller(
+        leg.agent.name, response.text, _unmarked(response.tool_calls),
+        [None if r is None else r.to_dict() for r in results], marks, index, transfer,
+        None if escalate is None else (escalate.code, escalate.message, escalate.agent),
+        response.reasoning)
+    client = t.client
+    t.state.pending = paused.frame.with_caller(
+        caller, None if client is None else [_spec(c) for c in client.values()])
     return Pause(leg.agent.name)
 
 
-def client_of(t: Turn, frame: dict[str, Any]) -> None:
+def client_of(t: Turn, frame: PendingApproval) -> None:
     """Offer the continued turn the client tools of the turn that paused (`frame`)."""
-    specs = frame.get("client_tools")
+    specs = frame.client_tools
     if specs:
         from ...core.client_tools import client_tool
 
-        t.client = {s["name"]: client_tool(ToolSpec(s["name"], s["description"],
-                                                    s["parameters"])) for s in specs}
+        t.client = {s.name: client_tool(s) for s in specs}
 
 
-def _spec(tl: Tool) -> dict[str, Any]:
-    return {"name": tl.name, "description": tl.description, "parameters": tl.parameters}
+def _spec(tl: Tool) -> ToolSpec:
+    return ToolSpec(tl.name, tl.description, tl.parameters)
 
 
-def stored_response(frame: dict[str, Any]) -> ModelResponse:
+def stored_response(frame: PausedResponse) -> ModelResponse:
     """The response a stored frame (`pause`'s, or `suspend`'s caller) keeps: its text,
     its calls and the provider's reasoning state that came with it."""
-    return ModelResponse(frame["text"], stored_calls(frame), reasoning=stored_reasoning(frame))
+    return ModelResponse(frame.text, stored_calls(frame), reasoning=frame.reasoning)
 
 
-def stored_calls(frame: dict[str, Any]) -> tuple[ToolCall, ...]:
-    """The calls of a stored frame, unmarked."""
-    return tuple(ToolCall(c["id"], c["name"], c["arguments"]) for c in frame["calls"])
+def stored_calls(frame: PausedResponse) -> tuple[ToolCall, ...]:
+    """The calls of a stored frame, unmarked (new objects: the turn may mark them)."""
+    return _unmarked(frame.calls)
 
 
-def stored_reasoning(frame: dict[str, Any]) -> tuple[Reasoning, ...]:
-    """The reasoning state of a stored frame (none in frames stored before it was kept)."""
-    return tuple(Reasoning.from_dict(r) for r in frame.get("reasoning") or ())
-
-
-def _calls(calls: Any) -> list[dict[str, str]]:
-    return [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls]
+def _unmarked(calls: Iterable[ToolCall]) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall(c.id, c.name, c.arguments) for c in calls)

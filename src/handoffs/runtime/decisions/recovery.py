@@ -22,13 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ...core.messages import (
-    AssistantMessage,
-    Reasoning,
-    ToolCall,
-    ToolResult,
-    message_from_dict,
-)
+from ...core.messages import AssistantMessage, ToolCall, ToolResult
+from ...core.pending import PausedResponse, PendingApproval
 from ...core.session import SessionState
 from ..state import TURN_EVENTS, Turn
 
@@ -54,11 +49,11 @@ DIED = ("running", "interrupted")
 """The statuses of a session whose last turn died unfinished (read under its lock)."""
 
 
-def continuing(pending: dict[str, Any]) -> bool:
+def continuing(pending: PendingApproval) -> bool:
     """Whether a waiting response has every decision: its continuation had started
     (the decisions are stored before it runs), so its process died during it."""
-    decided = pending.get("decisions", {})
-    return all(c in decided for c in pending.get("waiting", ()))
+    decided = pending.decisions
+    return all(c in decided for c in pending.waiting)
 
 
 def skip_dead(state: SessionState) -> None:
@@ -81,43 +76,42 @@ def restart(runner: Host, state: SessionState, context: Any, name: str,
     return t
 
 
-def settle(t: Turn, pending: dict[str, Any]) -> None:
+def settle(t: Turn, pending: PendingApproval) -> None:
     """Answer every call of a response that was continuing when its turn died, without
     running any; the response and the answers go into the transcript."""
     state = t.state
     state.pending = None
-    caller = pending.get("caller")
-    frame = pending if caller is None else caller
-    agent = frame["agent"]
-    calls = frame["calls"]
+    caller = pending.caller
+    frame: PausedResponse = pending if caller is None else caller
+    agent = frame.agent
+    calls = frame.calls
     n = len(calls)
-    marks: list[Any] = list(frame.get("marks") or [None] * n)
-    known: list[Any] = list(frame.get("results") or [None] * n)
-    decisions = pending.get("decisions", {}) if caller is None else {}
+    marks: list[Any] = [None] * n if caller is None else list(caller.marks)
+    known: list[Any] = [None] * n if caller is None else caller.tool_results()
+    decisions = pending.decisions if caller is None else {}
     results: list[Any] = []
     for i, c in enumerate(calls):
         if known[i] is not None:
-            results.append(message_from_dict(known[i]))
+            results.append(known[i])
             continue
-        d = decisions.get(c["id"])
-        if d is not None and "result" in d:  # a client's tool: the client's result
-            results.append(ToolResult(c["id"], c["name"], d["result"], agent,
-                                      d["is_error"], marks[i]))
-            t.emit("tool_result", {"agent": agent, "tool": c["name"], "call_id": c["id"],
-                                   "text": d["result"], "is_error": d["is_error"],
+        d = decisions.get(c.id)
+        if d is not None and d.result is not None:  # a client's tool: the client's result
+            results.append(ToolResult(c.id, c.name, d.result, agent, d.is_error, marks[i]))
+            t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
+                                   "text": d.result, "is_error": d.is_error,
                                    "client": True})
             continue
-        if d is not None and not d["approved"]:
-            text = rejected_text(c["name"], d.get("reason", ""))
-        elif caller is not None and i == caller["delegation"]:
-            text = DELEGATE_UNKNOWN.format(agent=pending["agent"])
+        if d is not None and not d.approved:
+            text = rejected_text(c.name, d.reason)
+        elif caller is not None and i == caller.delegation:
+            text = DELEGATE_UNKNOWN.format(agent=pending.agent)
         else:
-            text = UNKNOWN.format(tool=c["name"])
-        results.append(ToolResult(c["id"], c["name"], text, agent, True, marks[i]))
-        t.emit("tool_result", {"agent": agent, "tool": c["name"], "call_id": c["id"],
+            text = UNKNOWN.format(tool=c.name)
+        results.append(ToolResult(c.id, c.name, text, agent, True, marks[i]))
+        t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
                                "text": text, "is_error": True})
-    state.messages.append(AssistantMessage(frame["text"], agent, tuple(
-        ToolCall(c["id"], c["name"], c["arguments"], marks[i]) for i, c in enumerate(calls)),
-        tuple(Reasoning.from_dict(r) for r in frame.get("reasoning") or ())))
+    state.messages.append(AssistantMessage(frame.text, agent, tuple(
+        ToolCall(c.id, c.name, c.arguments, marks[i]) for i, c in enumerate(calls)),
+        frame.reasoning))
     state.messages.extend(results)
     state.active_agent = agent

@@ -12,6 +12,7 @@ from typing import Any
 
 from ...core.history import last_user_index
 from ...core.idempotency import IdempotencyKey, fingerprint, remember, seen
+from ...core.pending import CallDecision
 from ...core.session import SessionStatus
 from ...errors import HandoffsError
 from ...log import fields
@@ -44,7 +45,7 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         if state is None:
             raise HandoffsError(f"No session {session_id!r}.", code="not_found")
         pending = state.pending
-        earlier = {} if pending is None else pending.get("decisions", {})
+        earlier = {} if pending is None else pending.decisions
         died = pending is not None and continuing(pending)
         if key is not None:
             print_ = (fingerprint("decide", call_id, str(bool(approved)), reason)
@@ -54,9 +55,9 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
             hit = seen(state, key, print_, now)
             if hit is not None and not died:
                 return await retried.outcome(runner, session_id, hit)
-        if (pending is None or call_id not in pending.get("waiting", ())
+        if (pending is None or call_id not in pending.waiting
                 or (call_id in earlier and not died)):
-            waiting = ", ".join(pending.get("waiting", ())) if pending else ""
+            waiting = ", ".join(pending.waiting) if pending is not None else ""
             if client_result is not None:
                 raise HandoffsError(
                     f"Session {session_id!r} has no call {call_id!r} of a client's tool "
@@ -65,7 +66,7 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
             raise HandoffsError(
                 f"Session {session_id!r} has no call {call_id!r} waiting for approval"
                 + (f" (waiting: {waiting})." if waiting else "."), code="no_pending_approval")
-        client = call_id in pending.get("client", ())
+        client = call_id in pending.client
         if client_result is not None and not client:
             raise HandoffsError(
                 f"Call {call_id!r} of session {session_id!r} waits for a person's approval, "
@@ -85,29 +86,28 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         since = state.checkpoint()
         if key is not None:  # stored with the decision, or not at all
             remember(state, key, print_, now)
-        agent = pending["agent"]
-        decided: dict[str, Any] = {"approved": bool(approved), "reason": reason}
-        if client_result is not None:
-            decided = {"approved": True, "reason": "", "result": client_result[0],
-                       "is_error": bool(client_result[1])}
-        decisions = {**earlier, call_id: decided}
-        state.pending = pending = {**pending, "decisions": decisions}
+        agent = pending.agent
+        decided = (CallDecision(bool(approved), reason) if client_result is None else
+                   CallDecision(True, "", client_result[0], bool(client_result[1])))
+        state.pending = pending = pending.decided(call_id, decided)
+        decisions = pending.decisions
         t = Turn(runner, state, context, None)
         client_of(t, pending)
         t.user_index = last_user_index(state.messages)
         observe(t)  # traced: the decision joins the trace of the turn that waits
-        tool = next((c["name"] for c in pending["calls"] if c["id"] == call_id), "")
+        found = pending.call(call_id)
+        tool = "" if found is None else found.name
         t.emit("approval_decided", {"agent": agent, "tool": tool, "call_id": call_id,
-                                    "approved": decided["approved"], "reason": reason}
+                                    "approved": decided.approved, "reason": reason}
                | ({"client": True} if client_result is not None else {}))
         log.info("call %s (%s) of %s %s%s", tool, call_id, agent,
                  "answered by the client" if client_result is not None
                  else "approved" if approved else "rejected",
                  f": {reason[:200]}" if reason and captures(runner) else "",
                  extra=fields(state.id, state.turn, agent))
-        caller = pending.get("caller")
-        line_agent = agent if caller is None else caller["agent"]
-        if any(c not in decisions for c in pending["waiting"]):
+        caller = pending.caller
+        line_agent = agent if caller is None else caller.agent
+        if any(c not in decisions for c in pending.waiting):
             res = result(t, "", line_agent, RunStatus.WAITING_FOR_APPROVAL)
             finish(t, res)
             await store.commit(state, since, t.lazy_events)

@@ -84,8 +84,8 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
             if channel is not None:
                 state.channel = channel
             if state.pending is not None and not recovery.continuing(state.pending):
-                waiting = ", ".join(state.pending.get("waiting", ()))
-                if state.pending.get("client"):
+                waiting = ", ".join(state.pending.waiting)
+                if state.pending.client:
                     raise HandoffsError(
                         f"Session {session_id!r} waits for the client's result of a tool "
                         f"call ({waiting}); send it with runner.submit_tool_result first "

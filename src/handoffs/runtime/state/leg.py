@@ -18,6 +18,7 @@ from ...core.guardrails import GuardrailCheck
 from ...core.handoff import HandoffRecord, handoff_context
 from ...core.history import Window
 from ...core.messages import Message, Note
+from ...core.pending import PendingApproval
 from ...core.team import AgentPlan, Route
 from ...core.usage import Usage
 
@@ -58,9 +59,9 @@ class Pause:
     `SessionState.pending`); the turn ends `waiting_for_approval`."""
 
     agent: str
-    frame: dict[str, Any] | None = None
+    frame: PendingApproval | None = None
     """A delegate's paused work (its response and its own messages), for its caller to
-    store with the caller's response (`approval.suspend`)."""
+    store with the caller's response (`approvals.suspend`)."""
 
 
 Outcome = Answer | Transfer | Fail | Pause
