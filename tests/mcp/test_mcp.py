@@ -124,6 +124,7 @@ async def test_a_server_that_does_not_start_leaves_the_turn_working_and_says_so(
     assert result.output == "I cannot reach the CRM right now."
     request = model.requests[0]
     assert request.tools == ()
+    assert request.system.startswith("Help.")  # the instructions, then what is down
     assert "crm" in request.system and "unavailable" in request.system
 
 

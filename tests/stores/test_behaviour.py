@@ -357,6 +357,24 @@ async def test_transfer_to_an_unknown_agent_or_session_is_refused(backend: Backe
     assert err.value.code == "unknown_session"
 
 
+async def test_transfer_to_a_taken_session_id_is_refused_and_changes_neither(
+        backend: Backend) -> None:
+    runner = Runner(support_team(), model=ScriptedModel([reply("one"), reply("two")]),
+                    store=backend.open())
+    await runner.run("s1", "hi")
+    await runner.run("taken", "hello")
+    with pytest.raises(HandoffsError) as err:
+        await runner.transfer_session("s1", "billing", context="full",
+                                      new_session_id="taken")
+    assert err.value.code == "session_exists"
+    old = await backend.open().load("s1")
+    taken = await backend.open().load("taken")
+    assert old is not None and taken is not None
+    assert old.handoffs == [] and "transferred_to" not in old.metadata
+    assert [m.text for m in old.messages] == ["hi", "one"]
+    assert [m.text for m in taken.messages] == ["hello", "two"]
+
+
 async def test_every_event_is_stored_once_under_its_own_number_across_commits(
         backend: Backend) -> None:
     """A turn continued after an approval commits twice (the decision, then the rest):

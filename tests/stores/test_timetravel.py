@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from handoffs import Agent, HandoffsError, HumanAgent, RunContext, Runner, Team, tool
+from handoffs.stores.features import EventLog
 from handoffs.testing import ScriptedModel, call, reply, transfer
 
 from .conftest import Backend, support_team
@@ -268,3 +269,30 @@ async def test_a_turn_that_died_is_cut_by_a_rewind_and_never_answered(
 
 def result_messages(state: Any) -> list[Any]:
     return [m for m in state.messages if m.kind == "user"]
+
+
+async def test_a_fork_with_another_answer_ends_its_turn_with_it_linked_both_ways(
+        backend: Backend) -> None:
+    store = backend.open()
+    model = ScriptedModel([reply("Hello."), transfer("billing"), reply("Billing here.")])
+    runner = Runner(support_team(), model=model, store=store, inspect=True)
+    await runner.run("s1", "hi")
+    await runner.run("s1", "refund please")
+
+    # Call 2 of turn 2 is billing's, after triage's transfer: answered otherwise.
+    fork = await runner.fork_with_answer("s1", 2, 2, "Other answer.", idempotency_key="k")
+    assert (fork.turn, str(fork.status), fork.active_agent) == (2, "idle", "billing")
+    assert fork.messages[-1].text == "Other answer." and fork.messages[-1].agent == "billing"
+    stored = await backend.open().load(fork.id)
+    assert stored is not None and stored.version == fork.version
+    assert [m.text for m in stored.messages] == [m.text for m in fork.messages]
+    assert isinstance(store, EventLog)
+    ends = [e["type"] for e in await store.events_after(fork.id)][-2:]
+    assert ends == ["message", "run_completed"]
+    assert fork.metadata["forked_from"]["call"] == 2
+
+    again = await runner.fork_with_answer("s1", 2, 2, "Other answer.", idempotency_key="k")
+    assert again.id == fork.id and again.version == fork.version
+    original = await backend.open().load("s1")
+    assert original is not None
+    assert [f["session"] for f in original.metadata["forks"]] == [fork.id]

@@ -27,6 +27,7 @@ from ..core.session import SessionState
 from ..errors import HandoffsError
 from ..log import fields
 from ..stores.checks import MAX_ID_LENGTH
+from ..stores.edits import Held, session_turn
 from ..stores.marks import TurnMark
 from ..stores.rows import dumps
 from .recorded import recorded_call
@@ -100,18 +101,20 @@ async def fork_with_answer(runner: Host, session_id: str, turn: int, call: int, 
         links[FORK_KEY] = f"{print_}:copying"
     await copy_prefix(store, data, mark, [m for m in marks if m.turn <= turn], target,
                       links, replace=replace, drop=drop)
-    async with store.lock(target):
-        state = await store.load(target)
-        assert state is not None
-        since = state.checkpoint()
+
+    async def answered(held: Held) -> SessionState:
+        state = held.state
         t = Turn(runner, state, None, None)
         state.messages.append(AssistantMessage(answer, found.agent))
         t.emit("message", {"agent": found.agent, "text": answer})
         finish(t, RunResult(target, answer, found.agent, RunStatus.COMPLETED, state.turn))
         if print_ is not None:  # whole now: a retry may return it
             state.metadata[FORK_KEY] = print_
-        await store.commit(state, since, t.lazy_events)
-        fork = state.snapshot()
+        await held.commit(t.lazy_events)
+        return state.snapshot()
+
+    fork = await session_turn(store, target, answered)
+    assert fork is not None  # copied just above
     await link(store, session_id, "forks", {"session": target, "turn": turn, "call": call,
                                             "at": at})
     log.info("session %s forked at call %d of turn %d as %s, with another answer",

@@ -28,14 +28,14 @@ import time
 import uuid
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Container, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..core.idempotency import FIELD, fingerprint, remember, seen
 from ..core.session import SessionState
 from ..errors import HandoffsError
 from ..log import fields
 from ..stores.checks import MAX_ID_LENGTH
-from ..stores.edits import edit_session
+from ..stores.edits import Held, edit_session, session_turn
 from ..stores.features import EventLog
 from ..stores.marks import MarkedStore, TurnMark, mark_of
 from ..stores.rows import dumps
@@ -110,10 +110,9 @@ async def rewind(store: SessionStore, session_id: str, turn: int,
     before = await store.load(session_id)  # a turn of another process: refused, not awaited
     if before is not None:
         _check_still(before)
-    async with store.lock(session_id):
-        state = await store.load(session_id)
-        if state is None:
-            raise _unknown(session_id)
+
+    async def cut_back(held: Held) -> SessionState:  # its write is the store's truncate
+        state = held.state
         if key is not None:
             print_ = fingerprint("rewind", str(turn))
             if seen(state, key, print_, time.time()) is not None:
@@ -150,9 +149,11 @@ async def rewind(store: SessionStore, session_id: str, turn: int,
         if key is not None:  # on the cut session (whose keys are its turns'), with it
             remember(cut, key, print_, at)
         await mstore.truncate(cut, mark)
-    log.info("session %s rewound to before turn %d; what was cut is kept as %s",
-             session_id, turn, kept, extra=fields(session_id, turn, None))
-    return cut.snapshot()
+        log.info("session %s rewound to before turn %d; what was cut is kept as %s",
+                 session_id, turn, kept, extra=fields(session_id, turn, None))
+        return cut.snapshot()
+
+    return await session_turn(store, session_id, cut_back, _missing)
 
 
 async def undo_rewind(store: SessionStore, session_id: str, running: Container[str] = ()
@@ -364,6 +365,10 @@ def _busy(session_id: str) -> HandoffsError:
 
 def _unknown(session_id: str) -> HandoffsError:
     return HandoffsError(f"There is no session {session_id!r}.", code="unknown_session")
+
+
+def _missing(session_id: str) -> NoReturn:
+    raise _unknown(session_id)
 
 
 def fork_id(session_id: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ..core.session import SessionState
 from ..stores.checks import session_id as check_id
+from ..stores.edits import create_session
 from . import auth
 from .service import Service
 
@@ -50,9 +51,7 @@ async def open_context(svc: Service, sid: str, secret: str | None) -> Opened:
         return Opened(refused="forbidden", message="This token does not open this session.")
     token, digest = auth.new_token()
     state = SessionState(sid, active_agent=svc.team.entry, metadata={auth.TOKEN_KEY: digest})
-    async with store.lock(sid):
-        if await store.load(sid) is not None:  # made meanwhile: someone else's
-            return Opened(refused="forbidden", message=f"Session {sid!r} was just started "
-                          "by another client.")
-        await store.commit(state, state.checkpoint())
+    if not await create_session(store, state):  # made meanwhile: someone else's
+        return Opened(refused="forbidden", message=f"Session {sid!r} was just started "
+                      "by another client.")
     return Opened(token=token)

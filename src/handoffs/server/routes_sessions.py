@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 
 from ..core.session import SessionState, SessionStatus
 from ..errors import HandoffsError
+from ..stores import edits
 from ..stores.checks import session_id as check_id
 from . import auth, customer, sse
 from .customer import EventView
@@ -60,10 +61,8 @@ async def create_session(request: Request, spec: NewSession | None = None) -> JS
                          context=_first_context(svc, request, spec.context))
     if team[agent].is_human:
         state.status = SessionStatus.WAITING_FOR_HUMAN
-    async with svc.store.lock(sid):
-        if await svc.store.load(sid) is not None:
-            raise ApiError("session_exists", f"Session {sid!r} already exists.")
-        await svc.store.commit(state, state.checkpoint())
+    if not await edits.create_session(svc.store, state):
+        raise ApiError("session_exists", f"Session {sid!r} already exists.")
     return Answer({"id": sid, "token": token,
                          "active_agent": agent_view(team.get(agent), agent),
                          "channel": spec.channel}, status_code=201)
@@ -126,8 +125,7 @@ async def delete_session(request: Request, session_id: str) -> Response:
     """Delete the session and everything stored with it."""
     svc = service(request)
     await svc.session(request, session_id)
-    async with svc.store.lock(session_id):
-        await svc.store.delete(session_id)
+    await edits.delete_session(svc.store, session_id)
     return Response(status_code=204)
 
 

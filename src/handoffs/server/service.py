@@ -19,7 +19,7 @@ from ..core.session import SessionState
 from ..errors import HandoffsError
 from ..runtime.runner import Runner
 from ..stores.checks import session_id as _check_id
-from ..stores.edits import edit_session
+from ..stores.edits import delete_session, edit_session
 from . import auth, customer
 from .errors import ApiError
 from .pubsub import Hub
@@ -130,8 +130,7 @@ class Service:
             if keep is not None and run.result is not None and keep(run.result):
                 return
             try:
-                async with self.store.lock(session_id):
-                    await self.store.delete(session_id)
+                await delete_session(self.store, session_id)
             except Exception:
                 log.warning("deleting the throw-away session %r failed", session_id,
                             exc_info=True)

@@ -35,7 +35,7 @@ from . import postgres_sql as sql
 from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, finish, lock_key
-from .postgres_lock import SessionLocks
+from .postgres_lock import SessionLocks, lock_settings
 from .postgres_marks import TurnMarksOnPostgres
 from .stats import HandoffStats
 
@@ -83,12 +83,13 @@ class PostgresStore(TurnMarksOnPostgres):
         self._pool: Any = None
         self._opening: asyncio.Lock | None = None
         self._locks = KeyedLocks()
-        self._sessions = SessionLocks(self)
+        self._namespace = self.schema or ""
+        self._sessions = SessionLocks(self._lock_connection, self._failed, self._namespace,
+                                      self.statement_timeout, repr(self))
         self._cache = StateCache(cache_size)
         self._full: HandoffsError | None = None
         """The last write's failure for lack of space, until a write succeeds."""
         self._closed = False
-        self._namespace = self.schema or ""
         self._errors: tuple[type[BaseException], ...] = (OSError, TimeoutError)
         """What a database call may raise (asyncpg's classes once it is imported)."""
 
@@ -113,6 +114,14 @@ class PostgresStore(TurnMarksOnPostgres):
                                      command_timeout=self.statement_timeout,
                                      server_settings=settings)
 
+    async def _lock_connection(self) -> Any:
+        """A connection of its own for the session locks (`postgres_lock.lock_settings`)."""
+        await self._ready()
+        try:
+            return await self._connect(lock_settings(self._settings()))
+        except self._errors as exc:
+            raise self._failed(exc) from exc
+
     async def _ready(self) -> Any:
         pool = self._pool
         if pool is not None:
@@ -133,6 +142,7 @@ class PostgresStore(TurnMarksOnPostgres):
             raise missing_extra("PostgresStore needs asyncpg", "postgres") from exc
         self._errors = (asyncpg.PostgresError, asyncpg.InterfaceError,
                         asyncpg.exceptions.InternalClientError, OSError, TimeoutError)
+        self._sessions.errors = self._errors
         try:
             conn = await self._connect()
             try:

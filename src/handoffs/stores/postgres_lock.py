@@ -26,9 +26,9 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import HandoffsError, StoreError
 from ..log import fields
@@ -55,6 +55,15 @@ SELECT got.ok, (SELECT lease FROM bump) FROM got
 while the session has no row: its first commit inserts it with lease 0)."""
 
 
+def lock_settings(settings: dict[str, str]) -> dict[str, str]:
+    """The server settings of the lock connection, from the store's: its commits (lease
+    bumps) need not wait for the disk, and it names itself apart from the pool's."""
+    found = {**settings, "synchronous_commit": "off"}
+    if "application_name" in found:
+        found["application_name"] = f"handoffs-lock {os.getpid()}"
+    return found
+
+
 class _Hold:
     """One session this store holds: the task holding it, its lock key and lease."""
 
@@ -69,29 +78,28 @@ class _Hold:
         """Whether the cancel sent when the lock was lost reached the holder."""
 
 
-class LockedStore(Protocol):
-    """The parts of a `PostgresStore` its lock connection uses (named here, so this
-    module needs nothing of `postgres`, which builds it)."""
-
-    statement_timeout: float | None
-    _closed: bool
-    _namespace: str
-    _errors: tuple[type[BaseException], ...]
-
-    def _failed(self, exc: BaseException) -> HandoffsError: ...
-
-    def _settings(self) -> dict[str, str]: ...
-
-    async def _connect(self, settings: dict[str, str] | None = None) -> Any: ...
-
-    async def _ready(self) -> Any: ...
-
-
 class SessionLocks:
-    """The advisory locks of one `PostgresStore`, on its lock connection."""
+    """The advisory locks of one `PostgresStore`, on its lock connection. The store gives
+    what they need of it when it builds them (so this module needs nothing of
+    `postgres`): `connect` opens a connection of the store's with `lock_settings` (its
+    failures already the store's errors; `store_closed` once closed), `failed` makes a
+    database error a `HandoffsError`, `namespace` keeps the lock keys of one schema apart
+    from another's, `statement_timeout` bounds the watch's check, and `name` says which
+    store in a lost lock's message."""
 
-    def __init__(self, store: LockedStore) -> None:
-        self.store = store
+    def __init__(self, connect: Callable[[], Awaitable[Any]],
+                 failed: Callable[[BaseException], HandoffsError], namespace: str,
+                 statement_timeout: float | None, name: str) -> None:
+        self.connect = connect
+        self.failed = failed
+        self.namespace = namespace
+        self.statement_timeout = statement_timeout
+        self.name = name
+        self.errors: tuple[type[BaseException], ...] = (OSError, TimeoutError)
+        """What a database call may raise: the store sets its driver's classes once it
+        has imported them."""
+        self.closed = False
+        """Whether the store closed them (a lock connection ending is then no loss)."""
         self.conn: Any = None
         self.held: dict[str, _Hold] = {}
         self._guard: asyncio.Lock | None = None
@@ -104,16 +112,8 @@ class SessionLocks:
         """The connection that holds the locks (a new one if it was lost)."""
         conn = self.conn
         if conn is None or conn.is_closed():
-            store = self.store
-            await store._ready()
-            settings = {**store._settings(), "synchronous_commit": "off"}
-            if "application_name" in settings:
-                settings["application_name"] = f"handoffs-lock {os.getpid()}"
-            try:
-                conn = await store._connect(settings)
-            except store._errors as exc:
-                raise store._failed(exc) from exc
-            with contextlib.suppress(*store._errors):  # PostgreSQL 14+: this connection
+            conn = await self.connect()
+            with contextlib.suppress(*self.errors):  # PostgreSQL 14+: this connection
                 await conn.execute("SET idle_session_timeout = 0")  # idles by design
             conn.add_termination_listener(self._ended)
             self.conn = conn
@@ -124,7 +124,7 @@ class SessionLocks:
         if conn is not self.conn:
             return
         self.conn = None
-        if self.store._closed or not self.held:
+        if self.closed or not self.held:
             return
         for sid, h in self.held.items():
             if not h.lost:
@@ -137,7 +137,6 @@ class SessionLocks:
 
     async def _check(self) -> None:
         """While locks are held, make sure their connection still answers."""
-        store = self.store
         while self.held:
             await asyncio.sleep(CHECK_EVERY)
             conn = self.conn
@@ -145,8 +144,8 @@ class SessionLocks:
                 continue
             try:
                 async with self._guard:
-                    await conn.fetchval("SELECT 1", timeout=store.statement_timeout)
-            except store._errors:  # TimeoutError included
+                    await conn.fetchval("SELECT 1", timeout=self.statement_timeout)
+            except self.errors:  # TimeoutError included
                 log.warning("the PostgreSQL connection holding session locks stopped "
                             "answering; dropping it", exc_info=True)
                 conn.terminate()
@@ -179,21 +178,21 @@ class SessionLocks:
                 h.lease = await pool.fetchval(sql.BUMP, w.id)
             elif await pool.fetchval(sql.LEASE, w.id) not in (None, lease):
                 return self.lost_error(w.id)
-        except self.store._errors:
+        except self.errors:
             log.warning("reading the lease of %r failed", w.id, exc_info=True)
         return rows.conflict(w.id, w.expected)
 
     def lost_error(self, session_id: str) -> StoreError:
         return StoreError(
             f"The lock of session {session_id!r} was lost with its connection to "
-            f"{self.store!r} (or another process has taken the session since); this turn "
+            f"{self.name} (or another process has taken the session since); this turn "
             "stopped and nothing more of it was stored. The session reads 'interrupted': "
             "the next message answers it.", code="session_lock_lost")
 
     @asynccontextmanager
     async def hold(self, session_id: str, timeout: float | None) -> AsyncIterator[None]:
         """Hold the session (the caller serialises this process's tasks per session)."""
-        key = lock_key(session_id, self.store._namespace)
+        key = lock_key(session_id, self.namespace)
         if self._guard is None:
             self._guard = asyncio.Lock()
         guard = self._guard
@@ -207,9 +206,9 @@ class SessionLocks:
                 except asyncio.CancelledError:
                     self._give_back(conn, key)  # the server may have granted it
                     raise
-                except self.store._errors as exc:
+                except self.errors as exc:
                     self._give_back(conn, key)
-                    raise self.store._failed(exc) from exc
+                    raise self.failed(exc) from exc
                 if not row[0]:
                     return False
                 leases.append(row[1])
@@ -253,7 +252,7 @@ class SessionLocks:
         async with self._guard:
             try:
                 await conn.execute("SELECT pg_advisory_unlock($1)", key)
-            except self.store._errors:
+            except self.errors:
                 # The lock connection is broken: closing it makes the server drop every
                 # lock it held, this one included (their turns are told: `_ended`).
                 log.warning("unlocking a session failed; closing the lock connection",
@@ -263,6 +262,7 @@ class SessionLocks:
 
     async def close(self) -> None:
         """Close the lock connection (the server releases every lock still held)."""
+        self.closed = True
         conn, self.conn = self.conn, None
         if self._watch is not None:
             self._watch.cancel()

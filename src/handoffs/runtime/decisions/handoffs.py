@@ -108,12 +108,16 @@ def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult |
 def complete_transfer(t: Turn, leg: Leg, decision: Decision,
                       results: list[ToolResult | None], marks: list[HandoffMark | None]
                       ) -> Transfer | None:
-    """An accepted transfer whose hook and summary succeeded (`driver.settle`): its record
-    and its call's result. On the main line the caller moves the session; inside a
-    delegation the transfer changes who answers the delegation, here."""
+    """The response's accepted transfer, once its hook and summary succeeded
+    (`driver.settle.prepare`): its record and its call's result; then the refusals that
+    waited for its record. On the main line the caller moves the session; inside a
+    delegation the transfer changes who answers the delegation, here. None: the response
+    has no transfer (its refusals are recorded), or it moved a delegation."""
     transfer = decision.transfer
     ask = decision.transfer_ask
-    assert transfer is not None and ask is not None
+    if transfer is None or ask is None:
+        decision.flush(t)
+        return None
     t.add_record(transfer.record)
     decision.flush(t)
     target = transfer.target

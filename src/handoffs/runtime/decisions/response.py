@@ -106,54 +106,50 @@ def count(t: Turn, leg: Leg, response: ModelResponse, model: Model) -> None:
     per.add(usage)
 
 
-AGAIN = "again"
-"""`answered`'s word for: the agent is asked again (feedback is in its line)."""
-
-
-def answered(t: Turn, leg: Leg, response: ModelResponse, invalid: int
-             ) -> tuple[Outcome | str, int]:
-    """A response with no calls: the agent's answer, a failure, or `AGAIN`; with the
-    count of answers of this activation that were not the agent's output type.
+def answered(t: Turn, leg: Leg, response: ModelResponse) -> Outcome | None:
+    """A response with no calls: the agent's answer, a failure, or None: the agent is
+    asked again (feedback is in its line).
 
     An answer the output limit cut is not delivered (`truncation`); an empty answer is
     feedback; an answer held back (a narrated handoff, a forced call not made, a refusal
     echoed, a call written as text: `converge`) is asked again; an agent with an output
-    type must answer with it (three tries). The answer keeps the response's reasoning
-    state (`AssistantMessage.reasoning`), for its provider to get back."""
+    type must answer with it (three tries in an activation, counted on `Leg.invalid`).
+    The answer keeps the response's reasoning state (`AssistantMessage.reasoning`), for
+    its provider to get back."""
     name = leg.agent.name
     output = leg.plan.output
     text = response.text
     if response.stop == LENGTH:
         cut = truncation.cut_answer(t, leg, response)
         if isinstance(cut, Fail):
-            return cut, invalid
+            return cut
         if not cut:
-            return AGAIN, invalid
+            return None
     if not text.strip():
         append(t, leg, Note(EMPTY_RESPONSE_FEEDBACK, name, to_model=True))
-        return converge.no_progress(t, leg) or AGAIN, invalid
+        return converge.no_progress(t, leg)
     reasoning = response.reasoning
     if output is None:
         held = converge.held_back(t, leg, text, reasoning)
         if held is not None:
             if leg.last_word:
-                return converge.stuck(leg), invalid
+                return converge.stuck(leg)
             if held == NARRATED_HANDOFF or held == converge.FORCED_CALL:
-                return AGAIN, invalid
-            return converge.no_progress(t, leg) or AGAIN, invalid
+                return None
+            return converge.no_progress(t, leg)
     append(t, leg, AssistantMessage(text, name, (), reasoning))
     t.emit("message", {"agent": name, "text": text})
     if output is None:
-        return Answer(text, name), invalid
+        return Answer(text, name)
     data, problems = parse_output(output, text)
     if problems is None:
-        return Answer(output_json(data), name, data), invalid
-    invalid += 1
+        return Answer(output_json(data), name, data)
+    invalid = leg.invalid = leg.invalid + 1
     if invalid >= OUTPUT_ATTEMPTS:
         return Fail("invalid_output", f"{name} gave no valid {output.name} in {invalid} "
-                    f"answers; the last: {problems}", name), invalid
+                    f"answers; the last: {problems}", name)
     append(t, leg, Note(output_feedback(output, problems), name, to_model=True))
-    return AGAIN, invalid
+    return None
 
 
 @dataclass(slots=True)

@@ -26,12 +26,21 @@ from ...models.base import NO_SETTINGS, ModelRequest
 from ..state import Leg, Turn, history_of
 
 
-def request(t: Turn, leg: Leg, system: str, extra: tuple[ToolSpec, ...] = ()) -> ModelRequest:
-    """The model request for the leg's current agent, as of now, given its system text
-    (the driver resolves an instructions function and MCP servers' tools: `extra`). After
-    a narrated handoff the request offers only the transfer tools, once; routes refused
-    twice in a row are not offered (`decisions.converge`)."""
+def request(t: Turn, leg: Leg, system: str | None = None,
+            extra: tuple[ToolSpec, ...] = ()) -> ModelRequest:
+    """The model request for the leg's current agent, as of now: `system`, the system text
+    the driver made of an instructions function (None: the agent's instructions, text,
+    composed once per agent and handoff, `Leg.system`), and `extra`, its MCP servers'
+    tools the driver listed (`driver.requests`). After a narrated handoff the request
+    offers only the transfer tools, once; routes refused twice in a row are not offered
+    (`decisions.converge`)."""
     agent = leg.agent
+    if system is None:
+        system = leg.system
+        if system is None:
+            instructions = agent.instructions
+            assert isinstance(instructions, str)  # a function's text is awaited first
+            system = leg.system = compose(t, leg, instructions)
     plan = leg.plan
     force = leg.force
     if force is not None:  # once: the transfer tools after a narrated handoff

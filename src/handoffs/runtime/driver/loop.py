@@ -17,15 +17,13 @@ from typing import Any
 
 from ...errors import HandoffsError
 from ...models.base import ModelResponse
-from ..decisions import converge, handoffs
+from ..decisions import converge, handoffs, views
 from ..decisions import response as decide
 from ..decisions.approvals import pause, suspend
 from ..decisions.views import ctx_of
-from ..state import Answer, Fail, Leg, Outcome, Pause, Transfer, Turn, result, turn_text
+from ..state import Answer, Fail, Leg, Outcome, Pause, Turn, result, turn_text
 from ..state.result import RunResult, RunStatus
-from . import delegation, guardrails, limits
-from .requests import request_for, request_now
-from .settle import LATER, settle_now, settle_transfer
+from . import delegation, guardrails, limits, requests, settle
 from .tools import needing, run_tools
 
 
@@ -121,7 +119,7 @@ async def _timed_steps(t: Turn, leg: Leg) -> Outcome:
 
 
 async def _steps(t: Turn, leg: Leg) -> Outcome:
-    invalid = 0  # answers that were not the agent's output type, this activation
+    leg.invalid = 0  # answers of this activation that were not the agent's output type
     while True:
         agent = leg.agent
         if agent.is_remote:  # answered over A2A, not by a model of ours (loaded then)
@@ -139,9 +137,8 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         if cannot is not None:
             return cannot
         assert model is not None
-        request = request_now(t, leg)
-        if request is None:
-            request = await request_for(t, leg)
+        request = (await requests.request_for(t, leg) if requests.awaits(leg)
+                   else views.request(t, leg))  # the common case, without a coroutine
         t.steps += 1
         guarded = leg.guard is not None  # its input check runs beside this call
         try:
@@ -167,11 +164,10 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         if leg.last_word and response.tool_calls:  # no tools were offered: still calls
             return converge.stuck(leg)
         if not response.tool_calls:
-            outcome, invalid = decide.answered(t, leg, response, invalid)
-            if outcome is decide.AGAIN:
-                continue
-            assert not isinstance(outcome, str)
-            return outcome
+            outcome = decide.answered(t, leg, response)
+            if outcome is not None:
+                return outcome
+            continue  # asked again: feedback is in its line
         text = response.text
         if text:
             t.emit("message", {"agent": name, "text": text})
@@ -208,27 +204,22 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
                        else (ask.index, decision.transfer.record))
             return suspend(t, leg, response, calls.results, calls.marks, paused[0].index,
                            paused[1], planned, calls.escalate)
-    settled = settle_now(t, leg, decision, calls.results, calls.marks)
-    if settled is LATER:  # a hook or a summary to await
+    if settle.awaits(t, decision.transfer):  # its hook or its summary
         return await after_delegations(t, leg, response, calls, decision)
-    return _settled(t, leg, response, calls, settled)
+    return decide.settled(t, leg, response, calls, handoffs.complete_transfer(
+        t, leg, decision, calls.results, calls.marks))
 
 
 async def after_delegations(t: Turn, leg: Leg, response: ModelResponse,
                             calls: decide.Calls, decision: handoffs.Decision
                             ) -> Outcome | None:
-    """The rest of a response once its delegations answered: its transfer, then the
-    response and its results into the line."""
-    settled = await settle_transfer(t, leg, decision, calls.results, calls.marks,
-                                    response.text)
-    return _settled(t, leg, response, calls, settled)
-
-
-def _settled(t: Turn, leg: Leg, response: ModelResponse, calls: decide.Calls,
-             settled: Transfer | Fail | None) -> Outcome | None:
-    transfer: Transfer | None = None
-    if isinstance(settled, Fail):
-        calls.escalate = calls.escalate or settled
-    else:
-        transfer = settled
-    return decide.settled(t, leg, response, calls, transfer)
+    """The rest of a response once its delegations answered: its transfer prepared (its
+    hook, its summary: `settle.prepare`) and completed, then the response and its results
+    into the line."""
+    refused = await settle.prepare(t, leg, decision, calls.results, calls.marks,
+                                   response.text)
+    if refused is not None:  # the handoff was not made: the agent fails
+        calls.escalate = calls.escalate or refused
+        return decide.settled(t, leg, response, calls, None)
+    return decide.settled(t, leg, response, calls, handoffs.complete_transfer(
+        t, leg, decision, calls.results, calls.marks))

@@ -13,6 +13,7 @@ from ...core.plan import PlanStep
 from ...core.team import Route
 from ...core.tools import ToolSpec
 from ...errors import HandoffsError
+from ...stores.edits import Held, session_turn
 from ...telemetry.config import observe
 from ..decisions.recovery import skip_dead
 from ..state import Fail, Leg, Pause, Turn, failed, finish, result
@@ -20,7 +21,7 @@ from ..state.result import RunResult, RunStatus
 from . import guardrails
 from .delegation import delegate
 from .loop import activate
-from .turn import load
+from .turn import new_session
 
 if TYPE_CHECKING:
     from ...core.idempotency import IdempotencyKey
@@ -36,8 +37,9 @@ async def run_plan(runner: Host, session_id: str,
     if not plan:
         raise HandoffsError("A plan needs at least one step.", code="invalid_plan")
     team = runner.team
-    async with runner.store.lock(session_id):
-        state = await load(runner, session_id)
+
+    async def run(held: Held) -> RunResult:
+        state = held.state
         if key is not None:
             from ...core.idempotency import fingerprint, remember, seen
             from . import retried
@@ -50,7 +52,7 @@ async def run_plan(runner: Host, session_id: str,
         state.turn += 1
         if key is not None:
             remember(state, key, print_, now)
-        since = state.checkpoint()
+        held.since = state.checkpoint()  # past the raised turn: durable stores keep no mark
         skip_dead(state)
         t = Turn(runner, state, context, None)
         t.asker = partial(guardrails.ask, t)
@@ -85,8 +87,10 @@ async def run_plan(runner: Host, session_id: str,
             res = result(t, last, last_agent, RunStatus.COMPLETED)
         res.steps = answers
         finish(t, res)
-        await runner.store.commit(state, since, t.lazy_events)
+        await held.commit(t.lazy_events)
         return res
+
+    return await session_turn(runner.store, session_id, run, partial(new_session, runner))
 
 
 async def _step(t: Turn, leg: Leg, name: str, step: PlanStep,

@@ -1,8 +1,9 @@
-"""Completing an accepted handoff: what it takes awaiting, the route's `on_handoff` hook
-and a summary route's summary, before the decisions record it
-(`decisions.handoffs.complete_transfer`). A hook or summary that fails refuses the
-handoff (`handoff_hook_failed`, `summary_failed`) and fails the agent, so nothing of it
-is half applied."""
+"""What an accepted handoff takes before it completes: the route's `on_handoff` hook and
+a summary route's summary, both awaited (`prepare`), then the decisions record it
+(`decisions.handoffs.complete_transfer`). Whether a transfer takes either is one rule
+(`awaits`): without, the driver completes it at once, without a coroutine. A hook or
+summary that fails refuses the handoff (`handoff_hook_failed`, `summary_failed`) and fails
+the agent, so nothing of it is half applied."""
 
 from __future__ import annotations
 
@@ -13,45 +14,35 @@ from typing import Any
 from ...core.context import RunContext
 from ...core.messages import AssistantMessage, HandoffMark, Message, Note, ToolResult
 from ...core.team import Route
-from ..decisions.handoffs import Decision, complete_transfer, failed_after
+from ..decisions.handoffs import Decision, failed_after
 from ..decisions.views import ctx_of, window
 from ..state import Fail, Leg, Transfer, Turn, history_of
 
-LATER: Any = object()
-"""What `settle_now` returns when the transfer has a hook or a summary to await."""
+
+def awaits(t: Turn, transfer: Transfer | None) -> bool:
+    """Whether completing the transfer takes awaiting (`prepare`): its route has an
+    `on_handoff` hook or hands over a summary. False: `complete_transfer` it now."""
+    route = None if transfer is None else transfer.route
+    if route is None:
+        return False
+    h = route.handoff
+    return h.on_handoff is not None or (h.history if h.history is not None  # history_of,
+                                        else t.runner.history) == "summary"  # inlined
 
 
-def settle_now(t: Turn, leg: Leg, decision: Decision, results: list[ToolResult | None],
-               marks: list[HandoffMark | None]) -> Transfer | Fail | None:
-    """`settle_transfer` when nothing needs awaiting (no `on_handoff` hook, no summary):
-    the common case, without a coroutine. `LATER`: await `settle_transfer`."""
-    transfer = decision.transfer
-    if transfer is None or decision.transfer_ask is None:
-        decision.flush(t)
-        return None
-    route = transfer.route
-    if route is not None:
-        h = route.handoff
-        if h.on_handoff is not None or (h.history if h.history is not None  # history_of,
-                                         else t.runner.history) == "summary":  # inlined
-            return LATER  # type: ignore[no-any-return]
-    return complete_transfer(t, leg, decision, results, marks)
-
-
-async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
-                          results: list[ToolResult | None], marks: list[HandoffMark | None],
-                          said: str) -> Transfer | Fail | None:
-    """Complete the response's accepted transfer, if it has one: its hook, then its
-    summary (made once, from what the source saw, before the view moves on), then its
-    record (`complete_transfer`)."""
+async def prepare(t: Turn, leg: Leg, decision: Decision, results: list[ToolResult | None],
+                  marks: list[HandoffMark | None], said: str) -> Fail | None:
+    """What the response's accepted transfer takes before it completes (`awaits`): its
+    route's hook, then its summary (made once, from what the source saw and `said`, before
+    the view moves on). A failure refuses the handoff: the agent's `Fail`. None: complete
+    it (`complete_transfer`)."""
     transfer = decision.transfer
     ask = decision.transfer_ask
-    if transfer is None or ask is None:
-        decision.flush(t)
+    if transfer is None or ask is None or transfer.route is None:
         return None
     route = transfer.route
     record = transfer.record
-    if route is not None and route.handoff.on_handoff is not None:
+    if route.handoff.on_handoff is not None:
         try:
             await call_hook(route, ctx_of(t, leg), transfer.payload)
         except Exception as exc:
@@ -59,7 +50,7 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
                                 f"The on_handoff hook of the route to {ask.target!r} failed "
                                 f"({type(exc).__name__}: {exc}); the handoff was not made.",
                                 exc, decision)
-    if route is not None and history_of(route, t) == "summary":
+    if history_of(route, t) == "summary":
         try:
             record.summary = await summary_for(t, leg, route, said)
         except Exception as exc:
@@ -67,7 +58,7 @@ async def settle_transfer(t: Turn, leg: Leg, decision: Decision,
                                 f"The summary for the handoff to {ask.target!r} could not "
                                 f"be made ({type(exc).__name__}: {exc}); the handoff was "
                                 "not made.", exc, decision)
-    return complete_transfer(t, leg, decision, results, marks)
+    return None
 
 
 async def call_hook(route: Route | None, ctx: RunContext, payload: Any) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from ...core.handoff import HandoffReason, HandoffRecord
 from ...core.messages import Note
-from ...core.session import Checkpoint, SessionState
+from ...core.session import SessionState
 from ...errors import HandoffsError
+from ...stores.edits import Held, create_session, session_turn
 
 if TYPE_CHECKING:
     from ..state.host import Host
@@ -30,11 +31,9 @@ async def transfer_session(runner: Host, session_id: str, to_agent: str, context
         raise HandoffsError(f"{to_agent!r} is not available right now.",
                             code="target_disabled")
     store = runner.store
-    async with store.lock(session_id):
-        old = await store.load(session_id)
-        if old is None:
-            raise HandoffsError(f"There is no session {session_id!r} to transfer.",
-                                code="unknown_session")
+
+    async def move(held: Held) -> SessionState:
+        old = held.state
         if (old.channel is not None and target.channels is not None
                 and old.channel not in target.channels):
             raise HandoffsError(f"{to_agent!r} does not serve the {old.channel!r} "
@@ -66,12 +65,9 @@ async def transfer_session(runner: Host, session_id: str, to_agent: str, context
                 f"This conversation continues session {session_id!r} (with {source}); "
                 "its transcript is not copied here. Read it with the "
                 "fetch_previous_session tool when you need it.", to_agent, to_model=True))
-        async with store.lock(new_sid):
-            if await store.load(new_sid) is not None:
-                raise HandoffsError(f"Session {new_sid!r} already exists; pass another "
-                                    "new_session_id.", code="session_exists")
-            await store.commit(new, Checkpoint(0, 0, 0))
-        since = old.checkpoint()
+        if not await create_session(store, new):
+            raise HandoffsError(f"Session {new_sid!r} already exists; pass another "
+                                "new_session_id.", code="session_exists")
         old.handoffs.append(HandoffRecord(
             id=runner.executor.new_id(), source=source, target=to_agent,
             reason=HandoffReason.PROGRAMMATIC,
@@ -81,5 +77,12 @@ async def transfer_session(runner: Host, session_id: str, to_agent: str, context
         old.messages.append(Note(f"Transferred to session {new_sid!r} ({to_agent}).",
                                  source))
         old.metadata["transferred_to"] = new_sid
-        await store.commit(old, since)
-    return new.snapshot()
+        await held.commit()
+        return new.snapshot()
+
+    return await session_turn(store, session_id, move, _unknown)
+
+
+def _unknown(session_id: str) -> NoReturn:
+    raise HandoffsError(f"There is no session {session_id!r} to transfer.",
+                        code="unknown_session")

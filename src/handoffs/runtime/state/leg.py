@@ -75,7 +75,7 @@ class Leg:
     """
 
     __slots__ = ("_handoff", "agent", "base", "ctx", "depth", "failures", "force", "guard",
-                 "hidden",
+                 "hidden", "invalid",
                  "last_refusal", "last_word", "line", "main", "note", "note_at", "nudged",
                  "pausable", "payload", "plan", "record", "reminded", "rendered", "route",
                  "spent", "sub", "summary", "system", "truncated")
@@ -128,6 +128,9 @@ class Leg:
         `tool_choice` asks for (a provider that does not enforce it, or relaxed it)."""
         self.truncated = 0
         """Its answers cut short by the output limit in this activation."""
+        self.invalid = 0
+        """Its answers in this activation that were not its output type (three fail it:
+        `decisions.response.answered`); set to 0 when an activation starts."""
         self.spent: Usage | None = None
         """The tokens it spent in this turn on this line (`HandoffRecord.usage`)."""
         self.guard: Awaitable[Fail | None] | None = None
