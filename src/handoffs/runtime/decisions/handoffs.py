@@ -56,8 +56,8 @@ class Decision:
             later.clear()
 
 
-def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult | None],
-           marks: list[HandoffMark | None]) -> Decision:
+def judge_asks(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult | None],
+               marks: list[HandoffMark | None]) -> Decision:
     """Validate every handoff request of one response, in call order; refused ones get
     their result now, accepted ones are recorded."""
     name = leg.agent.name
