@@ -316,7 +316,7 @@ class PostgresStore:
         except self._errors as exc:
             raise self._write_failed(exc) from exc
         if found is None:
-            raise await self._sessions.refused(pool, w, lease)
+            raise await self._sessions.commit_error(pool, w, lease)
         self._full = None
         if w.expected == 0:
             self._sessions.inserted(w.id)
