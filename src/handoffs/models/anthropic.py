@@ -28,7 +28,7 @@ from .anthropic_thinking import (
     unsigned_calls_as_text,
 )
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
-from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay
+from .replay import CONTINUE, CallIds, Exchange, arguments_object, provider_items
 from .retry import RetryPolicy
 from .sdk import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, SDKModel, import_sdk
 from .tool_choice import resolve_tool_choice
@@ -288,7 +288,7 @@ def anthropic_messages(messages: Sequence[Message], thinking: str | None = None
         else:
             turns.append({"role": role, "content": blocks})
 
-    for item in replay(messages):
+    for item in provider_items(messages):
         if not isinstance(item, Exchange):
             add("user", [{"type": "text", "text": item.text}])
             continue

@@ -32,7 +32,7 @@ from ..core.names import tool_name
 from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
 from .failures import status_error, to_model_error
-from .replay import CONTINUE, CallIds, Exchange, arguments_object, own_reasoning, replay
+from .replay import CONTINUE, CallIds, Exchange, arguments_object, own_reasoning, provider_items
 from .retry import RetryPolicy
 from .sdk import SDKModel, import_sdk
 from .tool_choice import resolve_tool_choice
@@ -293,7 +293,7 @@ def bedrock_messages(messages: Sequence[Message], model: str
         else:
             out.append({"role": role, "content": blocks})
 
-    for item in replay(messages):
+    for item in provider_items(messages):
         if not isinstance(item, Exchange):
             add("user", [{"text": item.text}])
             continue

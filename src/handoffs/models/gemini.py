@@ -30,7 +30,7 @@ from ..core.names import tool_name
 from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
 from .failures import retry_after_seconds, status_error, to_model_error
-from .replay import CONTINUE, CallIds, Exchange, arguments_object, own_reasoning, replay
+from .replay import CONTINUE, CallIds, Exchange, arguments_object, own_reasoning, provider_items
 from .retry import RetryPolicy
 from .sdk import SDKModel, import_sdk
 from .tool_choice import resolve_tool_choice
@@ -247,7 +247,7 @@ def gemini_contents(messages: Sequence[Message], model: str, sign: bool = False
         else:
             out.append({"role": role, "parts": parts})
 
-    for item in replay(messages):
+    for item in provider_items(messages):
         if not isinstance(item, Exchange):
             add("user", [{"text": item.text}])
             continue

@@ -29,7 +29,7 @@ from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
 from .failures import status_error, to_model_error
 from .openai import MAX_DESCRIPTION_LENGTH, chat_messages
-from .replay import Exchange, own_reasoning, replay
+from .replay import Exchange, own_reasoning, provider_items
 from .retry import RetryPolicy
 from .sdk import SDKModel, import_sdk
 from .tool_choice import resolve_tool_choice
@@ -194,7 +194,7 @@ def litellm_messages(system: str, messages: Sequence[Message], model: str
     """A neutral view as Chat Completions messages (`chat_messages`), each assistant
     message with the `reasoning_content` / `thinking_blocks` `model` gave with it."""
     out = chat_messages(system, messages)
-    exchanges = [item for item in replay(messages) if isinstance(item, Exchange)]
+    exchanges = [item for item in provider_items(messages) if isinstance(item, Exchange)]
     assistants = [m for m in out if m["role"] == "assistant"]
     for message, exchange in zip(assistants, exchanges, strict=True):
         for part in own_reasoning(exchange.reasoning, ORIGIN, model):

@@ -33,7 +33,7 @@ from .chat_reasoning import (
     signed_back,
 )
 from .endpoints import LOCAL_MAX_TOKENS, is_local, is_reasoning_model
-from .replay import CONTINUE, CallIds, Exchange, arguments_object, replay
+from .replay import CONTINUE, CallIds, Exchange, arguments_object, provider_items
 from .retry import RetryPolicy
 from .sdk import DEFAULT_CONNECT_TIMEOUT, DEFAULT_TIMEOUT, SDKModel, import_sdk
 from .strict import restore_defaults, strict_schema
@@ -308,11 +308,11 @@ def chat_messages(system: str, messages: Sequence[Message], model: str | None = 
                   ) -> list[dict[str, Any]]:
     """A neutral view as Chat Completions messages: every assistant tool call answered by
     a tool message right after it, no tool message without its call, ids of at most 40
-    safe characters (see `replay` for the rules). `model`: the model of the request;
-    reasoning state that model wrote (`chat_reasoning`) goes back on its messages."""
+    safe characters (see `replay.provider_items` for the rules). `model`: the model of the
+    request; reasoning state that model wrote (`chat_reasoning`) goes back on its messages."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     ids = CallIds(MAX_ID_LENGTH)
-    for item in replay(messages):
+    for item in provider_items(messages):
         if not isinstance(item, Exchange):
             out.append({"role": "user", "content": item.text})
             continue

@@ -4,7 +4,7 @@ An agent's view may start anywhere (with an assistant message, a tool result, or
 nothing at all), may hold messages of several agents and providers, and may hold
 consecutive user-role items. Providers reject most of that: a tool result whose call is
 not in the request, a call whose result is missing, ids in another provider's alphabet.
-`replay` turns any view into a sequence that is valid by construction; each adapter then
+`provider_items` turns any view into a sequence that is valid by construction; each adapter then
 only translates it into its own wire shapes.
 
 The rules (the same for every provider):
@@ -77,7 +77,7 @@ class Exchange:
 Item = UserText | Exchange
 
 
-def replay(messages: Sequence[Message]) -> list[Item]:
+def provider_items(messages: Sequence[Message]) -> list[Item]:
     """The view as user text and exchanges, with every call answered exactly once."""
     items: list[Item] = []
     open_: Exchange | None = None

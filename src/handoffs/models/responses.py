@@ -25,7 +25,7 @@ from ..errors import ModelError
 from .base import ModelRequest, ModelResponse, TextDelta, Usage
 from .failures import status_error
 from .openai import MAX_DESCRIPTION_LENGTH, MAX_ID_LENGTH, arguments_text
-from .replay import CONTINUE, CallIds, Exchange, own_reasoning, replay
+from .replay import CONTINUE, CallIds, Exchange, own_reasoning, provider_items
 from .retry import RetryPolicy
 from .sdk import SDKModel, import_sdk
 from .strict import strict_compatible
@@ -193,10 +193,10 @@ def responses_input(messages: Sequence[Message], model: str | None
     """A neutral view as Responses API input items: user and assistant messages,
     `function_call` items each answered by its `function_call_output` right after, and,
     before the items of a response, the reasoning items `model` made for it (none when
-    `model` is None). Valid by construction (see `replay`)."""
+    `model` is None). Valid by construction (see `replay.provider_items`)."""
     out: list[dict[str, Any]] = []
     ids = CallIds(MAX_ID_LENGTH)
-    for item in replay(messages):
+    for item in provider_items(messages):
         if not isinstance(item, Exchange):
             out.append({"role": "user", "content": item.text})
             continue

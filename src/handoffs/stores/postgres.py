@@ -35,6 +35,7 @@ from . import postgres_sql as sql
 from .base import SessionSummary
 from .cache import StateCache
 from .locks import KeyedLocks, finish, lock_key
+from .marks import TurnMark
 from .postgres_lock import SessionLocks, lock_settings
 from .postgres_marks import TurnMarksOnPostgres
 from .stats import HandoffStats
@@ -51,7 +52,7 @@ STATEMENT_TIMEOUT = 10.0
 server's `statement_timeout` and `lock_timeout` (a wait for a row lock)."""
 
 
-class PostgresStore(TurnMarksOnPostgres):
+class PostgresStore:
     """Sessions in PostgreSQL, shared by every process and machine that reaches it.
 
     `dsn` is a `postgresql://` URL (a bad port, `sslmode` or timeout is refused here,
@@ -87,6 +88,8 @@ class PostgresStore(TurnMarksOnPostgres):
         self._sessions = SessionLocks(self._lock_connection, self._failed, self._namespace,
                                       self.statement_timeout, repr(self))
         self._cache = StateCache(cache_size)
+        self._marks = TurnMarksOnPostgres(self._ready, self._failed, self._write_failed,
+                                          self._cache, self._sessions)
         self._full: HandoffsError | None = None
         """The last write's failure for lack of space, until a write succeeds."""
         self._closed = False
@@ -143,6 +146,7 @@ class PostgresStore(TurnMarksOnPostgres):
         self._errors = (asyncpg.PostgresError, asyncpg.InterfaceError,
                         asyncpg.exceptions.InternalClientError, OSError, TimeoutError)
         self._sessions.errors = self._errors
+        self._marks.errors = self._errors
         try:
             conn = await self._connect()
             try:
@@ -312,7 +316,7 @@ class PostgresStore(TurnMarksOnPostgres):
         except self._errors as exc:
             raise self._write_failed(exc) from exc
         if found is None:
-            raise await self._sessions.refused(pool, w, lease)
+            raise await self._sessions.commit_error(pool, w, lease)
         self._full = None
         if w.expected == 0:
             self._sessions.inserted(w.id)
@@ -356,6 +360,25 @@ class PostgresStore(TurnMarksOnPostgres):
         except self._errors as exc:
             raise self._write_failed(exc) from exc
         return n > 0
+
+    # -- turn marks (stores.marks.MarkedStore) -------------------------------------------
+
+    async def turn_marks(self, session_id: str) -> list[TurnMark]:
+        """Where each recorded turn of the session began, by turn."""
+        return await self._marks.turn_marks(session_id)
+
+    async def read_prefix(self, session_id: str, messages: int, records: int
+                          ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The session's first messages and records (see `stores.marks.MarkedStore`)."""
+        return await self._marks.read_prefix(session_id, messages, records)
+
+    async def put_turn_marks(self, session_id: str, found: Sequence[TurnMark]) -> None:
+        """Keep these marks for the session (a fork's, copied from its original)."""
+        await self._marks.put_turn_marks(session_id, found)
+
+    async def truncate(self, state: SessionState, mark: TurnMark) -> None:
+        """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
+        await self._marks.truncate(state, mark)
 
     # -- export / import -----------------------------------------------------------------
 

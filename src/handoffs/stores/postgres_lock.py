@@ -164,7 +164,7 @@ class SessionLocks:
         if h is not None and h.lease is None:
             h.lease = 0
 
-    async def refused(self, pool: Any, w: rows.Write, lease: int | None) -> HandoffsError:
+    async def commit_error(self, pool: Any, w: rows.Write, lease: int | None) -> HandoffsError:
         """Why a commit found no row to write: another process took the session (the
         lease is not ours: `session_lock_lost`), else the version moved
         (`session_conflict`)."""

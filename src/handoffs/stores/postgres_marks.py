@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.session import SessionState
@@ -72,58 +72,67 @@ async def truncate(pool: Any, state: SessionState, expected: int, header: str,
 
 
 class TurnMarksOnPostgres:
-    """`PostgresStore`'s turn marks (`stores.marks.MarkedStore`)."""
+    """The turn marks of one `PostgresStore` (`stores.marks.MarkedStore`), which the store
+    offers as its own. The store gives what they need of it when it builds them (so this
+    module needs nothing of `postgres`): `ready` is its pool (opened on first use),
+    `failed` and `write_failed` make a database error of a read or of a write a
+    `HandoffsError`, `cache` holds the states it loaded (a cut session's is dropped) and
+    `sessions` its session locks (a cut is made under the lease they hold)."""
 
-    _cache: StateCache
-    _sessions: SessionLocks
-    _errors: tuple[type[BaseException], ...]
-
-    if TYPE_CHECKING:
-        async def _ready(self) -> Any: ...
-        def _failed(self, exc: BaseException) -> HandoffsError: ...
-        def _write_failed(self, exc: BaseException) -> HandoffsError: ...
+    def __init__(self, ready: Callable[[], Awaitable[Any]],
+                 failed: Callable[[BaseException], HandoffsError],
+                 write_failed: Callable[[BaseException], HandoffsError], cache: StateCache,
+                 sessions: SessionLocks) -> None:
+        self.ready = ready
+        self.failed = failed
+        self.write_failed = write_failed
+        self.cache = cache
+        self.sessions = sessions
+        self.errors: tuple[type[BaseException], ...] = (OSError, TimeoutError)
+        """What a database call may raise: the store sets its driver's classes once it
+        has imported them."""
 
     async def turn_marks(self, session_id: str) -> list[TurnMark]:
         """Where each recorded turn of the session began, by turn."""
-        pool = await self._ready()
+        pool = await self.ready()
         try:
             return await read_marks(pool, checks.session_id(session_id))
-        except self._errors as exc:
-            raise self._failed(exc) from exc
+        except self.errors as exc:
+            raise self.failed(exc) from exc
 
     async def read_prefix(self, session_id: str, messages: int, records: int
                           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """The session's first messages and records (see `stores.marks.MarkedStore`)."""
-        pool = await self._ready()
+        pool = await self.ready()
         try:
             row = await pool.fetchrow(PREFIX, checks.session_id(session_id), messages,
                                       records)
-        except self._errors as exc:
-            raise self._failed(exc) from exc
+        except self.errors as exc:
+            raise self.failed(exc) from exc
         return json.loads(rows.wrap(row[0])), json.loads(rows.wrap(row[1]))
 
     async def put_turn_marks(self, session_id: str, found: Sequence[TurnMark]) -> None:
         """Keep these marks for the session (a fork's, copied from its original)."""
-        pool = await self._ready()
+        pool = await self.ready()
         try:
             await finish(put_marks(pool, checks.session_id(session_id), found))
-        except self._errors as exc:
-            raise self._write_failed(exc) from exc
+        except self.errors as exc:
+            raise self.write_failed(exc) from exc
 
     async def truncate(self, state: SessionState, mark: TurnMark) -> None:
         """Cut the session back to `mark` (see `stores.marks.MarkedStore.truncate`)."""
         checks.session_id(state.id)
-        self._cache.forget(state.id)
-        pool = await self._ready()
+        self.cache.forget(state.id)
+        pool = await self.ready()
         expected = state.version
         header = cut_header(state)
-        lease = self._sessions.lease(state.id)
+        lease = self.sessions.lease(state.id)
         try:
             if not await finish(truncate(pool, state, expected, header, mark, lease)):
                 raise rows.conflict(state.id, expected)
         except BaseException as exc:
             state.version = expected
-            if isinstance(exc, self._errors):
-                raise self._write_failed(exc) from exc
+            if isinstance(exc, self.errors):
+                raise self.write_failed(exc) from exc
             raise
 

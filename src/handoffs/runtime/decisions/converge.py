@@ -190,7 +190,7 @@ def stuck(leg: Leg) -> Fail:
                 "stopped trying (HandoffPolicy.max_failed_steps).", name)
 
 
-def refused(leg: Leg, target: str, code: str) -> None:
+def note_refusal(leg: Leg, target: str, code: str) -> None:
     """A handoff of the leg's agent was refused: the second time in a row for the same
     target and reason, the agent is no longer offered that route."""
     key = (target, code)

@@ -56,8 +56,8 @@ class Decision:
             later.clear()
 
 
-def decide(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult | None],
-           marks: list[HandoffMark | None]) -> Decision:
+def judge_asks(t: Turn, leg: Leg, asks: list[HandoffAsk], results: list[ToolResult | None],
+               marks: list[HandoffMark | None]) -> Decision:
     """Validate every handoff request of one response, in call order; refused ones get
     their result now, accepted ones are recorded."""
     name = leg.agent.name
@@ -164,7 +164,7 @@ def refuse(t: Turn, leg: Leg, record: HandoffRecord, rejection: Rejection,
                                 "code": rejection.code, "message": rejection.message,
                                 "record_id": record.id})
     t.refusals.append(rejection.message)
-    converge.refused(leg, record.target, rejection.code)
+    converge.note_refusal(leg, record.target, rejection.code)
     state = t.state
     log.log(logging.WARNING if exc is not None else logging.INFO,
             "handoff %s -> %s refused (%s): %s", record.source, record.target,

@@ -225,11 +225,11 @@ def apply_decisions(t: Turn, leg: Leg, calls: Calls,
                                        "text": d["result"], "is_error": d["is_error"],
                                        "client": True})
             elif not d["approved"]:
-                results[i] = refused(t, name, c, rejected_text(c.name, d["reason"]))
+                results[i] = not_run(t, name, c, rejected_text(c.name, d["reason"]))
     if waiting and leg.pausable:
         return waiting
     for i, c, _ in waiting:  # inside a delegation: not run
-        results[i] = refused(t, name, c, IN_DELEGATION.format(tool=c.name))
+        results[i] = not_run(t, name, c, IN_DELEGATION.format(tool=c.name))
     calls.ordinary = [o for o in calls.ordinary if results[o[0]] is None]
     return []
 
@@ -282,7 +282,7 @@ def settled(t: Turn, leg: Leg, response: ModelResponse, calls: Calls,
     return transfer
 
 
-def refused(t: Turn, agent: str, c: ToolCall, text: str) -> ToolResult:
+def not_run(t: Turn, agent: str, c: ToolCall, text: str) -> ToolResult:
     """The result of a call that was not run (a person rejected it, or it cannot wait)."""
     t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id, "text": text,
                            "is_error": True})

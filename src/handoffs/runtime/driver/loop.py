@@ -18,7 +18,7 @@ from typing import Any
 from ...errors import HandoffsError
 from ...models.base import ModelResponse
 from ..decisions import converge, handoffs, views
-from ..decisions import response as decide
+from ..decisions import response as on_response
 from ..decisions.approvals import pause, suspend
 from ..decisions.views import ctx_of
 from ..state import Answer, Fail, Leg, Outcome, Pause, Turn, result, turn_text
@@ -43,7 +43,7 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
         t.emit("human_waiting", {"agent": name, "display_name": agent.label})
         return result(t, "", name, RunStatus.WAITING_FOR_HUMAN)
     leg = Leg(plan, main=True)
-    came = decide.incoming(t, state)
+    came = on_response.incoming(t, state)
     if came is not None:
         leg.handed(*came)
     t.emit("agent_started", {"agent": name, "display_name": agent.label})
@@ -74,12 +74,12 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
                     return guardrails.refuse(t, leg, outcome)
                 if outcome.code == "max_steps" and t.runner.on_max_steps is not None:
                     return await limits.max_steps_output(t, leg, outcome)
-                recovery = decide.recover(t, leg, outcome)
+                recovery = on_response.recover(t, leg, outcome)
                 if recovery is None:
-                    return decide.given_up(t, leg, outcome)
+                    return on_response.given_up(t, leg, outcome)
                 limits.grace_for_fallback(t)
                 outcome = recovery
-            ended = decide.moved(t, leg, outcome)
+            ended = on_response.moved(t, leg, outcome)
             if ended is not None:
                 return ended
             # The message was checked when it came: a target checks it again only when
@@ -133,7 +133,7 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
                 model = t.models[name]  # resolved on first need
             except HandoffsError as exc:
                 return Fail(exc.code, str(exc), name, recoverable=False, exception=exc)
-        cannot = decide.no_model(t, leg, model)
+        cannot = on_response.no_model(t, leg, model)
         if cannot is not None:
             return cannot
         assert model is not None
@@ -149,12 +149,12 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         except Exception as exc:
             if guarded and (tripped := await guardrails.verdict(leg)) is not None:
                 return tripped
-            fail = decide.model_failed(t, leg, exc)
+            fail = on_response.model_failed(t, leg, exc)
             if fail is None:
                 continue
             return fail
         if response.usage is not None:
-            decide.count(t, leg, response, model)
+            on_response.count(t, leg, response, model)
         if guarded:  # a trip throws the response away: none of it runs
             tripped = await guardrails.verdict(leg)
             if tripped is not None:
@@ -164,7 +164,7 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         if leg.last_word and response.tool_calls:  # no tools were offered: still calls
             return converge.stuck(leg)
         if not response.tool_calls:
-            outcome = decide.answered(t, leg, response)
+            outcome = on_response.answered(t, leg, response)
             if outcome is not None:
                 return outcome
             continue  # asked again: feedback is in its line
@@ -182,18 +182,18 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
 
     Calls whose tool needs approval stop the response on the main line
     (`decisions.approvals`); `decided` holds a person's decisions when it continues."""
-    calls = decide.sort_calls(t, leg, response)
+    calls = on_response.sort_calls(t, leg, response)
     if calls.ordinary and (leg.plan.approvals or t.client is not None):
         waiting = await needing(ctx_of(t, leg), calls.ordinary)
-        waiting = decide.apply_decisions(t, leg, calls, waiting, decided)
+        waiting = on_response.apply_decisions(t, leg, calls, waiting, decided)
         if waiting:
             return pause(t, leg, response, waiting)
     if calls.ordinary:
         outs = await run_tools(t, ctx_of(t, leg), leg.agent.name, calls.ordinary)
-        decide.tools_done(leg, calls, outs)
+        on_response.tools_done(leg, calls, outs)
     if not calls.asks:
-        return decide.settled(t, leg, response, calls, None)
-    decision = handoffs.decide(t, leg, calls.asks, calls.results, calls.marks)
+        return on_response.settled(t, leg, response, calls, None)
+    decision = handoffs.judge_asks(t, leg, calls.asks, calls.results, calls.marks)
     if decision.delegations:
         paused = await delegation.run_all(t, leg, decision.delegations, calls.results,
                                           calls.marks, activate)
@@ -206,12 +206,12 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
                            paused[1], planned, calls.escalate)
     if settle.awaits(t, decision.transfer):  # its hook or its summary
         return await after_delegations(t, leg, response, calls, decision)
-    return decide.settled(t, leg, response, calls, handoffs.complete_transfer(
+    return on_response.settled(t, leg, response, calls, handoffs.complete_transfer(
         t, leg, decision, calls.results, calls.marks))
 
 
 async def after_delegations(t: Turn, leg: Leg, response: ModelResponse,
-                            calls: decide.Calls, decision: handoffs.Decision
+                            calls: on_response.Calls, decision: handoffs.Decision
                             ) -> Outcome | None:
     """The rest of a response once its delegations answered: its transfer prepared (its
     hook, its summary: `settle.prepare`) and completed, then the response and its results
@@ -220,6 +220,6 @@ async def after_delegations(t: Turn, leg: Leg, response: ModelResponse,
                                    response.text)
     if refused is not None:  # the handoff was not made: the agent fails
         calls.escalate = calls.escalate or refused
-        return decide.settled(t, leg, response, calls, None)
-    return decide.settled(t, leg, response, calls, handoffs.complete_transfer(
+        return on_response.settled(t, leg, response, calls, None)
+    return on_response.settled(t, leg, response, calls, handoffs.complete_transfer(
         t, leg, decision, calls.results, calls.marks))

@@ -6,7 +6,7 @@ with the remote agent as author, like a model's."""
 from __future__ import annotations
 
 from ...core.remote import RemoteAgent
-from ..decisions import remote as decide
+from ..decisions import remote
 from ..state import Leg, Outcome, Turn
 
 
@@ -14,10 +14,10 @@ async def step(t: Turn, leg: Leg) -> Outcome:
     """Send the remote agent its message and make its reply the activation's outcome."""
     agent = leg.agent
     assert isinstance(agent, RemoteAgent)
-    request = decide.outgoing(t, leg)
+    request = remote.outgoing(t, leg)
     t.steps += 1
     try:
         reply = await t.fx.remote(t, agent, request)
     except Exception as exc:
-        return decide.failed_call(leg, exc)
-    return decide.replied(t, leg, reply)
+        return remote.failed_call(leg, exc)
+    return remote.replied(t, leg, reply)
