@@ -10,7 +10,7 @@ driver (`driver.loop`) performs what these decide.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ from ...core.messages import (
 )
 from ...core.narration import NARRATED_HANDOFF
 from ...core.output import OUTPUT_ATTEMPTS, output_feedback, output_json, parse_output
+from ...core.pending import CallDecision
 from ...core.session import SessionState
 from ...core.team import Route
 from ...core.tools import HandoffTo, Tool
@@ -206,7 +207,8 @@ def sort_calls(t: Turn, leg: Leg, response: ModelResponse) -> Calls:
 
 def apply_decisions(t: Turn, leg: Leg, calls: Calls,
                     waiting: list[tuple[int, ToolCall, Tool]],
-                    decided: dict[str, Any] | None) -> list[tuple[int, ToolCall, Tool]]:
+                    decided: Mapping[str, CallDecision] | None
+                    ) -> list[tuple[int, ToolCall, Tool]]:
     """The calls that still wait for a person, once `decided` (a person's decisions, when
     a response continues) is applied: a rejected call's result is the person's no. A
     delegate that cannot wait gets that said as its calls' results (`pausable`: it may
@@ -219,13 +221,14 @@ def apply_decisions(t: Turn, leg: Leg, calls: Calls,
             d = decided.get(c.id)
             if d is None:
                 continue
-            if "result" in d:  # a client's tool: its result, as the client sent it
-                results[i] = ToolResult(c.id, c.name, d["result"], name, d["is_error"])
+            result = d.result
+            if result is not None:  # a client's tool: its result, as the client sent it
+                results[i] = ToolResult(c.id, c.name, result, name, d.is_error)
                 t.emit("tool_result", {"agent": name, "tool": c.name, "call_id": c.id,
-                                       "text": d["result"], "is_error": d["is_error"],
+                                       "text": result, "is_error": d.is_error,
                                        "client": True})
-            elif not d["approved"]:
-                results[i] = not_run(t, name, c, rejected_text(c.name, d["reason"]))
+            elif not d.approved:
+                results[i] = not_run(t, name, c, rejected_text(c.name, d.reason))
     if waiting and leg.pausable:
         return waiting
     for i, c, _ in waiting:  # inside a delegation: not run

@@ -28,8 +28,7 @@ from .loop import activate, after_delegations, respond
 async def continue_response(t: Turn, leg: Leg, response: ModelResponse,
                             decided: Mapping[str, CallDecision]) -> Outcome:
     """A response that waited for approval, now decided: run it, then go on working."""
-    # The loop reads the decisions in their stored form (`decisions.response`).
-    outcome = await respond(t, leg, response, {k: d.to_dict() for k, d in decided.items()})
+    outcome = await respond(t, leg, response, decided)
     if outcome is None:
         outcome = await activate(t, leg)
     return outcome

@@ -11,10 +11,10 @@ Delegations recurse into `activate` on their own line.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
-from typing import Any
 
+from ...core.pending import CallDecision
 from ...errors import HandoffsError
 from ...models.base import ModelResponse
 from ..decisions import converge, handoffs, views
@@ -177,7 +177,7 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
 
 
 async def respond(t: Turn, leg: Leg, response: ModelResponse,
-                  decided: dict[str, Any] | None = None) -> Outcome | None:
+                  decided: Mapping[str, CallDecision] | None = None) -> Outcome | None:
     """Run ordinary tools, then decide handoffs; append the response and its results.
 
     Calls whose tool needs approval stop the response on the main line
