@@ -32,13 +32,16 @@ the call's result says so.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.messages import Reasoning, ToolCall
 from ...core.tools import Tool, ToolSpec
 from ...log import fields
 from ...models.base import ModelResponse
 from ..state import Leg, Pause, Turn
+
+if TYPE_CHECKING:
+    from ...core import event_data as ed
 
 log = logging.getLogger("handoffs.runtime.approval")  # a stable name (docs/observability.md)
 
@@ -60,8 +63,8 @@ def pause(t: Turn, leg: Leg, response: ModelResponse,
         frame["client_tools"] = [_spec(c) for c in client.values()]
         frame["client"] = [c.id for _, c, tl in waiting if client.get(c.name) is tl]
     for _, c, tl in waiting:
-        data: dict[str, Any] = {"agent": name, "tool": c.name, "call_id": c.id,
-                                "arguments": c.arguments}
+        data: ed.ApprovalRequested = {"agent": name, "tool": c.name, "call_id": c.id,
+                                      "arguments": c.arguments}
         if client is not None and client.get(c.name) is tl:  # the client runs it
             t.emit("tool_called", data)
             data = {**data, "client": True}

@@ -10,7 +10,7 @@ of `state.host`, so nothing here imports a layer above.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ...core.events import Event
 from ...core.guardrails import GuardrailCheck
@@ -27,6 +27,7 @@ from .result import RunError, RunResult, RunStatus
 if TYPE_CHECKING:
     import asyncio
 
+    from ...core import event_data as ed
     from .context import TurnContext
 
 TURN_EVENTS = 1 << 20
@@ -147,7 +148,71 @@ class Turn:
         """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
         which then sits in front of `sink` and wraps `models`."""
 
-    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
+    @overload
+    def emit(self, type_: Literal["run_started"], data: ed.RunStarted) -> None: ...
+    @overload
+    def emit(self, type_: Literal["agent_started"], data: ed.AgentStarted) -> None: ...
+    @overload
+    def emit(self, type_: Literal["text_delta"], data: ed.TextDelta) -> None: ...
+    @overload
+    def emit(self, type_: Literal["message"], data: ed.Message) -> None: ...
+    @overload
+    def emit(self, type_: Literal["tool_called"], data: ed.ToolCalled) -> None: ...
+    @overload
+    def emit(self, type_: Literal["tool_result"], data: ed.ToolResult) -> None: ...
+    @overload
+    def emit(self, type_: Literal["tool_progress"], data: ed.ToolProgress) -> None: ...
+    @overload
+    def emit(self, type_: Literal["custom_event"], data: ed.CustomEvent) -> None: ...
+    @overload
+    def emit(self, type_: Literal["handoff_requested"], data: ed.HandoffRequested) -> None: ...
+    @overload
+    def emit(self, type_: Literal["handoff_rejected"], data: ed.HandoffRejected) -> None: ...
+    @overload
+    def emit(self, type_: Literal["agent_handoff"], data: ed.AgentHandoff) -> None: ...
+    @overload
+    def emit(self, type_: Literal["agent_changed"], data: ed.AgentChanged) -> None: ...
+    @overload
+    def emit(self, type_: Literal["agent_returned"], data: ed.AgentReturned) -> None: ...
+    @overload
+    def emit(self, type_: Literal["guardrail_checked"], data: ed.GuardrailChecked) -> None: ...
+    @overload
+    def emit(self, type_: Literal["guardrail_tripped"], data: ed.GuardrailTripped) -> None: ...
+    @overload
+    def emit(self, type_: Literal["human_waiting"], data: ed.HumanWaiting) -> None: ...
+    @overload
+    def emit(self, type_: Literal["approval_requested"], data: ed.ApprovalRequested) -> None: ...
+    @overload
+    def emit(self, type_: Literal["approval_decided"], data: ed.ApprovalDecided) -> None: ...
+    @overload
+    def emit(self, type_: Literal["remote_status"], data: ed.RemoteStatus) -> None: ...
+    @overload
+    def emit(self, type_: Literal["plan_step_started"], data: ed.PlanStepStarted) -> None: ...
+    @overload
+    def emit(self, type_: Literal["plan_step_completed"], data: ed.PlanStepCompleted) -> None: ...
+    @overload
+    def emit(self, type_: Literal["max_steps_reached"], data: ed.MaxStepsReached) -> None: ...
+    @overload
+    def emit(self, type_: Literal["agent_nudged"], data: ed.AgentNudged) -> None: ...
+    @overload
+    def emit(self, type_: Literal["answer_truncated"], data: ed.AnswerTruncated) -> None: ...
+    @overload
+    def emit(self, type_: Literal["run_interrupted"], data: ed.RunInterrupted) -> None: ...
+    @overload
+    def emit(self, type_: Literal["context_changed"], data: ed.ContextChanged) -> None: ...
+    @overload
+    def emit(self, type_: Literal["model_request"], data: ed.ModelRequest) -> None: ...
+    @overload
+    def emit(self, type_: Literal["model_response"], data: ed.ModelResponse) -> None: ...
+    @overload
+    def emit(self, type_: Literal["run_completed"], data: ed.RunCompleted,
+             result: RunResult) -> None: ...
+    @overload
+    def emit(self, type_: Literal["run_failed"], data: ed.RunFailed,
+             result: RunResult) -> None: ...
+    def emit(self, type_: str, data: Any, result: Any = None) -> None:
+        """Make the event `type_` with the fields `data` (its `core.event_data` class,
+        which mypy checks at every call), number it and keep it, and tell whoever listens."""
         sink = self.sink
         if sink is None:
             # Nobody is listening now: keep the parts, build Event objects on demand.
@@ -194,7 +259,13 @@ class Turn:
         obs = self.obs
         return self.sink if obs is None else obs.sink
 
-    def hold(self, type_: str, data: dict[str, Any], result: Any) -> None:
+    @overload
+    def hold(self, type_: Literal["run_completed"], data: ed.RunCompleted,
+             result: RunResult) -> None: ...
+    @overload
+    def hold(self, type_: Literal["run_failed"], data: ed.RunFailed,
+             result: RunResult) -> None: ...
+    def hold(self, type_: str, data: Any, result: Any) -> None:
         """Emit the terminal event for the record (and telemetry) but not to the reader:
         `deliver` sends it once the turn is stored, so no client hears "completed" of a
         turn the store does not hold."""
@@ -329,7 +400,7 @@ def finish(t: Turn, res: RunResult) -> None:
                                  "output": res.output, **spent(res)}, res)
 
 
-def spent(res: RunResult) -> dict[str, Any]:
+def spent(res: RunResult) -> ed.Spent:
     """A terminal event's `usage` and `usage_by_model` (none for a turn without a model
     call), so the store's log says what each turn cost (`handoffs stats --prices`)."""
     if not res.usage.requests:
