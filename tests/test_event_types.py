@@ -37,7 +37,7 @@ def _made_types() -> dict[str, list[str]]:
                 continue
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name not in ("emit", "hold", "Event"):
+            if name not in ("emit", "Event"):
                 continue
             if name == "emit" and isinstance(func, ast.Attribute) and (
                     isinstance(func.value, ast.Name) and func.value.id == "hooks"):

@@ -205,23 +205,38 @@ class Turn:
     @overload
     def emit(self, type_: Literal["model_response"], data: ed.ModelResponse) -> None: ...
     @overload
-    def emit(self, type_: Literal["run_completed"], data: ed.RunCompleted,
-             result: RunResult) -> None: ...
+    def emit(self, type_: Literal["run_completed"], data: ed.RunCompleted, result: RunResult,
+             held: bool = False) -> None: ...
     @overload
-    def emit(self, type_: Literal["run_failed"], data: ed.RunFailed,
-             result: RunResult) -> None: ...
-    def emit(self, type_: str, data: Any, result: Any = None) -> None:
+    def emit(self, type_: Literal["run_failed"], data: ed.RunFailed, result: RunResult,
+             held: bool = False) -> None: ...
+    def emit(self, type_: str, data: Any, result: Any = None, held: bool = False) -> None:
         """Make the event `type_` with the fields `data` (its `core.event_data` class,
-        which mypy checks at every call), number it and keep it, and tell whoever listens."""
+        which mypy checks at every call), number it and keep it, and tell whoever listens.
+
+        `held` (a terminal event, `finish`): kept and told to telemetry, which ends its
+        spans now (their ids are stored with the event), but not to the reader: `deliver`
+        sends it once the turn is stored, so no client hears "completed" of a turn the
+        store does not hold."""
         sink = self.sink
         if sink is None:
-            # Nobody is listening now: keep the parts, build Event objects on demand.
+            # Nobody is listening now, telemetry neither: keep the parts, build Event
+            # objects on demand.
             self.raw.append((type_, self.now(), data, result))
             return
         state = self.state
         raw = self.raw
         e = Event(type_, state.id, state.turn, self.now(), data, result, self.seq0 + len(raw))
         raw.append(e)
+        if held:
+            obs = self.obs
+            if obs is not None:  # telemetry alone, without the reader behind it
+                reader, obs.sink = obs.sink, None
+                try:
+                    obs.on_event(e)
+                finally:
+                    obs.sink = reader
+            return
         sink(e)
         feed = self.feed
         if feed is not None and feed.waiter is not None:
@@ -258,31 +273,6 @@ class Turn:
         aside: when the turn is traced, the sink behind its observer."""
         obs = self.obs
         return self.sink if obs is None else obs.sink
-
-    @overload
-    def hold(self, type_: Literal["run_completed"], data: ed.RunCompleted,
-             result: RunResult) -> None: ...
-    @overload
-    def hold(self, type_: Literal["run_failed"], data: ed.RunFailed,
-             result: RunResult) -> None: ...
-    def hold(self, type_: str, data: Any, result: Any) -> None:
-        """Emit the terminal event for the record (and telemetry) but not to the reader:
-        `deliver` sends it once the turn is stored, so no client hears "completed" of a
-        turn the store does not hold."""
-        if self.sink is None:  # nobody reads the turn live, and no telemetry
-            self.raw.append((type_, self.now(), data, result))
-            return
-        state = self.state
-        raw = self.raw
-        e = Event(type_, state.id, state.turn, self.now(), data, result, self.seq0 + len(raw))
-        raw.append(e)
-        obs = self.obs
-        if obs is not None:  # telemetry ends its spans now (its ids are stored with the
-            user, obs.sink = obs.sink, None  # event); the reader waits for `deliver`
-            try:
-                obs.on_event(e)
-            finally:
-                obs.sink = user
 
     def deliver(self) -> None:
         """Send the held terminal event to the reader (the turn is stored)."""
@@ -391,13 +381,13 @@ def finish(t: Turn, res: RunResult) -> None:
     res.bind_events(t.log)
     if res.status is RunStatus.FAILED:
         err = res.error
-        t.hold("run_failed", {
+        t.emit("run_failed", {
             "status": res.status, "agent": res.agent,
             "code": err.code if err else "error", "message": err.message if err else "",
-            **spent(res)}, res)
+            **spent(res)}, res, held=True)
     else:
-        t.hold("run_completed", {"status": res.status, "agent": res.agent,
-                                 "output": res.output, **spent(res)}, res)
+        t.emit("run_completed", {"status": res.status, "agent": res.agent,
+                                 "output": res.output, **spent(res)}, res, held=True)
 
 
 def spent(res: RunResult) -> ed.Spent:
