@@ -34,26 +34,36 @@ EventType = Literal[
 
 
 class RunStarted(TypedDict):
+    """`run_started`: a turn began with the user's text."""
+
     agent: str
     text: str
 
 
 class AgentStarted(TypedDict):
+    """`agent_started`: an agent starts working on the line."""
+
     agent: str
     display_name: str
 
 
 class TextDelta(TypedDict):
+    """`text_delta`: a piece of a streamed answer."""
+
     agent: str
     text: str
 
 
 class Message(TypedDict):
+    """`message`: an agent's whole text."""
+
     agent: str
     text: str
 
 
 class ToolCalled(TypedDict):
+    """`tool_called`: an agent called a tool (its arguments as the model wrote them)."""
+
     agent: str
     tool: str
     call_id: str
@@ -61,6 +71,9 @@ class ToolCalled(TypedDict):
 
 
 class ToolResult(TypedDict):
+    """`tool_result`: a tool call's result (`code` on a repeated call's refusal,
+    `client` on the result of a client's own tool)."""
+
     agent: str
     tool: str
     call_id: str
@@ -71,6 +84,8 @@ class ToolResult(TypedDict):
 
 
 class ToolProgress(TypedDict):
+    """`tool_progress`: a running tool's `ctx.progress`."""
+
     agent: str
     tool: str
     call_id: str
@@ -78,6 +93,8 @@ class ToolProgress(TypedDict):
 
 
 class CustomEvent(TypedDict):
+    """`custom_event`: a running tool's `ctx.custom_event`."""
+
     agent: str
     tool: str
     call_id: str
@@ -86,6 +103,8 @@ class CustomEvent(TypedDict):
 
 
 class HandoffRequested(TypedDict):
+    """`handoff_requested`: a model asked for a handoff (`reason`: its explanation)."""
+
     agent: str
     target: str
     tool: str
@@ -94,6 +113,8 @@ class HandoffRequested(TypedDict):
 
 
 class HandoffRejected(TypedDict):
+    """`handoff_rejected`: the policy (or a failed hook) refused a handoff."""
+
     agent: str
     target: str
     code: str
@@ -102,6 +123,8 @@ class HandoffRejected(TypedDict):
 
 
 class AgentHandoff(TypedDict):
+    """`agent_handoff`: a handoff was accepted (`usage`: what the source spent)."""
+
     source: str
     target: str
     reason: str
@@ -112,6 +135,8 @@ class AgentHandoff(TypedDict):
 
 
 class AgentChanged(TypedDict):
+    """`agent_changed`: the session's active agent changed."""
+
     agent: str
     previous: str | None
     display_name: str
@@ -120,6 +145,8 @@ class AgentChanged(TypedDict):
 
 
 class AgentReturned(TypedDict):
+    """`agent_returned`: a delegate answered its caller."""
+
     source: str
     target: str
     record_id: str
@@ -128,6 +155,8 @@ class AgentReturned(TypedDict):
 
 
 class GuardrailChecked(TypedDict):
+    """`guardrail_checked`: a guardrail's verdict (`GuardrailCheck.to_dict`)."""
+
     name: str
     agent: str
     stage: str
@@ -138,6 +167,8 @@ class GuardrailChecked(TypedDict):
 
 
 class GuardrailTripped(TypedDict):
+    """`guardrail_tripped`: a guardrail refused the input or the output."""
+
     agent: str
     guardrail: str
     stage: str
@@ -146,11 +177,16 @@ class GuardrailTripped(TypedDict):
 
 
 class HumanWaiting(TypedDict):
+    """`human_waiting`: the conversation waits for a person."""
+
     agent: str
     display_name: str
 
 
 class ApprovalRequested(TypedDict):
+    """`approval_requested`: a tool call waits for a person (`client`: for the
+    client's result)."""
+
     agent: str
     tool: str
     call_id: str
@@ -159,6 +195,9 @@ class ApprovalRequested(TypedDict):
 
 
 class ApprovalDecided(TypedDict):
+    """`approval_decided`: a waiting call was approved or rejected (`client`: the
+    client sent its result)."""
+
     agent: str
     tool: str
     call_id: str
@@ -168,18 +207,24 @@ class ApprovalDecided(TypedDict):
 
 
 class RemoteStatus(TypedDict):
+    """`remote_status`: a remote agent's A2A task state."""
+
     agent: str
     task_id: str | None
     state: str
 
 
 class PlanStepStarted(TypedDict):
+    """`plan_step_started`: a step of a supervisor's plan began."""
+
     step: str
     agent: str
     task: str
 
 
 class PlanStepCompleted(TypedDict):
+    """`plan_step_completed`: a step of a plan ended (`status`)."""
+
     step: str
     agent: str
     text: str
@@ -187,18 +232,25 @@ class PlanStepCompleted(TypedDict):
 
 
 class MaxStepsReached(TypedDict):
+    """`max_steps_reached`: the turn ran out of steps (`output`: what it says)."""
+
     agent: str
     steps: int
     output: str
 
 
 class AgentNudged(TypedDict):
+    """`agent_nudged`: an agent was asked again, and why."""
+
     agent: str
     code: str
     message: str
 
 
 class AnswerTruncated(TypedDict):
+    """`answer_truncated`: the output limit cut a response (`tool`, `call_id`: the
+    call it cut)."""
+
     agent: str
     limit: int | None
     delivered: bool
@@ -214,12 +266,16 @@ class Spent(TypedDict, total=False):
 
 
 class RunCompleted(Spent):
+    """`run_completed`: the turn ended (its `RunResult` is `Event.result`)."""
+
     status: str
     agent: str
     output: str
 
 
 class RunFailed(Spent):
+    """`run_failed`: the turn failed (its `RunResult` is `Event.result`)."""
+
     status: str
     agent: str
     code: str
@@ -227,17 +283,24 @@ class RunFailed(Spent):
 
 
 class RunInterrupted(TypedDict):
+    """`run_interrupted`: the turn before this one died unfinished."""
+
     agent: str
     interrupted_turn: int
 
 
 class ContextChanged(TypedDict):
+    """`context_changed`: fields of the typed session context changed (`reverted`:
+    a failed turn's undo)."""
+
     agent: str
     changed: dict[str, Any]
     reverted: NotRequired[bool]
 
 
 class ModelRequest(TypedDict):
+    """`model_request`: what a model call was sent (`Runner(inspect=True)`)."""
+
     agent: str
     call: int
     line: str | None
@@ -252,6 +315,9 @@ class ModelRequest(TypedDict):
 
 
 class ModelResponse(TypedDict):
+    """`model_response`: what a model call answered, or its `error`
+    (`Runner(inspect=True)`)."""
+
     agent: str
     call: int
     latency: float
@@ -262,9 +328,6 @@ class ModelResponse(TypedDict):
     redacted: NotRequired[bool]
     error: NotRequired[dict[str, str]]
 
-
-Terminal = RunCompleted | RunFailed
-"""The fields of a turn's terminal event."""
 
 FIELDS: dict[str, type] = {
     "run_started": RunStarted, "agent_started": AgentStarted, "text_delta": TextDelta,
