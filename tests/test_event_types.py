@@ -39,9 +39,6 @@ def _made_types() -> dict[str, list[str]]:
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if name not in ("emit", "Event"):
                 continue
-            if name == "emit" and isinstance(func, ast.Attribute) and (
-                    isinstance(func.value, ast.Name) and func.value.id == "hooks"):
-                continue
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 kind = first.value
