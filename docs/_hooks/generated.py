@@ -20,10 +20,16 @@ def event_rows() -> list[tuple[str, str]]:
     from handoffs.core import events
 
     rows: dict[str, str] = {}
+    last = ""
     for line in (events.__doc__ or "").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.lstrip().startswith("|") and len(cells) == 2 and cells[0] in events.EVENT_TYPES:
-            rows[cells[0]] = cells[1]
+        if not line.lstrip().startswith("|") or len(cells) != 2:
+            last = ""
+        elif cells[0] in events.EVENT_TYPES:
+            last = cells[0]
+            rows[last] = cells[1]
+        elif not cells[0] and last:  # a long row goes on in the next, its first cell empty
+            rows[last] = f"{rows[last]} {cells[1]}"
     missing = [t for t in events.EVENT_TYPES if t not in rows]
     if missing:
         raise ValueError(f"handoffs.core.events documents no fields for {missing}")

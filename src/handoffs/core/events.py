@@ -4,44 +4,57 @@ A terminal, a web page or a trace viewer can follow a conversation from these al
 Every event serialises (`to_dict`) to an object with `type`, `session_id`, `turn`, `at`
 and the fields of its type:
 
-| type                | fields                                                             |
-|---------------------|--------------------------------------------------------------------|
-| run_started         | agent, text                                                        |
-| agent_started       | agent, display_name                                                |
-| text_delta          | agent, text (a piece of a streamed answer)                         |
-| message             | agent, text (an agent's whole text)                                |
-| tool_called         | agent, tool, call_id, arguments                                    |
-| tool_result         | agent, tool, call_id, text, is_error (code: on a repeated call)    |
-| tool_progress       | agent, tool, call_id, message (a running tool's `ctx.progress`)    |
-| custom_event        | agent, tool, call_id, name, data (a tool's `ctx.custom_event`)     |
-| handoff_requested   | agent, target, tool, call_id, reason                               |
-| handoff_rejected    | agent, target, code, message, record_id                            |
-| agent_handoff       | source, target, reason, explanation, record_id, returns, usage     |
-| agent_changed       | agent, previous, display_name, icon, color                         |
-| agent_returned      | source, target, record_id, text (the delegate's answer), ok        |
-| guardrail_checked   | name, agent, stage (input/output), passed, message, reasoning?     |
-| guardrail_tripped   | agent, guardrail, stage (input/output), message, reply?            |
-| human_waiting       | agent, display_name                                                |
-| approval_requested  | agent, tool, call_id, arguments (a call waits for a person)        |
-| approval_decided    | agent, tool, call_id, approved, reason                             |
-| remote_status       | agent, task_id, state (a remote agent's A2A task state)             |
-| plan_step_started   | step, agent, task                                                  |
-| plan_step_completed | step, agent, text, status                                          |
-| max_steps_reached   | agent, steps, output (Runner(on_max_steps=...) made the output)    |
-| agent_nudged        | agent, code (why it was asked again), message (the note it got)    |
-| answer_truncated    | agent, limit (output tokens reached), delivered (tool, call_id)    |
-| run_completed       | status, agent, output, result, usage, usage_by_model               |
-| run_failed          | status, agent, code, message, result, usage, usage_by_model        |
-| run_interrupted     | agent, interrupted_turn (the turn before this one died unfinished) |
-| context_changed     | agent, changed (field: new value), reverted (a failed turn's undo) |
-| model_request       | agent, call, line, system, messages, tools, tool_choice, view, shared |
-| model_response      | agent, call, text, tool_calls, usage, model, latency (or error)    |
+| type                | fields                                                                |
+|---------------------|-----------------------------------------------------------------------|
+| run_started         | agent, text                                                           |
+| agent_started       | agent, display_name                                                   |
+| text_delta          | agent, text (a piece of a streamed answer)                            |
+| message             | agent, text (an agent's whole text)                                   |
+| tool_called         | agent, tool, call_id, arguments                                       |
+| tool_result         | agent, tool, call_id, text, is_error, code? (a repeat), client?       |
+| tool_progress       | agent, tool, call_id, message (a running tool's `ctx.progress`)       |
+| custom_event        | agent, tool, call_id, name, data (a tool's `ctx.custom_event`)        |
+| handoff_requested   | agent, target, tool, call_id, reason                                  |
+| handoff_rejected    | agent, target, code, message, record_id                               |
+| agent_handoff       | source, target, reason, explanation, record_id, returns, usage?       |
+| agent_changed       | agent, previous, display_name, icon, color                            |
+| agent_returned      | source, target, record_id, text (the delegate's answer), ok           |
+| guardrail_checked   | name, agent, stage (input/output), passed, message, reasoning?, reply? |
+| guardrail_tripped   | agent, guardrail, stage (input/output), message, reply?               |
+| human_waiting       | agent, display_name                                                   |
+| approval_requested  | agent, tool, call_id, arguments (a call waits for a person), client?  |
+| approval_decided    | agent, tool, call_id, approved, reason, client?                       |
+| remote_status       | agent, task_id, state (a remote agent's A2A task state)               |
+| plan_step_started   | step, agent, task                                                     |
+| plan_step_completed | step, agent, text, status                                             |
+| max_steps_reached   | agent, steps, output (Runner(on_max_steps=...) made the output)       |
+| agent_nudged        | agent, code (why it was asked again), message (the note it got)       |
+| answer_truncated    | agent, limit (output tokens reached), delivered, tool?, call_id?      |
+| run_completed       | status, agent, output, result, usage?, usage_by_model?                |
+| run_failed          | status, agent, code, message, result, usage?, usage_by_model?         |
+| run_interrupted     | agent, interrupted_turn (the turn before this one died unfinished)    |
+| context_changed     | agent, changed (field: new value), reverted? (a failed turn's undo)   |
+| model_request       | agent, call, line, system, messages, tools, tool_choice, settings,    |
+|                     | view, shared, redacted                                                |
+| model_response      | agent, call, latency, text?, tool_calls?, usage?, model?, redacted?,  |
+|                     | error? (a failed call: its code and message, instead of the answer)   |
+
+A field marked `?` is not always there: `code` on the result of a repeated call
+(`HandoffPolicy.repeated_tool_calls`), `client` (true) on a call of the client's own
+tool (`tool_result`: the client's result; `approval_requested`: it waits for the
+client's result; `approval_decided`: the client answered), `reasoning` and `reply` when
+the guardrail gave them, `tool` and `call_id` on `answer_truncated` when the cut was a
+call's. A row that starts with an empty cell goes on with the fields of the row above.
+`handoffs.core.event_data` has the same fields as a `TypedDict` per type, which `mypy`
+checks every event the runtime makes against. A traced turn's events that open or end a
+span also carry `trace_id` and `span_id` (telemetry writes them).
 
 A turn's terminal event (`run_completed`, `run_failed`) is sent once the turn is stored;
 a turn that cannot be stored ends with `run_failed` and the store's code instead.
 `usage` on `agent_handoff` is what the agent that handed off spent in the turn
 (`HandoffRecord.usage`; absent when no model asked); on a terminal event, what the turn
-spent, and `usage_by_model` per model (both absent when no model was called).
+spent, and `usage_by_model` per model (both absent when no model was called). A terminal
+event's `result` is `Event.result` (the `RunResult`), not a field of `data`.
 `tool_progress` and `custom_event` are sent while the tool still runs (a tool calls
 `RunContext.progress` / `custom_event`), before its `tool_result`.
 `context_changed` (a team with `Team(context_type=...)`) follows each batch of tool calls

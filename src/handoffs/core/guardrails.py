@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import pydantic
 
     from .agent import Agent
+    from .event_data import GuardrailChecked
 
 
 @dataclass(slots=True, frozen=True)
@@ -87,10 +88,10 @@ class GuardrailCheck:
     reply: str | None = None
     """What the agent answered instead, for a trip with a reply."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> GuardrailChecked:
         """The event's fields: name, agent, stage, passed, message (reasoning and reply
         when set)."""
-        d: dict[str, Any] = {"name": self.name, "agent": self.agent, "stage": self.stage,
+        d: GuardrailChecked = {"name": self.name, "agent": self.agent, "stage": self.stage,
                              "passed": self.passed, "message": self.message}
         if self.reasoning is not None:
             d["reasoning"] = self.reasoning

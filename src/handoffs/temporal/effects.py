@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -38,6 +38,9 @@ from .activities import (
     runner_retry,
 )
 from .options import TemporalOptions
+
+if TYPE_CHECKING:
+    from ..runtime.state import Turn
 
 
 def _seconds(s: float) -> timedelta:
@@ -81,7 +84,7 @@ class InWorkflow:
         """An id from the workflow's seeded random (the same on replay)."""
         return workflow.uuid4().hex[:24]
 
-    async def model(self, t: Any, model: Model, request: ModelRequest) -> ModelResponse:
+    async def model(self, t: Turn, model: Model, request: ModelRequest) -> ModelResponse:
         """The model call as an activity, retried by Temporal as the model's own
         `RetryPolicy` says (the activity turns the model's retries off); a traced turn's
         call is its `chat` span, as in process."""
@@ -93,7 +96,7 @@ class InWorkflow:
             return response
         return await self._model(t, model, request)
 
-    async def _model(self, t: Any, model: Model, request: ModelRequest) -> ModelResponse:
+    async def _model(self, t: Turn, model: Model, request: ModelRequest) -> ModelResponse:
         retry = runner_retry(model)
         o = self.options
         try:
@@ -199,7 +202,7 @@ class InWorkflow:
     Temporal's (durable, the same on replay); what runs out is cancelled (an activity
     then by its heartbeats)."""
 
-    async def remote(self, t: Any, agent: Any, request: Any) -> Any:
+    async def remote(self, t: Turn, agent: Any, request: Any) -> Any:
         """A remote agent's call (A2A) as an activity on a worker; its text, when the turn
         streams, the same `text_delta` events as in process. Tried again only when its
         worker died (the message keeps its id, so the remote side sees one message)."""

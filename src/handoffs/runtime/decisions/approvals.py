@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.messages import ToolCall
 from ...core.pending import PausedResponse, PendingApproval, WaitingCaller
@@ -41,6 +41,9 @@ from ...core.tools import Tool, ToolSpec
 from ...log import fields
 from ...models.base import ModelResponse
 from ..state import Leg, Pause, Turn
+
+if TYPE_CHECKING:
+    from ...core import event_data as ed
 
 log = logging.getLogger("handoffs.runtime.approval")  # a stable name (docs/observability.md)
 
@@ -64,8 +67,8 @@ def pause(t: Turn, leg: Leg, response: ModelResponse,
         record=None if main else leg.line,
         messages=() if main else [m.to_dict() for m in leg.sub])
     for _, c, tl in waiting:
-        data: dict[str, Any] = {"agent": name, "tool": c.name, "call_id": c.id,
-                                "arguments": c.arguments}
+        data: ed.ApprovalRequested = {"agent": name, "tool": c.name, "call_id": c.id,
+                                      "arguments": c.arguments}
         if client is not None and client.get(c.name) is tl:  # the client runs it
             t.emit("tool_called", data)
             data = {**data, "client": True}

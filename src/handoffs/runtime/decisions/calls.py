@@ -7,7 +7,7 @@ exception as an error result. Running it is the executor's (`driver.tools`)."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.messages import ToolCall
 from ...core.tools import HandoffTo, Tool, render_result
@@ -15,6 +15,9 @@ from ...log import fields
 from ..state import Turn
 from .asks import error_text, parse_arguments, validation_error
 from .repeats import REPEATED_TOOL_CALL, remember, repeated
+
+if TYPE_CHECKING:
+    from ...core import event_data as ed
 
 log = logging.getLogger("handoffs.runtime.tools")  # a stable name (docs/observability.md)
 
@@ -43,7 +46,8 @@ def before(t: Turn, agent: str, c: ToolCall, tl: Tool) -> Ready | ToolOutcome:
     if problem is None and limit is not None:
         again = repeated(t, agent, c, raw, limit)
         if again is not None:
-            data = {"agent": agent, "tool": c.name, "call_id": c.id, "text": again[0],
+            data: ed.ToolResult = {"agent": agent, "tool": c.name, "call_id": c.id,
+                                   "text": again[0],
                     "is_error": again[1]}
             if again[1]:
                 data["code"] = REPEATED_TOOL_CALL

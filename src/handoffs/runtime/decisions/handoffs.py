@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.agent import Agent
 from ...core.handoff import Handoff, HandoffReason, HandoffRecord, context_json
@@ -29,6 +29,9 @@ from ..state import Fail, Leg, Transfer, Turn, turn_text
 from . import converge
 from .asks import HandoffAsk, payload_json
 from .views import ctx_of, enabled
+
+if TYPE_CHECKING:
+    from ...core import event_data as ed
 
 log = logging.getLogger("handoffs.runtime.handoffs")  # a stable name (docs/observability.md)
 
@@ -188,9 +191,9 @@ def log_accepted(t: Turn, record: HandoffRecord) -> None:
 
 
 def handoff_data(record: HandoffRecord, source: str, target: str,
-                 returns: bool = False) -> dict[str, Any]:
+                 returns: bool = False) -> ed.AgentHandoff:
     """The `agent_handoff` event's fields (`usage`: what the source spent, when known)."""
-    data: dict[str, Any] = {
+    data: ed.AgentHandoff = {
         "source": source, "target": target, "reason": record.reason,
         "explanation": record.explanation, "record_id": record.id, "returns": returns}
     if record.usage is not None:

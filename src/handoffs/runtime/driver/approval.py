@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.history import last_user_index
 from ...core.idempotency import IdempotencyKey, fingerprint, remember, seen
@@ -23,6 +23,9 @@ from ..state import Leg, Turn, finish, result
 from ..state.host import Host
 from ..state.result import RunResult, RunStatus
 from . import retried
+
+if TYPE_CHECKING:
+    from ...core import event_data as ed
 
 log = logging.getLogger("handoffs.runtime.approval")  # a stable name (docs/observability.md)
 
@@ -97,9 +100,11 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         observe(t)  # traced: the decision joins the trace of the turn that waits
         found = pending.call(call_id)
         tool = "" if found is None else found.name
-        t.emit("approval_decided", {"agent": agent, "tool": tool, "call_id": call_id,
+        told: ed.ApprovalDecided = {"agent": agent, "tool": tool, "call_id": call_id,
                                     "approved": decided.approved, "reason": reason}
-               | ({"client": True} if client_result is not None else {}))
+        if client_result is not None:
+            told["client"] = True
+        t.emit("approval_decided", told)
         log.info("call %s (%s) of %s %s%s", tool, call_id, agent,
                  "answered by the client" if client_result is not None
                  else "approved" if approved else "rejected",

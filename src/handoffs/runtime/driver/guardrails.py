@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.context import RunContext
 from ...core.guardrails import GuardrailCheck, GuardrailResult, blocks, guardrail_name
@@ -24,6 +24,9 @@ from ..decisions.views import ctx_of
 from ..effects.executor import UNSTREAMED as UNSTREAMED
 from ..state import Fail, Leg, Turn, append, result
 from ..state.result import RunResult, RunStatus
+
+if TYPE_CHECKING:
+    from ...core import event_data as ed
 
 log = logging.getLogger("handoffs.runtime.guardrails")
 
@@ -58,8 +61,8 @@ async def check(t: Turn, leg: Leg, stage: str, text: str) -> Fail | None:
         t.emit("guardrail_checked", c.to_dict())
         if passed or tripped is not None:
             continue
-        data = {"agent": agent.name, "guardrail": name, "stage": stage,
-                "message": c.message}
+        data: ed.GuardrailTripped = {"agent": agent.name, "guardrail": name, "stage": stage,
+                                     "message": c.message}
         if c.reply is not None:
             data["reply"] = c.reply
         t.emit("guardrail_tripped", data)

@@ -89,8 +89,15 @@ class Told:
         if self.over:
             raise HandoffsError(f"The call {self.call_id} of tool {self.tool!r} is over: "
                                 "it can report nothing more.", code="no_tool_call")
-        self.t.emit(kind, {"agent": self.agent, "tool": self.tool, "call_id": self.call_id,
-                           **fields})
+        # `RunContext` sends these two only, with their own fields (`core.context`).
+        if kind == "tool_progress":
+            self.t.emit("tool_progress", {"agent": self.agent, "tool": self.tool,
+                                          "call_id": self.call_id,
+                                          "message": fields["message"]})
+        else:
+            self.t.emit("custom_event", {"agent": self.agent, "tool": self.tool,
+                                         "call_id": self.call_id, "name": fields["name"],
+                                         "data": fields["data"]})
 
 
 async def needing(ctx: Any, calls: list[tuple[int, ToolCall, Tool]]

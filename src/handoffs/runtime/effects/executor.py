@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...core.context import RunContext
 from ...core.tools import Tool, ToolSpec
@@ -23,6 +23,7 @@ from ..state import Turn
 from .ids import new_id
 
 if TYPE_CHECKING:
+    from ...core import event_data as ed
     from ...core.remote import RemoteAgent, RemoteReply, RemoteRequest
 
 
@@ -113,7 +114,7 @@ class Unstreamed:
 
     streaming = False
 
-    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
+    def emit(self, type_: Literal["text_delta"], data: ed.TextDelta) -> None:
         """Nothing: such a call has no events of its own."""
 
 

@@ -31,6 +31,7 @@ from ...models.base import ModelRequest, ModelResponse
 from ...telemetry.config import CAPTURE_ENV
 
 if TYPE_CHECKING:
+    from ...core import event_data as ed
     from ..state import Leg, Turn
 
 INSPECT_EVENTS = frozenset(("model_request", "model_response"))
@@ -72,7 +73,7 @@ class Inspector:
             "model": response.model, "redacted": not self.content})
         return response
 
-    def request(self, t: Turn, leg: Leg, request: ModelRequest, n: int) -> dict[str, Any]:
+    def request(self, t: Turn, leg: Leg, request: ModelRequest, n: int) -> ed.ModelRequest:
         """The `model_request` event's fields."""
         state = t.state
         view: dict[str, Any] = {"transcript": len(state.messages)}

@@ -10,7 +10,7 @@ of `state.host`, so nothing here imports a layer above.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ...core.events import Event
 from ...core.guardrails import GuardrailCheck
@@ -27,6 +27,7 @@ from .result import RunError, RunResult, RunStatus
 if TYPE_CHECKING:
     import asyncio
 
+    from ...core import event_data as ed
     from .context import TurnContext
 
 TURN_EVENTS = 1 << 20
@@ -147,16 +148,95 @@ class Turn:
         """The telemetry observer when this turn is traced or measured (`telemetry.observe`),
         which then sits in front of `sink` and wraps `models`."""
 
-    def emit(self, type_: str, data: dict[str, Any], result: Any = None) -> None:
+    @overload
+    def emit(self, type_: Literal["run_started"], data: ed.RunStarted) -> None: ...
+    @overload
+    def emit(self, type_: Literal["agent_started"], data: ed.AgentStarted) -> None: ...
+    @overload
+    def emit(self, type_: Literal["text_delta"], data: ed.TextDelta) -> None: ...
+    @overload
+    def emit(self, type_: Literal["message"], data: ed.Message) -> None: ...
+    @overload
+    def emit(self, type_: Literal["tool_called"], data: ed.ToolCalled) -> None: ...
+    @overload
+    def emit(self, type_: Literal["tool_result"], data: ed.ToolResult) -> None: ...
+    @overload
+    def emit(self, type_: Literal["tool_progress"], data: ed.ToolProgress) -> None: ...
+    @overload
+    def emit(self, type_: Literal["custom_event"], data: ed.CustomEvent) -> None: ...
+    @overload
+    def emit(self, type_: Literal["handoff_requested"], data: ed.HandoffRequested) -> None: ...
+    @overload
+    def emit(self, type_: Literal["handoff_rejected"], data: ed.HandoffRejected) -> None: ...
+    @overload
+    def emit(self, type_: Literal["agent_handoff"], data: ed.AgentHandoff) -> None: ...
+    @overload
+    def emit(self, type_: Literal["agent_changed"], data: ed.AgentChanged) -> None: ...
+    @overload
+    def emit(self, type_: Literal["agent_returned"], data: ed.AgentReturned) -> None: ...
+    @overload
+    def emit(self, type_: Literal["guardrail_checked"], data: ed.GuardrailChecked) -> None: ...
+    @overload
+    def emit(self, type_: Literal["guardrail_tripped"], data: ed.GuardrailTripped) -> None: ...
+    @overload
+    def emit(self, type_: Literal["human_waiting"], data: ed.HumanWaiting) -> None: ...
+    @overload
+    def emit(self, type_: Literal["approval_requested"], data: ed.ApprovalRequested) -> None: ...
+    @overload
+    def emit(self, type_: Literal["approval_decided"], data: ed.ApprovalDecided) -> None: ...
+    @overload
+    def emit(self, type_: Literal["remote_status"], data: ed.RemoteStatus) -> None: ...
+    @overload
+    def emit(self, type_: Literal["plan_step_started"], data: ed.PlanStepStarted) -> None: ...
+    @overload
+    def emit(self, type_: Literal["plan_step_completed"], data: ed.PlanStepCompleted) -> None: ...
+    @overload
+    def emit(self, type_: Literal["max_steps_reached"], data: ed.MaxStepsReached) -> None: ...
+    @overload
+    def emit(self, type_: Literal["agent_nudged"], data: ed.AgentNudged) -> None: ...
+    @overload
+    def emit(self, type_: Literal["answer_truncated"], data: ed.AnswerTruncated) -> None: ...
+    @overload
+    def emit(self, type_: Literal["run_interrupted"], data: ed.RunInterrupted) -> None: ...
+    @overload
+    def emit(self, type_: Literal["context_changed"], data: ed.ContextChanged) -> None: ...
+    @overload
+    def emit(self, type_: Literal["model_request"], data: ed.ModelRequest) -> None: ...
+    @overload
+    def emit(self, type_: Literal["model_response"], data: ed.ModelResponse) -> None: ...
+    @overload
+    def emit(self, type_: Literal["run_completed"], data: ed.RunCompleted, result: RunResult,
+             held: bool = False) -> None: ...
+    @overload
+    def emit(self, type_: Literal["run_failed"], data: ed.RunFailed, result: RunResult,
+             held: bool = False) -> None: ...
+    def emit(self, type_: str, data: Any, result: Any = None, held: bool = False) -> None:
+        """Make the event `type_` with the fields `data` (its `core.event_data` class,
+        which mypy checks at every call), number it and keep it, and tell whoever listens.
+
+        `held` (a terminal event, `finish`): kept and told to telemetry, which ends its
+        spans now (their ids are stored with the event), but not to the reader: `deliver`
+        sends it once the turn is stored, so no client hears "completed" of a turn the
+        store does not hold."""
         sink = self.sink
         if sink is None:
-            # Nobody is listening now: keep the parts, build Event objects on demand.
+            # Nobody is listening now, telemetry neither: keep the parts, build Event
+            # objects on demand.
             self.raw.append((type_, self.now(), data, result))
             return
         state = self.state
         raw = self.raw
         e = Event(type_, state.id, state.turn, self.now(), data, result, self.seq0 + len(raw))
         raw.append(e)
+        if held:
+            obs = self.obs
+            if obs is not None:  # telemetry alone, without the reader behind it
+                reader, obs.sink = obs.sink, None
+                try:
+                    obs.on_event(e)
+                finally:
+                    obs.sink = reader
+            return
         sink(e)
         feed = self.feed
         if feed is not None and feed.waiter is not None:
@@ -193,25 +273,6 @@ class Turn:
         aside: when the turn is traced, the sink behind its observer."""
         obs = self.obs
         return self.sink if obs is None else obs.sink
-
-    def hold(self, type_: str, data: dict[str, Any], result: Any) -> None:
-        """Emit the terminal event for the record (and telemetry) but not to the reader:
-        `deliver` sends it once the turn is stored, so no client hears "completed" of a
-        turn the store does not hold."""
-        if self.sink is None:  # nobody reads the turn live, and no telemetry
-            self.raw.append((type_, self.now(), data, result))
-            return
-        state = self.state
-        raw = self.raw
-        e = Event(type_, state.id, state.turn, self.now(), data, result, self.seq0 + len(raw))
-        raw.append(e)
-        obs = self.obs
-        if obs is not None:  # telemetry ends its spans now (its ids are stored with the
-            user, obs.sink = obs.sink, None  # event); the reader waits for `deliver`
-            try:
-                obs.on_event(e)
-            finally:
-                obs.sink = user
 
     def deliver(self) -> None:
         """Send the held terminal event to the reader (the turn is stored)."""
@@ -318,18 +379,20 @@ def finish(t: Turn, res: RunResult) -> None:
         elif kept.seen != kept.stored:
             t.state.context = kept.seen
     res.bind_events(t.log)
+    # `held` passed by position: a keyword call leaves the interpreter's fast path and
+    # costs every turn about 1,400 instructions more (bench/instructions.py).
     if res.status is RunStatus.FAILED:
         err = res.error
-        t.hold("run_failed", {
+        t.emit("run_failed", {
             "status": res.status, "agent": res.agent,
             "code": err.code if err else "error", "message": err.message if err else "",
-            **spent(res)}, res)
+            **spent(res)}, res, True)
     else:
-        t.hold("run_completed", {"status": res.status, "agent": res.agent,
-                                 "output": res.output, **spent(res)}, res)
+        t.emit("run_completed", {"status": res.status, "agent": res.agent,
+                                 "output": res.output, **spent(res)}, res, True)
 
 
-def spent(res: RunResult) -> dict[str, Any]:
+def spent(res: RunResult) -> ed.Spent:
     """A terminal event's `usage` and `usage_by_model` (none for a turn without a model
     call), so the store's log says what each turn cost (`handoffs stats --prices`)."""
     if not res.usage.requests:
