@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import signal
+from collections.abc import Awaitable, Callable
 
 from ..errors import HandoffsError
 from .render import EventPrinter, Painter, timeline_lines, transcript_lines
@@ -32,6 +33,37 @@ HELP = """commands:
   /handback AGENT [MESSAGE]  as that person, hand the conversation back to AGENT
   /new             start a new session
   /quit            leave (or Ctrl-D)"""
+
+
+async def interruptible(work: Awaitable[bool | None]) -> bool | None:
+    """Await `work`; Ctrl-C raises KeyboardInterrupt out of it, at once.
+
+    asyncio's own Ctrl-C handling (`asyncio.Runner`) runs its handler only when the event
+    loop next wakes: a Ctrl-C that lands just as the loop goes to sleep waits for the next
+    timer (a minute, for a slow model's call). A handler of the loop's own wakes it: the
+    signal is written to a pipe the loop watches."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    stopped = False
+
+    def on_ctrl_c() -> None:
+        nonlocal stopped
+        stopped = True
+        task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_ctrl_c)
+    except (NotImplementedError, RuntimeError, ValueError):  # no such handler here
+        return await work
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if not stopped or task.uncancel() > 0:
+            raise
+        raise KeyboardInterrupt from None
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 class Chat:
@@ -68,12 +100,12 @@ class Chat:
                     continue
                 try:
                     if text.startswith("/"):
-                        if not aio.run(self.command(text)):
+                        if not aio.run(interruptible(self.command(text))):
                             break
                     elif self.operator:
-                        aio.run(self.reply(text))
+                        aio.run(interruptible(self.reply(text)))
                     else:
-                        aio.run(self.turn(text))
+                        aio.run(interruptible(self.turn(text)))
                 except KeyboardInterrupt:
                     stopped = aio.run(self.stop())
                     self.out.line(self.p.warn(
