@@ -14,7 +14,8 @@ the runtime builds the entry agent's request exactly as a turn does (`Runner.run
 team routing by `--routing`), and the first model response is the decision: the transfer
 tool it called, or the agent itself when it answered (`tools`); the `route` of its
 constrained choice, or `invalid` (`choice`). Every later model call of the turn is
-answered offline ("ok"), so each case costs one real call. The right decision is the first
+answered offline ("ok"), so each case costs one real call, of at most 100 output tokens
+(40 for a choice): the decision is in the first ones. The right decision is the first
 hop from the entry agent towards any agent the case accepts (billing for a refund case:
 refunds is reached through billing). `--order reversed` reverses every agent's routes;
 `--order declared,reversed` plays both, side by side, in one run (alternating case by
@@ -32,6 +33,7 @@ import dataclasses
 import datetime as dt
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -44,14 +46,20 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 DEFAULT_MODEL = "openai:qwen2.5-coder-0.5b?text_tool_calls=true"
 ORDERS = ("declared", "reversed")
+MAX_TOKENS = {"tools": 100, "choice": 40}
+"""Output tokens of the decision call: enough for a whole transfer call written as text
+(a call cut short is a 500 from llama-server: it cannot parse it), or a choice's name."""
+CALLED = re.compile(r'"name"\s*:\s*"transfer_to_(\w+)"')
+ROUTED = re.compile(r'"route"\s*:\s*"([^"]+)"')
 
 
 class FirstCall:
     """A model whose first call per case goes to the real model (and is kept); every
     later call of the turn is answered "ok" offline."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, max_tokens: int) -> None:
         self.inner = inner
+        self.max_tokens = max_tokens
         self.seen: list[tuple[Any, Any, float]] = []  # (request, response, seconds)
         self.armed = True
 
@@ -65,7 +73,15 @@ class FirstCall:
             return ModelResponse(text="ok")
         self.armed = False
         started = time.monotonic()
-        response = await self.inner.complete(request)
+        # The decision is in the first tokens (a call's or a choice's name): the rest of
+        # an answer costs minutes on a small machine and decides nothing.
+        request = dataclasses.replace(request, settings={**request.settings,
+                                                         "max_tokens": self.max_tokens})
+        try:
+            response = await self.inner.complete(request)
+        except Exception as exc:  # kept as the decision `error`, then the turn's to handle
+            self.seen.append((request, exc, time.monotonic() - started))
+            raise
         self.seen.append((request, response, time.monotonic() - started))
         return response
 
@@ -133,20 +149,18 @@ def reordered(team: Any, order: str) -> Any:
 
 
 def decision(response: Any, mode: str, entry: str) -> str:
-    """What the first response decided: an agent's name, or `invalid`."""
-    if mode.startswith("choice"):
-        from handoffs.core.output import unfenced
-
-        try:
-            picked = json.loads(unfenced(response.text))
-        except ValueError:
-            picked = None
-        route = picked.get("route") if isinstance(picked, dict) else None
-        return route if isinstance(route, str) else "invalid"
+    """What the first response decided: an agent's name, `invalid` (a choice that names
+    none), or `error` (the call failed: a server's 500 on malformed output, say)."""
+    if isinstance(response, Exception):
+        return "error"
+    if mode.startswith("choice"):  # the JSON may be cut short: its route comes first
+        routed = ROUTED.search(response.text)
+        return routed.group(1) if routed else "invalid"
     for call in response.tool_calls:
         if call.name.startswith("transfer_to_"):
             return call.name.removeprefix("transfer_to_")
-    return entry
+    called = CALLED.search(response.text)  # a call written as text, cut short
+    return called.group(1) if called else entry
 
 
 async def play(args: argparse.Namespace) -> dict[str, Any]:
@@ -185,7 +199,7 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
             first = case.turns[0]
             right = sorted({hops[a] for a in first.agents if a in hops})
             for order in (orders if i % 2 == 0 else orders[::-1]):
-                model = FirstCall(inner)
+                model = FirstCall(inner, MAX_TOKENS[mode])
                 runner = Runner(teams[order], model=model, max_steps=4)
                 await runner.run(f"{case.id}-{order}-{k}", first.user)
                 if not model.seen:
@@ -195,8 +209,9 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
                 plays[order].append({
                     "case": case.id, "play": k, "user": first.user, "right": right,
                     "decided": decided, "ok": decided in right, "seconds": round(seconds, 2),
-                    "answer": response.text[:300],
-                    "calls": [c.name for c in response.tool_calls],
+                    "answer": (response.text if not isinstance(response, Exception)
+                               else f"{type(response).__name__}: {response}")[:300],
+                    "calls": [c.name for c in getattr(response, "tool_calls", ())],
                     "options": [s.name for s in request.tools] or (
                         request.output.schema["properties"]["route"]["enum"]
                         if request.output is not None else [])})
@@ -229,6 +244,7 @@ def figures(plays: list[dict[str, Any]], repeat: int) -> dict[str, Any]:
         "confusion": {k: dict(v) for k, v in sorted(confusion.items())},
         "chosen": dict(Counter(p["decided"] for p in plays)),
         "invalid": sum(p["decided"] == "invalid" for p in plays),
+        "errors": sum(p["decided"] == "error" for p in plays),
         "seconds_p50": statistics.median(p["seconds"] for p in plays) if plays else 0.0,
     }
 
@@ -239,7 +255,8 @@ def summary(result: dict[str, Any]) -> str:
     for order, f in result["orders"].items():
         runs = ", ".join(f"{a:.0%}" for a in f["accuracy_per_run"])
         lines.append(f"[{order}] accuracy {f['accuracy']:.1%} (runs: {runs}), pass^"
-                     f"{result['repeat']} {f['pass_k']:.1%}, invalid {f['invalid']}, "
+                     f"{result['repeat']} {f['pass_k']:.1%}, invalid {f['invalid']}, errors "
+                     f"{f['errors']}, "
                      f"p50 {f['seconds_p50']:.1f} s")
         lines.append("  per route: " + ", ".join(f"{k} {r}/{n}"
                                                  for k, (r, n) in f["per_route"].items()))
