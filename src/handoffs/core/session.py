@@ -11,12 +11,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import HandoffsError
 from .handoff import HandoffRecord
 from .messages import Message, message_from_dict
-from .pending import PendingApproval, pending_of
+
+if TYPE_CHECKING:  # loaded once a session holds a pending approval
+    from .pending import PendingApproval
 
 SCHEMA = 1
 """The version of the `to_dict` layout."""
@@ -134,8 +136,7 @@ class SessionState:
             json.loads(json.dumps(self.shared)), self.channel, self.version, self.turn,
             ViewSpec.from_dict(self.view.to_dict()), self.status, self.created_at,
             self.updated_at, dict(self.metadata),
-            None if self.pending is None
-            else PendingApproval.from_dict(json.loads(json.dumps(self.pending.to_dict()))),
+            None if self.pending is None else _copied(self.pending),
             self.context, self.event_seq,
         )
 
@@ -144,6 +145,8 @@ class SessionState:
         A pending approval assigned as a dict in its stored form is made typed here."""
         pending = self.pending
         if pending is not None:
+            from .pending import pending_of
+
             self.pending = pending = pending_of(pending)
         return {
             "schema": SCHEMA, "id": self.id, "active_agent": self.active_agent,
@@ -194,7 +197,7 @@ class SessionState:
             created_at=d.get("created_at", 0.0),
             updated_at=d.get("updated_at", 0.0),
             metadata=dict(d.get("metadata", {})),
-            pending=None if pending is None else PendingApproval.from_dict(pending),
+            pending=None if pending is None else _pending(pending),
             context=d.get("context"),
         )
 
@@ -209,3 +212,14 @@ class SessionState:
             if r.id == record_id:
                 return r
         return None
+
+
+def _pending(d: Mapping[str, Any]) -> PendingApproval:
+    """A stored pending approval, typed (`core.pending`, imported only then)."""
+    from .pending import PendingApproval
+
+    return PendingApproval.from_dict(d)
+
+
+def _copied(pending: PendingApproval) -> PendingApproval:
+    return _pending(json.loads(json.dumps(pending.to_dict())))

@@ -36,7 +36,6 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ...core.messages import ToolCall
-from ...core.pending import PausedResponse, PendingApproval, WaitingCaller
 from ...core.tools import Tool, ToolSpec
 from ...log import fields
 from ...models.base import ModelResponse
@@ -44,6 +43,7 @@ from ..state import Leg, Pause, Turn
 
 if TYPE_CHECKING:
     from ...core import event_data as ed
+    from ...core.pending import PausedResponse, PendingApproval
 
 log = logging.getLogger("handoffs.runtime.approval")  # a stable name (docs/observability.md)
 
@@ -53,6 +53,8 @@ def pause(t: Turn, leg: Leg, response: ModelResponse,
     """Keep the response and the calls that wait; say so; end the agent's work. On the
     main line it is stored now; a delegate's goes to its caller (`suspend`), with the
     delegate's own messages so far."""
+    from ...core.pending import PendingApproval  # loaded once a call waits
+
     name = leg.agent.name
     client = t.client
     specs = None  # the turn's client tools, offered again when it goes on
@@ -91,6 +93,8 @@ def suspend(t: Turn, leg: Leg, response: ModelResponse, results: list[Any],
     """The main line's response waits for its delegate's approval: store both, the
     calls the response already settled, and the transfer it decided (if any: its call's
     index and record; `stored`: the record already in its stored form)."""
+    from ...core.pending import WaitingCaller
+
     assert paused.frame is not None
     if transfer is not None and not stored:
         transfer = (transfer[0], transfer[1].to_dict())

@@ -23,11 +23,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...core.messages import AssistantMessage, ToolCall, ToolResult
-from ...core.pending import PausedResponse, PendingApproval
 from ...core.session import SessionState
 from ..state import TURN_EVENTS, Turn
 
 if TYPE_CHECKING:
+    from ...core.pending import PausedResponse, PendingApproval
     from ..state.host import Host
 
 REJECTED = ("A person did not approve this call of {tool!r}{why}. Do not retry it; tell "

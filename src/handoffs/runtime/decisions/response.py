@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.handoff import HandoffReason, HandoffRecord
 from ...core.messages import (
@@ -26,7 +26,6 @@ from ...core.messages import (
 )
 from ...core.narration import NARRATED_HANDOFF
 from ...core.output import OUTPUT_ATTEMPTS, output_feedback, output_json, parse_output
-from ...core.pending import CallDecision
 from ...core.session import SessionState
 from ...core.team import Route
 from ...core.tools import HandoffTo, Tool
@@ -47,6 +46,9 @@ EMPTY_RESPONSE_FEEDBACK = (
 )
 IN_DELEGATION = ("{tool!r} needs a person's approval, which this delegated task cannot wait "
                  "for; answer your caller without it (the caller may call it itself).")
+
+if TYPE_CHECKING:
+    from ...core.pending import CallDecision
 
 
 def no_model(t: Turn, leg: Leg, model: Model | None) -> Fail | None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
+from typing import TYPE_CHECKING
 
-from ...core.pending import CallDecision
 from ...errors import HandoffsError
 from ...models.base import ModelResponse
 from ..decisions import converge, handoffs, views
@@ -25,6 +25,9 @@ from ..state import Answer, Fail, Leg, Outcome, Pause, Turn, result, turn_text
 from ..state.result import RunResult, RunStatus
 from . import delegation, guardrails, limits, requests, settle
 from .tools import needing, run_tools
+
+if TYPE_CHECKING:
+    from ...core.pending import CallDecision
 
 
 async def drive(t: Turn, name: str, text: str, check_input: bool = True,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.agent import Agent
 from ...core.context import HandoffContext, RunContext
@@ -18,9 +18,11 @@ from ...core.guardrails import GuardrailCheck
 from ...core.handoff import HandoffRecord, handoff_context
 from ...core.history import Window
 from ...core.messages import Message, Note
-from ...core.pending import PendingApproval
 from ...core.team import AgentPlan, Route
 from ...core.usage import Usage
+
+if TYPE_CHECKING:
+    from ...core.pending import PendingApproval
 
 
 @dataclass(slots=True)
