@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...core.context import RunContext
@@ -13,13 +14,14 @@ from ...core.policy import HandoffRequest, Rejection
 from ...core.session import SessionState, SessionStatus, ViewSpec
 from ...errors import HandoffsError
 from ...log import fields
+from ...stores.edits import Held, session_turn
 from ...telemetry.config import count_handoff, observe
 from ..decisions.handoffs import move
 from ..decisions.recovery import skip_dead
 from ..decisions.views import enabled
 from ..state import Turn
 from ..state.result import RunResult, RunStatus
-from .turn import check_text, load
+from .turn import check_text, new_session
 
 if TYPE_CHECKING:
     from ..state.host import Host
@@ -44,8 +46,9 @@ async def select_agent(runner: Host, session_id: str, name: str,
     its refusal), and nothing is stored."""
     team = runner.team
     store = runner.store
-    async with store.lock(session_id):
-        state = await load(runner, session_id)
+
+    async def pick(held: Held) -> HandoffRecord:
+        state = held.state
         if key is not None:
             print_ = fingerprint("pick", name)
             hit = seen(state, key, print_, runner.executor.now())
@@ -55,7 +58,6 @@ async def select_agent(runner: Host, session_id: str, name: str,
             raise HandoffsError(
                 "A tool call waits for a person's approval; an agent can be picked once "
                 "it is approved or rejected.", code="waiting_for_approval")
-        since = state.checkpoint()
         source = state.active_agent or team.entry
         rejection = team.policy.check_selection(team, name, state)
         record = HandoffRecord(
@@ -91,14 +93,16 @@ async def select_agent(runner: Host, session_id: str, name: str,
                                         "record_id": record.id})
         if key is not None:
             remember(state, key, print_, record.at, record.id)
-        await store.commit(state, since, t.lazy_events)
-    count_handoff(runner, record, state)
-    log.info("user picked %s: handoff %s -> %s %s", name, source, name,
-             "accepted" if rejection is None else f"refused ({rejection.code})",
-             extra=fields(session_id, state.turn, source))
-    if rejection is not None:
-        raise HandoffsError(rejection.message, code=rejection.code)
-    return record
+        await held.commit(t.lazy_events)
+        count_handoff(runner, record, state)
+        log.info("user picked %s: handoff %s -> %s %s", name, source, name,
+                 "accepted" if rejection is None else f"refused ({rejection.code})",
+                 extra=fields(session_id, state.turn, source))
+        if rejection is not None:
+            raise HandoffsError(rejection.message, code=rejection.code)
+        return record
+
+    return await session_turn(store, session_id, pick, partial(new_session, runner))
 
 
 def _picked(state: SessionState, record_id: Any) -> HandoffRecord:
@@ -122,8 +126,9 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
     check_text(runner, text)
     team = runner.team
     store = runner.store
-    async with store.lock(session_id):
-        state = await load(runner, session_id)
+
+    async def reply(held: Held) -> RunResult:
+        state = held.state
         if key is not None:
             print_ = fingerprint("reply", text, handoff_to or "")
             now = runner.executor.now()
@@ -152,7 +157,6 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
                                       "hand back to an AI agent.")
             if rejection is not None:
                 raise HandoffsError(rejection.message, code=rejection.code)
-        since = state.checkpoint()
         skip_dead(state)
         t = Turn(runner, state, None, None)
         observe(t)  # the hand-back, if any, is a handoff span and is counted
@@ -175,10 +179,12 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
         if key is not None:
             remember(state, key, print_, now,
                      [agent, status.value, [r.id for r in t.records]])
-        await store.commit(state, since, t.lazy_events)
+        await held.commit(t.lazy_events)
         res = RunResult(session_id, text, agent, status, state.turn, t.records)
         res.bind_events(t.log)
         return res
+
+    return await session_turn(store, session_id, reply, partial(new_session, runner))
 
 
 def _read_only_context(team: Any, state: SessionState) -> Any:

@@ -274,12 +274,6 @@ def check_text(runner: Host, text: Any) -> None:
             code="message_too_large")
 
 
-async def load(runner: Host, session_id: str) -> SessionState:
-    """The stored session, or a new one held by the team's entry agent."""
-    state = await runner.store.load(session_id)
-    return new_session(runner, session_id) if state is None else state
-
-
 def new_session(runner: Host, session_id: str) -> SessionState:
     """A session not stored yet, held by the team's entry agent."""
     return SessionState(session_id, active_agent=runner.team.entry)
