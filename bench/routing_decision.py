@@ -14,13 +14,15 @@ the runtime builds the entry agent's request exactly as a turn does (`Runner.run
 team routing by `--routing`), and the first model response is the decision: the transfer
 tool it called, or the agent itself when it answered (`tools`); the `route` of its
 constrained choice, or `invalid` (`choice`). Every later model call of the turn is
-answered offline ("ok"), so each case costs one real call, of at most 100 output tokens
-(40 for a choice): the decision is in the first ones. The right decision is the first
-hop from the entry agent towards any agent the case accepts (billing for a refund case:
-refunds is reached through billing). `--order reversed` reverses every agent's routes;
-`--order declared,reversed` plays both, side by side, in one run (alternating case by
-case, so a slow spell of the machine falls on both). `--repeat k` plays every case k
-times: pass^k is the share of cases decided right every time. Writes
+answered offline ("ok"), so each case costs one real call, cut short once it decided:
+an answer is streamed and its first words are enough (a call written as text is held
+back by the adapter until it is whole, at most 100 tokens); a choice gets 40 tokens.
+The right decision is the first hop from the entry agent towards any agent the case
+accepts (billing for a refund case: refunds is reached through billing). `--order
+reversed` reverses every agent's routes; `--order declared,reversed` plays both, side by
+side, in one run (alternating case by case, so a slow spell of the machine falls on
+both). `--repeat k` plays every case k times: pass^k is the share of cases decided right
+every time. `--prompt` tries other forms of the choice's question. Writes
 bench/results/routing-decision-<date>[-<label>].json and prints per route, the
 confusion table and how often each option was chosen. Never part of `make test`.
 """
@@ -46,6 +48,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 DEFAULT_MODEL = "openai:qwen2.5-coder-0.5b?text_tool_calls=true"
 ORDERS = ("declared", "reversed")
+ANSWER_CHARS = 24
+"""Shown text this long (the adapter holds back what may be a call) is an answer."""
 MAX_TOKENS = {"tools": 100, "choice": 40}
 """Output tokens of the decision call: enough for a whole transfer call written as text
 (a call cut short is a 500 from llama-server: it cannot parse it), or a choice's name."""
@@ -57,9 +61,12 @@ class FirstCall:
     """A model whose first call per case goes to the real model (and is kept); every
     later call of the turn is answered "ok" offline."""
 
-    def __init__(self, inner: Any, max_tokens: int) -> None:
+    def __init__(self, inner: Any, max_tokens: int, early: bool = False) -> None:
         self.inner = inner
         self.max_tokens = max_tokens
+        self.early = early
+        """Stream, and stop at the first words of an answer: the agent answers itself
+        (a text tool call is held back by the adapter until it is whole)."""
         self.seen: list[tuple[Any, Any, float]] = []  # (request, response, seconds)
         self.armed = True
 
@@ -78,12 +85,30 @@ class FirstCall:
         request = dataclasses.replace(request, settings={**request.settings,
                                                          "max_tokens": self.max_tokens})
         try:
-            response = await self.inner.complete(request)
+            response = await (self._answer_or_call(request) if self.early
+                              else self.inner.complete(request))
         except Exception as exc:  # kept as the decision `error`, then the turn's to handle
             self.seen.append((request, exc, time.monotonic() - started))
             raise
         self.seen.append((request, response, time.monotonic() - started))
         return response
+
+    async def _answer_or_call(self, request: Any) -> Any:
+        from handoffs.models.base import ModelResponse, TextDelta
+
+        text = ""
+        pieces = self.inner.stream(request)
+        try:
+            async for piece in pieces:
+                if isinstance(piece, TextDelta):
+                    text += piece.text
+                    if len(text.strip()) >= ANSWER_CHARS:  # words, not a call: answered
+                        return ModelResponse(text=text)
+                    continue
+                return piece
+        finally:
+            await pieces.aclose()  # the server stops generating
+        return ModelResponse(text=text)
 
     async def stream(self, request: Any) -> AsyncIterator[Any]:
         yield await self.complete(request)
@@ -100,17 +125,25 @@ def _variant(name: str) -> None:
     from handoffs.models.strict import strict_compatible
 
     def choice_request(self: Any, request: Any, options: list[Any]) -> Any:
-        lines = [f'- "{o.target.name}": {o.spec.description}' for o in options]
-        lines.append(f'- "{self.agent}": none of the above: you answer it yourself.')
+        if name in ("described", "reason_first"):  # what each is for, then its name;
+            lines = [f"- {_what(o)}: \"{o.target.name}\"" for o in options]  # self last
+            lines.append(f'- anything else (you answer it yourself): "{self.agent}"')
+        else:
+            lines = [f'- "{o.target.name}": {o.spec.description}' for o in options]
+            lines.append(f'- "{self.agent}": none of the above: you answer it yourself.')
         question = ("Who should handle the user's latest message? The options:\n"
                     + "\n".join(lines) + "\nAnswer only with a JSON object: \"route\" (one "
                     "of the names above) and \"reason\" (why, in a few words).")
         system = r._without(request.system, self.handoff_text)
         schema = r._schema(self.agent, options)
         schema["properties"]["route"]["enum"] = [*(o.target.name for o in options), self.agent]
+        if name == "reason_first":  # the model writes why before it names the route
+            props = schema["properties"]
+            schema["properties"] = {"reason": props.pop("reason"), **props}
+            schema["required"] = ["reason", *(k for k in schema["required"] if k != "reason")]
         spec = OutputSpec(r.CHOICE_NAME, schema, strict_compatible(schema), None)
         messages = request.messages
-        if name == "none_last":
+        if name in ("none_last", "described", "reason_first"):
             system = (f"{system}\n\n" if system else "") + question
         elif name == "ask_last":
             messages = (*messages, UserMessage(question, self.agent))
@@ -119,6 +152,13 @@ def _variant(name: str) -> None:
                                    parallel_tool_calls=None)
 
     r.RoutingChoice.choice_request = choice_request  # type: ignore[method-assign]
+
+
+def _what(route: Any) -> str:
+    """What a route is for: its target's description (its tool's, without the
+    "Hand the conversation to X:" lead-in)."""
+    text = route.target.description or route.spec.description
+    return text.rstrip(".")
 
 
 def first_hops(team: Any) -> dict[str, str]:
@@ -199,7 +239,7 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
             first = case.turns[0]
             right = sorted({hops[a] for a in first.agents if a in hops})
             for order in (orders if i % 2 == 0 else orders[::-1]):
-                model = FirstCall(inner, MAX_TOKENS[mode])
+                model = FirstCall(inner, MAX_TOKENS[mode], early=mode == "tools")
                 runner = Runner(teams[order], model=model, max_steps=4)
                 await runner.run(f"{case.id}-{order}-{k}", first.user)
                 if not model.seen:
@@ -279,7 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="tools, choice, tools+examples, choice+examples")
     p.add_argument("--order", default="declared",
                    help="declared, reversed, or both: declared,reversed")
-    p.add_argument("--prompt", default="current", choices=("current", "none_last", "ask_last"),
+    p.add_argument("--prompt", default="current",
+                   choices=("current", "none_last", "ask_last", "described", "reason_first"),
                    help="the choice's prompt: the library's, or an experimental form")
     p.add_argument("--train", type=float, default=None, metavar="SHARE")
     p.add_argument("--repeat", type=int, default=1)
