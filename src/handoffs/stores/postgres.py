@@ -145,8 +145,7 @@ class PostgresStore:
             raise missing_extra("PostgresStore needs asyncpg", "postgres") from exc
         self._errors = (asyncpg.PostgresError, asyncpg.InterfaceError,
                         asyncpg.exceptions.InternalClientError, OSError, TimeoutError)
-        self._sessions.errors = self._errors
-        self._marks.errors = self._errors
+        self._sessions.errors = self._errors  # (the turn marks read them there)
         try:
             conn = await self._connect()
             try:

@@ -77,7 +77,8 @@ class TurnMarksOnPostgres:
     module needs nothing of `postgres`): `ready` is its pool (opened on first use),
     `failed` and `write_failed` make a database error of a read or of a write a
     `HandoffsError`, `cache` holds the states it loaded (a cut session's is dropped) and
-    `sessions` its session locks (a cut is made under the lease they hold)."""
+    `sessions` its session locks (a cut is made under the lease they hold; what a
+    database call may raise is theirs: `SessionLocks.errors`)."""
 
     def __init__(self, ready: Callable[[], Awaitable[Any]],
                  failed: Callable[[BaseException], HandoffsError],
@@ -88,16 +89,13 @@ class TurnMarksOnPostgres:
         self.write_failed = write_failed
         self.cache = cache
         self.sessions = sessions
-        self.errors: tuple[type[BaseException], ...] = (OSError, TimeoutError)
-        """What a database call may raise: the store sets its driver's classes once it
-        has imported them."""
 
     async def turn_marks(self, session_id: str) -> list[TurnMark]:
         """Where each recorded turn of the session began, by turn."""
         pool = await self.ready()
         try:
             return await read_marks(pool, checks.session_id(session_id))
-        except self.errors as exc:
+        except self.sessions.errors as exc:
             raise self.failed(exc) from exc
 
     async def read_prefix(self, session_id: str, messages: int, records: int
@@ -107,7 +105,7 @@ class TurnMarksOnPostgres:
         try:
             row = await pool.fetchrow(PREFIX, checks.session_id(session_id), messages,
                                       records)
-        except self.errors as exc:
+        except self.sessions.errors as exc:
             raise self.failed(exc) from exc
         return json.loads(rows.wrap(row[0])), json.loads(rows.wrap(row[1]))
 
@@ -116,7 +114,7 @@ class TurnMarksOnPostgres:
         pool = await self.ready()
         try:
             await finish(put_marks(pool, checks.session_id(session_id), found))
-        except self.errors as exc:
+        except self.sessions.errors as exc:
             raise self.write_failed(exc) from exc
 
     async def truncate(self, state: SessionState, mark: TurnMark) -> None:
@@ -132,7 +130,7 @@ class TurnMarksOnPostgres:
                 raise rows.conflict(state.id, expected)
         except BaseException as exc:
             state.version = expected
-            if isinstance(exc, self.errors):
+            if isinstance(exc, self.sessions.errors):
                 raise self.write_failed(exc) from exc
             raise
 
