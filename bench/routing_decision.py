@@ -7,6 +7,7 @@ signal: measure it").
     export OPENAI_BASE_URL=http://127.0.0.1:8082/v1 OPENAI_API_KEY=local
     .venv/bin/python bench/routing_decision.py --routing tools --order declared,reversed
     .venv/bin/python bench/routing_decision.py --routing choice --repeat 3
+    .venv/bin/python bench/routing_decision.py --routing calibrated --order declared,reversed
     .venv/bin/python bench/routing_decision.py --routing choice+examples --train 0.5
 
 For each case's first user message (the conversation starts at the team's entry agent),
@@ -50,9 +51,10 @@ DEFAULT_MODEL = "openai:qwen2.5-coder-0.5b?text_tool_calls=true"
 ORDERS = ("declared", "reversed")
 ANSWER_CHARS = 24
 """Shown text this long (the adapter holds back what may be a call) is an answer."""
-MAX_TOKENS = {"tools": 100, "choice": 40}
+MAX_TOKENS = {"tools": 100, "choice": 40, "calibrated": 12}
 """Output tokens of the decision call: enough for a whole transfer call written as text
-(a call cut short is a 500 from llama-server: it cannot parse it), or a choice's name."""
+(a call cut short is a 500 from llama-server: it cannot parse it), or a choice's name
+(a calibrated choice reads its route's first token: 12 are enough)."""
 CALLED = re.compile(r'"name"\s*:\s*"transfer_to_(\w+)"')
 ROUTED = re.compile(r'"route"\s*:\s*"([^"]+)"')
 
@@ -76,8 +78,8 @@ class FirstCall:
     async def complete(self, request: Any) -> Any:
         from handoffs.models.base import ModelResponse
 
-        if not self.armed:
-            return ModelResponse(text="ok")
+        if not self.armed and request.logprobs is None:  # (a calibrated choice and its
+            return ModelResponse(text="ok")               # priors all go to the model)
         self.armed = False
         started = time.monotonic()
         # The decision is in the first tokens (a call's or a choice's name): the rest of
@@ -188,11 +190,15 @@ def reordered(team: Any, order: str) -> Any:
     return rebuilt(team, agents)
 
 
-def decision(response: Any, mode: str, entry: str) -> str:
+def decision(response: Any, mode: str, entry: str, result: Any = None) -> str:
     """What the first response decided: an agent's name, `invalid` (a choice that names
-    none), or `error` (the call failed: a server's 500 on malformed output, say)."""
+    none), or `error` (the call failed: a server's 500 on malformed output, say). A
+    calibrated choice's decision is the turn's first handoff (or the entry agent)."""
     if isinstance(response, Exception):
         return "error"
+    if mode.startswith("calibrated"):
+        made = [r for r in getattr(result, "handoffs", ()) if r.source == entry]
+        return made[0].target if made else entry
     if mode.startswith("choice"):  # the JSON may be cut short: its route comes first
         routed = ROUTED.search(response.text)
         return routed.group(1) if routed else "invalid"
@@ -234,18 +240,21 @@ async def play(args: argparse.Namespace) -> dict[str, Any]:
         inner = get_model(args.model)
     plays: dict[str, list[dict[str, Any]]] = {o: [] for o in orders}
     started = time.monotonic()
+    # One runner per order, so a calibrated choice asks its priors once (on the first case).
+    models = {o: FirstCall(inner, MAX_TOKENS[mode], early=mode == "tools") for o in orders}
+    runners = {o: Runner(teams[o], model=models[o], max_steps=4) for o in orders}
     for k in range(args.repeat):
         for i, case in enumerate(cases):
             first = case.turns[0]
             right = sorted({hops[a] for a in first.agents if a in hops})
             for order in (orders if i % 2 == 0 else orders[::-1]):
-                model = FirstCall(inner, MAX_TOKENS[mode], early=mode == "tools")
-                runner = Runner(teams[order], model=model, max_steps=4)
-                await runner.run(f"{case.id}-{order}-{k}", first.user)
+                model = models[order]
+                model.armed, model.seen = True, []
+                done = await runners[order].run(f"{case.id}-{order}-{k}", first.user)
                 if not model.seen:
                     continue
                 request, response, seconds = model.seen[0]
-                decided = decision(response, args.routing, entry)
+                decided = decision(response, args.routing, entry, done)
                 plays[order].append({
                     "case": case.id, "play": k, "user": first.user, "right": right,
                     "decided": decided, "ok": decided in right, "seconds": round(seconds, 2),
@@ -316,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--team", default=None, help="TEAM as `handoffs eval` takes it")
     p.add_argument("--cases", default=None, help="a JSONL case file (default: support)")
     p.add_argument("--routing", default="tools",
-                   help="tools, choice, tools+examples, choice+examples")
+                   help="tools, choice, calibrated, or any of them +examples")
     p.add_argument("--order", default="declared",
                    help="declared, reversed, or both: declared,reversed")
     p.add_argument("--prompt", default="current",

@@ -124,6 +124,10 @@ class GeminiWire:
         if "responseJsonSchema" in config and config.get(
                 "responseMimeType") != "application/json":
             return "response_json_schema requires response_mime_type application/json."
+        if "logprobs" in config and config.get("responseLogprobs") is not True:
+            return "logprobs is only allowed when response_logprobs is true."
+        if not 0 <= config.get("logprobs", 0) <= 20:
+            return "logprobs must be in [0, 20]."
         return self._check_contents(model, body.get("contents"))
 
     def _check_contents(self, model: str, contents: Any) -> str | None:
@@ -234,9 +238,11 @@ def _usage(usage: tuple[int, int, int, int]) -> dict[str, Any]:
 
 def response(text: str | None = None, calls: Sequence[dict[str, Any]] = (),
              usage: tuple[int, int, int, int] = (12, 5, 0, 0), finish: str = "STOP",
-             text_signature: str | None = None, model: str = "gemini-test") -> Reply:
+             text_signature: str | None = None, model: str = "gemini-test",
+             logprobs: Sequence[Any] | None = None) -> Reply:
     """A GenerateContentResponse with one candidate. `usage`: (prompt, candidates,
-    cached, thoughts)."""
+    cached, thoughts); `logprobs`: the text's tokens, each (token, logprob,
+    [(alternative, logprob), ...]), as `logprobsResult` sends them."""
     parts: list[dict[str, Any]] = []
     if text is not None:
         parts.append({"text": text} | ({"thoughtSignature": text_signature}
@@ -244,7 +250,12 @@ def response(text: str | None = None, calls: Sequence[dict[str, Any]] = (),
     parts.extend(calls)
     return Reply(body={
         "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish,
-                        "index": 0}],
+                        "index": 0} | ({} if logprobs is None else {"logprobsResult": {
+                            "chosenCandidates": [{"token": t, "logProbability": lp}
+                                                 for t, lp, _ in logprobs],
+                            "topCandidates": [{"candidates": [
+                                {"token": a, "logProbability": alp} for a, alp in top]}
+                                for _, _, top in logprobs]}})],
         "usageMetadata": _usage(usage), "modelVersion": model, "responseId": "r-1"})
 
 

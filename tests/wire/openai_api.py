@@ -53,6 +53,10 @@ def check_chat_request(body: Any, message_keys: dict[str, set[str]] = MESSAGE_KE
     if "max_tokens" in body and REASONING_MODEL.match(body["model"]):
         return ("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
                 "'max_completion_tokens' instead.")
+    if "top_logprobs" in body and body.get("logprobs") is not True:
+        return "logprobs must be set to true if top_logprobs is used."
+    if not 0 <= body.get("top_logprobs", 0) <= 20:
+        return "Invalid 'top_logprobs': integer above maximum value. Expected a value <= 20."
     if "stream_options" in body and body.get("stream") is not True:
         return "The 'stream_options' parameter is only allowed when 'stream' is enabled."
     tools = body.get("tools")
@@ -245,10 +249,13 @@ def tool_call(cid: str, name: str, arguments: Any, signature: str | None = None
 def completion(text: str | None = None, calls: list[dict[str, Any]] | None = None,
                usage: tuple[int, int] = (12, 5), model: str = "gpt-test",
                finish: str | None = None, reasoning: str | None = None,
-               details: tuple[int, int] | None = None) -> Reply:
+               details: tuple[int, int] | None = None,
+               logprobs: Sequence[Token] | None = None) -> Reply:
     """A chat.completion object with one choice; `finish` overrides its finish_reason
     (`length`: the output limit cut it), `reasoning` is a `reasoning_content`; `details`:
-    (cached prompt tokens, reasoning tokens), counted within `usage` as the API does."""
+    (cached prompt tokens, reasoning tokens), counted within `usage` as the API does;
+    `logprobs`: the answer's tokens, each (token, logprob, [(alternative, logprob), ...]),
+    as the API sends them when asked (`logprobs`, `top_logprobs`)."""
     message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None,
                                "annotations": []}
     if calls:
@@ -258,10 +265,25 @@ def completion(text: str | None = None, calls: list[dict[str, Any]] | None = Non
     return Reply(body={
         "id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000,
         "model": model, "system_fingerprint": None, "service_tier": "default",
-        "choices": [{"index": 0, "message": message, "logprobs": None,
+        "choices": [{"index": 0, "message": message,
+                     "logprobs": None if logprobs is None else {
+                         "content": [token_logprob(*t) for t in logprobs], "refusal": None},
                      "finish_reason": finish or ("tool_calls" if calls else "stop")}],
         "usage": _usage(usage, details),
     })
+
+
+Token = tuple[str, float, Sequence[tuple[str, float]]]
+"""A token of an answer, its log probability and the likeliest at its position."""
+
+
+def token_logprob(token: str, logprob: float, top: Sequence[tuple[str, float]]
+                  ) -> dict[str, Any]:
+    """A token's entry in `logprobs.content` (Chat Completions) or an output text's
+    `logprobs` (Responses): the same shape in both."""
+    def entry(t: str, lp: float) -> dict[str, Any]:
+        return {"token": t, "logprob": lp, "bytes": list(t.encode())}
+    return {**entry(token, logprob), "top_logprobs": [entry(t, lp) for t, lp in top]}
 
 
 def _usage(usage: tuple[int, int], details: tuple[int, int] | None) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from .openai_api import token_logprob
 from .server import Reply
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -197,9 +198,12 @@ def reasoning(rid: str, secret: str, summary: str | None = None) -> dict[str, An
             "summary": [{"type": "summary_text", "text": summary}] if summary else []}
 
 
-def _message(text: str, refusal: bool = False) -> dict[str, Any]:
+def _message(text: str, refusal: bool = False,
+             logprobs: Sequence[Any] | None = None) -> dict[str, Any]:
     part = ({"type": "refusal", "refusal": text} if refusal else
             {"type": "output_text", "text": text, "annotations": []})
+    if logprobs is not None:
+        part["logprobs"] = [token_logprob(*t) for t in logprobs]
     return {"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
             "content": [part]}
 
@@ -223,10 +227,11 @@ def _object(output: list[dict[str, Any]], usage: tuple[int, int, int, int], mode
 def response(text: str | None = None, calls: Sequence[dict[str, Any]] = (),
              thoughts: Sequence[dict[str, Any]] = (), usage: tuple[int, int, int, int] = (
                  12, 5, 0, 0), model: str = "o4-mini-test", refusal: bool = False,
-             incomplete: str | None = None) -> Reply:
+             incomplete: str | None = None, logprobs: Sequence[Any] | None = None) -> Reply:
     """A Response object: reasoning items, then the message, then the calls. `usage` is
-    (input, output, cached, reasoning)."""
-    output = [*thoughts, *([_message(text, refusal)] if text else []), *calls]
+    (input, output, cached, reasoning); `logprobs` the text's tokens as
+    `openai_api.completion` takes them."""
+    output = [*thoughts, *([_message(text, refusal, logprobs)] if text else []), *calls]
     return Reply(body=_object(output, usage, model,
                               "incomplete" if incomplete else "completed", incomplete))
 

@@ -61,8 +61,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], team_he
                    "(instructions merged, no routes), reported beside the team")
     p.add_argument("--routing", action="append", default=[], metavar="MODE",
                    help="how every agent routes: tools, choice (one constrained choice per "
-                   "message), tools+examples or choice+examples (routes taught by the "
-                   "--train cases); repeat to compare side by side")
+                   "message), calibrated (that choice corrected for the model's leaning), "
+                   "or any of them +examples (routes taught by the --train cases); repeat "
+                   "to compare side by side")
     p.add_argument("--train", type=float, default=None, metavar="SHARE",
                    help="the share of cases (0.5) that only teach: routes get examples from "
                    "them, the other cases are played (never the same case on both sides)")

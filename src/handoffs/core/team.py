@@ -108,7 +108,7 @@ class Team:
         summarizer: Any = None,
         handoff_instructions: bool | str = True,
         suggested_prompts: Iterable[str] = (),
-        routing: Literal["tools", "choice"] = "tools",
+        routing: Literal["tools", "choice", "calibrated"] = "tools",
         approvals_by: Literal["operator", "user"] = "operator",
         context_type: type[Any] | None = None,
         context_public: Iterable[str] | Callable[[Mapping[str, Any]], Mapping[str, Any]] = (),
@@ -120,7 +120,8 @@ class Team:
         `suggested_prompts`: first messages a user may start with (the web page offers
         them in an empty conversation; `GET /v1/team` lists them).
         `routing`: how agents that set no `Agent(routing=...)` route (`tools`, or
-        `choice`: one constrained choice per user message; see `Agent.routing`).
+        `choice`: one constrained choice per user message, `calibrated`: that choice corrected
+        for the model's own leaning; see `Agent.routing`).
         `approvals_by`: who decides a call that waits for approval: `operator` (the
         operator key, `runner.approve` in code) or `user` (the conversation's own user
         too, through the protocol it speaks: an A2A reply on the task, an AG-UI resume).
@@ -159,9 +160,10 @@ class Team:
                             f"not {handoff_instructions!r}.")
         self.handoff_instructions: bool | str = handoff_instructions
         """What agents with routes are told about handing off (see the constructor)."""
-        if routing not in ("tools", "choice"):
-            raise TeamError(f"Team(routing=...) takes 'tools' or 'choice', not {routing!r}.")
-        self.routing: Literal["tools", "choice"] = routing
+        if routing not in ("tools", "choice", "calibrated"):
+            raise TeamError(f"Team(routing=...) takes 'tools', 'choice' or 'calibrated', "
+                            f"not {routing!r}.")
+        self.routing: Literal["tools", "choice", "calibrated"] = routing
         """How agents that set no `Agent(routing=...)` route."""
         self.suggested_prompts: tuple[str, ...] = _prompts(suggested_prompts)
         """First messages a user may start with, in order (empty: none suggested)."""

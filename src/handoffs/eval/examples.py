@@ -22,7 +22,8 @@ from ..core.team import Team
 from ..errors import HandoffsError
 from .cases import Case
 
-ROUTING_MODES = ("tools", "choice", "tools+examples", "choice+examples")
+ROUTING_MODES = ("tools", "choice", "calibrated", "tools+examples", "choice+examples",
+                 "calibrated+examples")
 """The routing modes `run_eval(routing=...)` plays: how agents route, and whether routes
 carry examples from the training cases (`+examples`, needs `train=`)."""
 
@@ -84,11 +85,11 @@ def with_examples(team: Team, cases: Sequence[Case],
 
 
 def with_routing(team: Team, mode: str) -> Team:
-    """`team` with every agent routing by `mode` (`tools` or `choice`)."""
-    if mode not in ("tools", "choice"):
+    """`team` with every agent routing by `mode` (`tools`, `choice` or `calibrated`)."""
+    if mode not in ("tools", "choice", "calibrated"):
         raise HandoffsError(f"Unknown routing {mode!r}; one of {', '.join(ROUTING_MODES)}.",
                             code="invalid_argument")
-    routing = cast(Literal["tools", "choice"], mode)
+    routing = cast(Literal["tools", "choice", "calibrated"], mode)
     agents = [a if a.is_human or a.is_remote else dataclasses.replace(a, routing=routing)
               for a in team.agents]
     return rebuilt(team, agents)

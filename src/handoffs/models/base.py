@@ -44,6 +44,11 @@ class ModelRequest:
     context: Any = None
     """The run's context (`ctx.context`), likewise (`{context.seat_number}`); None when
     there is none."""
+    logprobs: int | None = None
+    """How many of the likeliest tokens to report at each position of the answer
+    (`ModelResponse.logprobs`), where the provider reports them (OpenAI's Chat Completions
+    `top_logprobs`, llama.cpp's server); None (default): none asked. The calibrated
+    routing choice asks for them (`Agent(routing="calibrated")`)."""
 
 
 NO_SETTINGS: Mapping[str, Any] = MappingProxyType({})
@@ -66,6 +71,19 @@ class ModelResponse:
     """Why the model stopped, in the library's words: `end` (it finished), `tool_calls`,
     `length` (the output limit cut it: the answer is truncated), `content_filter`,
     `refusal`; None when the adapter does not say."""
+    logprobs: tuple[TokenLogprobs, ...] = ()
+    """The answer's tokens with the likeliest alternatives at each, when the request asked
+    (`ModelRequest.logprobs`) and the provider reports them; empty otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprobs:
+    """One token of an answer as the provider reports it: its text, its log probability,
+    and the likeliest tokens at its position (text, log probability), best first."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(slots=True)

@@ -28,7 +28,7 @@ from typing import Any
 from ..core.messages import Message, Reasoning, ToolCall
 from ..core.names import tool_name
 from ..errors import ModelError
-from .base import ModelRequest, ModelResponse, TextDelta, Usage
+from .base import ModelRequest, ModelResponse, TextDelta, TokenLogprobs, Usage
 from .failures import retry_after_seconds, status_error, to_model_error
 from .replay import CONTINUE, CallIds, Exchange, arguments_object, own_reasoning, provider_items
 from .retry import RetryPolicy
@@ -137,6 +137,9 @@ class GeminiModel(SDKModel):
         if output is not None:
             config["response_mime_type"] = "application/json"
             config["response_json_schema"] = output.schema
+        if request.logprobs:
+            config["response_logprobs"] = True
+            config["logprobs"] = request.logprobs
         config.update(self.settings)
         config.update(request.settings)
         return {"model": self.model, "contents": gemini_contents(
@@ -180,6 +183,7 @@ class _Collected:
         self.finish: str | None = None
         self.blocked: str | None = None
         self.answered_by: str | None = None
+        self.tokens: list[TokenLogprobs] = []
 
     def add(self, raw: Any) -> list[str]:
         """Take in one response (or chunk); the text it adds, piece by piece."""
@@ -196,6 +200,14 @@ class _Collected:
         reason = getattr(candidate, "finish_reason", None)
         if reason is not None:
             self.finish = getattr(reason, "value", None) or str(reason)
+        said = getattr(candidate, "logprobs_result", None)
+        if said is not None:  # asked with `response_logprobs`
+            tops = getattr(said, "top_candidates", None) or ()
+            for i, chosen in enumerate(getattr(said, "chosen_candidates", None) or ()):
+                top = getattr(tops[i], "candidates", None) or () if i < len(tops) else ()
+                self.tokens.append(TokenLogprobs(chosen.token or "", chosen.log_probability or 0.0,
+                                                 tuple((c.token or "", c.log_probability or 0.0)
+                                                       for c in top)))
         content = getattr(candidate, "content", None)
         for part in getattr(content, "parts", None) or ():
             signature = getattr(part, "thought_signature", None)
@@ -229,7 +241,8 @@ class _Collected:
         stop = ("content_filter" if self.blocked else "tool_calls" if self.calls
                 else _STOP.get(self.finish or "STOP", "end"))
         return ModelResponse("".join(self.texts), tuple(self.calls), _usage(self.usage),
-                             self.answered_by or self.model, tuple(self.reasoning), stop)
+                             self.answered_by or self.model, tuple(self.reasoning), stop,
+                             tuple(self.tokens))
 
 
 def gemini_contents(messages: Sequence[Message], model: str, sign: bool = False

@@ -21,7 +21,7 @@ from ..core.names import tool_name
 from ..core.narration import looks_like_call
 from ..core.tools import ToolSpec
 from ..errors import ModelError
-from .base import ModelRequest, ModelResponse, TextDelta, Usage
+from .base import ModelRequest, ModelResponse, TextDelta, TokenLogprobs, Usage
 from .chat_reasoning import (
     ThoughtParts,
     call_reasoning,
@@ -146,6 +146,9 @@ class OpenAIModel(SDKModel):
         if output is not None:
             body["response_format"] = {"type": "json_schema", "json_schema": {
                 "name": output.name, "schema": output.schema, "strict": output.strict}}
+        if request.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = request.logprobs
         body.update(self.settings)
         body.update(request.settings)
         limit = self.max_tokens
@@ -199,7 +202,7 @@ class OpenAIModel(SDKModel):
             getattr(choices[0], "finish_reason", None))
         return ModelResponse(text, tuple(calls), _usage(getattr(raw, "usage", None)),
                              getattr(raw, "model", None) or self.model, tuple(reasoning),
-                             stop)
+                             stop, _logprobs(getattr(choices[0], "logprobs", None)))
 
     async def _stream_once(self, body: dict[str, Any]
                            ) -> AsyncIterator[TextDelta | ModelResponse]:
@@ -252,6 +255,16 @@ class OpenAIModel(SDKModel):
                 reasoning.append(signature_of(entry[3], call.id, self.model))
         yield ModelResponse("".join(texts), tuple(made), usage or Usage(0, 0, 1), model,
                             tuple(reasoning), stop)
+
+
+def _logprobs(said: Any) -> tuple[TokenLogprobs, ...]:
+    """A choice's `logprobs.content` (asked with `top_logprobs`) as `TokenLogprobs`."""
+    content = getattr(said, "content", None) if said is not None else None
+    if not content:
+        return ()
+    return tuple(TokenLogprobs(t.token, t.logprob, tuple(
+        (a.token, a.logprob) for a in getattr(t, "top_logprobs", None) or ()))
+        for t in content)
 
 
 async def held_back(pieces: AsyncIterator[TextDelta | ModelResponse], request: ModelRequest

@@ -22,7 +22,7 @@ from typing import Any
 from ..core.messages import Message, Reasoning, ToolCall
 from ..core.names import tool_name
 from ..errors import ModelError
-from .base import ModelRequest, ModelResponse, TextDelta, Usage
+from .base import ModelRequest, ModelResponse, TextDelta, TokenLogprobs, Usage
 from .failures import status_error
 from .openai import MAX_DESCRIPTION_LENGTH, MAX_ID_LENGTH, arguments_text
 from .replay import CONTINUE, CallIds, Exchange, own_reasoning, provider_items
@@ -106,6 +106,9 @@ class ResponsesModel(SDKModel):
                                      self.model if self.reasoning_items else None)}
         if self.reasoning_items:
             body["include"] = ["reasoning.encrypted_content"]
+        if request.logprobs:
+            body["include"] = [*body.get("include", ()), "message.output_text.logprobs"]
+            body["top_logprobs"] = request.logprobs
         if request.system:
             body["instructions"] = request.system
         if request.tools:
@@ -142,12 +145,16 @@ class ResponsesModel(SDKModel):
         calls: list[ToolCall] = []
         reasoning: list[Reasoning] = []
         refused = False
+        tokens: list[TokenLogprobs] = []
         for item in getattr(raw, "output", None) or ():
             kind = getattr(item, "type", None)
             if kind == "message":
                 for part in getattr(item, "content", None) or ():
                     if part.type == "output_text":
                         texts.append(part.text)
+                        tokens.extend(TokenLogprobs(t.token, t.logprob, tuple(
+                            (a.token, a.logprob) for a in getattr(t, "top_logprobs", None)
+                            or ())) for t in getattr(part, "logprobs", None) or ())
                     elif part.type == "refusal":
                         texts.append(part.refusal)
                         refused = True
@@ -161,7 +168,8 @@ class ResponsesModel(SDKModel):
         stop = (_INCOMPLETE_STOP.get(reason or "", "length") if status == "incomplete"
                 else "tool_calls" if calls else "refusal" if refused else "end")
         return ModelResponse("".join(texts), tuple(calls), _usage(getattr(raw, "usage", None)),
-                             getattr(raw, "model", None) or self.model, tuple(reasoning), stop)
+                             getattr(raw, "model", None) or self.model, tuple(reasoning), stop,
+                             tuple(tokens))
 
     async def _stream_once(self, body: dict[str, Any]
                            ) -> AsyncIterator[TextDelta | ModelResponse]:

@@ -97,15 +97,17 @@ def resolve_model(agent: Agent, default: Any) -> Model | None:
 
 def routed(model: Model | None, agent: Agent, team: Team) -> Model | None:
     """`model`, wrapped to route by one constrained choice when the agent routes that way
-    (`Agent(routing="choice")`, or the team's `routing`) and has one-way routes."""
-    if model is None or (agent.routing or team.routing) != "choice":
+    (`Agent(routing="choice")` or `"calibrated"`, or the team's `routing`) and has one-way
+    routes."""
+    routing = agent.routing or team.routing
+    if model is None or routing == "tools":
         return model
     plan = team.plan(agent.name)
     if not any(not r.handoff.returns for r in plan.routes.values()):
         return model
     from ..models.routing import RoutingChoice
 
-    return RoutingChoice(model, plan)
+    return RoutingChoice(model, plan, calibrated=routing == "calibrated")
 
 
 def in_other_thread(loop: asyncio.AbstractEventLoop) -> bool:
