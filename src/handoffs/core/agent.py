@@ -95,7 +95,7 @@ class Agent:
     no message at all (a small model's leaning towards one option, often the first
     listed, taken out; for providers that report token probabilities: OpenAI, Gemini,
     llama.cpp's server; the plain choice elsewhere): on Qwen2.5-Coder-0.5B the first
-    routing decision went from 40% to 64% right. None (default): the team's
+    routing decision went from 40% to 66% right. None (default): the team's
     `Team(routing=...)`, which is `tools`."""
     accept_truncated: bool = False
     """What an answer cut short by the output limit (the provider's `max_tokens`) does.
