@@ -131,8 +131,8 @@ class Turn:
         self.grace = 0.0
         """Seconds the fallback gets at least when it takes over a timed turn."""
         self.repeats: dict[tuple[str, str], list[list[Any]]] | None = None
-        """Ordinary tool calls of this turn by (agent, tool): each one's arguments (later
-        their canonical JSON), first result and count (`HandoffPolicy.repeated_tool_calls`)."""
+        """Ordinary tool calls of this turn by (agent, tool): each one's arguments, first
+        result and count (`HandoffPolicy.repeated_tool_calls`; kept by `driver.tools`)."""
         self.refusals: list[str] = []
         """The sentences refused handoffs gave models this turn (an answer that repeats
         one to the user is not delivered: `runtime.converge`)."""
