@@ -33,7 +33,6 @@ NOT_YET: dict[str, int] = {
     "converge": 14,
     "handoffs": 19,
     "recovery": 9,
-    "remote": 8,
     "response": 32,
     "truncation": 5,
     "views": 4,
