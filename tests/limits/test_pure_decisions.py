@@ -31,7 +31,6 @@ CHANGING_FUNCTIONS = {"append", "move", "finish"}
 NOT_YET: dict[str, int] = {
     "converge": 14,
     "handoffs": 19,
-    "recovery": 9,
     "response": 32,
     "truncation": 5,
     "views": 4,

@@ -15,7 +15,7 @@ a new user message is refused (`waiting_for_approval`).
 Approved calls run at most once. If the process dies while the continuation runs, the
 decisions are kept and nothing of the response runs again: the next turn (a message,
 `runner.resume`, or deciding again) answers each call with "outcome unknown"
-(`recovery.settle`). A tool makes itself idempotent with `ctx.call_id`, the id of the
+(`recovery.settled`). A tool makes itself idempotent with `ctx.call_id`, the id of the
 call it runs.
 
 A call of a client's tool (`core.client_tools`) waits the same way, marked the

@@ -254,7 +254,7 @@ class Turn:
         return _LazyEvents(self.log, self.stored)
 
     def attach(self, sink: Callable[[Event], None] | None, feed: Any) -> None:
-        """Give a turn made without a reader (`recovery.restart`) its reader, once its
+        """Give a turn made without a reader (`driver.restart`) its reader, once its
         first commit stored what it did so far: the reader gets those events now."""
         if feed is not None:
             sink = feed.events.append
