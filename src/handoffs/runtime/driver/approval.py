@@ -17,7 +17,7 @@ from ...core.session import SessionStatus
 from ...errors import HandoffsError
 from ...log import fields
 from ...telemetry.config import captures, observe
-from ..decisions.approvals import client_of, stored_response
+from ..decisions.approvals import client_tools, stored_response
 from ..decisions.recovery import continuing
 from ..state import Leg, Turn, finish, result
 from ..state.host import Host
@@ -95,7 +95,7 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         state.pending = pending = pending.decided(call_id, decided)
         decisions = pending.decisions
         t = Turn(runner, state, context, None)
-        client_of(t, pending)
+        t.client = client_tools(pending)
         t.user_index = last_user_index(state.messages)
         observe(t)  # traced: the decision joins the trace of the turn that waits
         found = pending.call(call_id)

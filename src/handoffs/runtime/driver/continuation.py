@@ -17,12 +17,13 @@ from ...core.messages import HandoffMark, ToolCall
 from ...core.pending import CallDecision, PendingApproval
 from ...models.base import ModelResponse
 from ..decisions import handoffs
-from ..decisions.approvals import stored_response, suspend
+from ..decisions.approvals import stored_response
 from ..decisions.asks import HandoffAsk, validation_error
 from ..decisions.response import Calls
 from ..state import Fail, Leg, Outcome, Pause, Transfer, Turn
 from . import delegation
 from .loop import activate, after_delegations, respond
+from .pause import suspend
 
 
 async def continue_response(t: Turn, leg: Leg, response: ModelResponse,

@@ -19,11 +19,11 @@ from ...errors import HandoffsError
 from ...models.base import ModelResponse
 from ..decisions import converge, handoffs, views
 from ..decisions import response as on_response
-from ..decisions.approvals import pause, suspend
 from ..decisions.views import ctx_of
 from ..state import Answer, Fail, Leg, Outcome, Pause, Turn, result, turn_text
 from ..state.result import RunResult, RunStatus
 from . import delegation, guardrails, limits, requests, settle
+from .pause import pause, suspend
 from .tools import needing, run_tools
 
 if TYPE_CHECKING:

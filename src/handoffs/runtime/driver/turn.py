@@ -32,6 +32,7 @@ from ..decisions import recovery
 from ..state import Fail, Leg, Outcome, Turn, failed, finish
 from ..state.result import RunResult, RunStatus
 from .loop import drive
+from .restart import restart
 
 if TYPE_CHECKING:
     from ...core.idempotency import IdempotencyKey
@@ -103,7 +104,7 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
             if not retry:
                 state.turn += 1
             if died:  # its events go past the dead turn's; shown once stored
-                t = recovery.restart(runner, state, context, name, dead_turn)
+                t = restart(runner, state, context, name, dead_turn)
                 name = _active(runner, state)
             else:
                 t = Turn(runner, state, context, sink, feed)
@@ -160,7 +161,7 @@ async def resume_held(runner: Host, state: SessionState, context: Any,
         return None
     name = _active(runner, state)
     since = state.checkpoint()
-    t = recovery.restart(runner, state, context, name, state.turn)
+    t = restart(runner, state, context, name, state.turn)
     name = _active(runner, state)
     t.user_index = pending
     state.messages.append(Note(RESUMED, name))
@@ -175,7 +176,7 @@ async def resume_held(runner: Host, state: SessionState, context: Any,
 async def _first_commit(t: Turn, since: Checkpoint, sink: Callable[[Event], None] | None,
                         feed: Any) -> None:
     """Store the start of a turn after one that died (and its events so far), then give
-    it its reader (`recovery.restart` made it without one)."""
+    it its reader (`restart` made it without one)."""
     # A list, not the turn's growing view: a store may keep what it is given.
     await t.runner.store.commit(t.state, since, t.events[:])
     t.stored = len(t.raw)
