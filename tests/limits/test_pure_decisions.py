@@ -32,13 +32,11 @@ NOT_YET: dict[str, int] = {
     "approvals": 5,
     "calls": 5,
     "converge": 14,
-    "handoffs": 19,
     "recovery": 9,
     "remote": 8,
     "repeats": 3,
     "response": 32,
     "truncation": 5,
-    "views": 4,
 }
 
 
