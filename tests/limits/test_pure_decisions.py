@@ -30,10 +30,8 @@ CHANGING_FUNCTIONS = {"append", "move", "finish"}
 # list only shrinks). Empty when item 2 is done.
 NOT_YET: dict[str, int] = {
     "converge": 14,
-    "handoffs": 19,
     "response": 32,
     "truncation": 5,
-    "views": 4,
 }
 
 

@@ -48,7 +48,7 @@ from ...core.narration import (
 )
 from ...log import fields
 from ..state import Fail, Leg, Turn, append
-from .views import ctx_of, enabled, window
+from .views import enabled, run_context, window
 
 log = logging.getLogger("handoffs.runtime.converge")  # a stable name (docs/observability.md)
 
@@ -83,7 +83,7 @@ def held_back(t: Turn, leg: Leg, text: str, reasoning: tuple[Reasoning, ...] = (
     plan = leg.plan
     policy = t.team.policy
     if policy.narrated_handoffs and not leg.nudged and plan.destinations:
-        ctx = ctx_of(t, leg)
+        ctx = run_context(t, leg)
         offered = [d for d in plan.destinations if d.tool not in leg.hidden
                    and enabled(plan.routes[d.tool].handoff, ctx)]
         found, tool = narrated(text, offered)

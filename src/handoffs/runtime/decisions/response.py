@@ -10,7 +10,7 @@ driver (`driver.loop`) performs what these decide.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -346,20 +346,21 @@ def last_text_of(messages: Sequence[Message], agent: str) -> str:
     return ""
 
 
-def given_up(t: Turn, leg: Leg, fail: Fail) -> RunResult:
+def given_up(t: Turn, leg: Leg, fail: Fail, move: Callable[..., None]) -> RunResult:
     """The turn's result when a failure found no fallback: the policy's `stuck_answer`
-    for an agent that made no progress (when set), else FAILED with its code."""
+    for an agent that made no progress (when set), else FAILED with its code (`move`:
+    the driver's, for a remote agent's hand-back: `driver.moves.move`)."""
     answer = t.team.policy.stuck_answer
     if answer is not None and fail.code == converge.NO_PROGRESS:
         append(t, leg, AssistantMessage(answer, leg.agent.name))
         t.emit("message", {"agent": leg.agent.name, "text": answer})
         return result(t, answer, leg.agent.name, RunStatus.COMPLETED)
     if leg.main and leg.agent.is_remote and fail.agent == leg.agent.name:
-        _hand_back(t, leg, fail)
+        _hand_back(t, leg, fail, move)
     return failed(t, fail)
 
 
-def _hand_back(t: Turn, leg: Leg, fail: Fail) -> None:
+def _hand_back(t: Turn, leg: Leg, fail: Fail, move: Callable[..., None]) -> None:
     """A remote agent that failed with no fallback to take over gives the conversation
     back to the agent that handed it over (else the team's entry), so the user's next
     message is not sent to it again."""
@@ -379,16 +380,15 @@ def _hand_back(t: Turn, leg: Leg, fail: Fail) -> None:
         at=t.fx.now(), turn=t.state.turn,
         extra={"error": {"code": fail.code, "message": fail.message, "agent": name}})
     t.add_record(giving)
-    handoffs.move(t, None, giving, target, None)
+    move(t, None, giving, target, None)
 
 
 def moved(t: Turn, leg: Leg, transfer: Transfer) -> RunResult | None:
-    """Make the transfer's target the main line's agent; the turn's result when that ends
-    it (a person takes over, or the target answers the next message), else None: the
-    target goes on in this turn."""
+    """Once the main line moved to the transfer's target (`driver.moves.move`): the
+    turn's result when that ends it (a person takes over, or the target answers the next
+    message), else None: the target goes on in this turn."""
     target = transfer.target
     route = transfer.route
-    handoffs.move(t, leg, transfer.record, target, route, transfer.payload)
     if target.is_human:
         t.emit("human_waiting", {"agent": target.name, "display_name": target.label})
         return result(t, "", target.name, RunStatus.WAITING_FOR_HUMAN)

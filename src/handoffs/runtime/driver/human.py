@@ -16,11 +16,11 @@ from ...errors import HandoffsError
 from ...log import fields
 from ...stores.edits import Held, session_turn
 from ...telemetry.config import count_handoff, observe
-from ..decisions.handoffs import move
 from ..decisions.recovery import skipped
 from ..decisions.views import enabled
 from ..state import Turn
 from ..state.result import RunResult, RunStatus
+from .moves import move
 from .turn import check_text, new_session
 
 if TYPE_CHECKING:

@@ -19,10 +19,10 @@ from ...errors import HandoffsError
 from ...models.base import ModelResponse
 from ..decisions import converge, handoffs, views
 from ..decisions import response as on_response
-from ..decisions.views import ctx_of
 from ..state import Answer, Fail, Leg, Outcome, Pause, Turn, result, turn_text
 from ..state.result import RunResult, RunStatus
-from . import delegation, guardrails, limits, requests, settle
+from . import delegation, guardrails, limits, moves, requests, settle
+from .context import ctx_of
 from .pause import pause, suspend
 from .tools import needing, run_tools
 
@@ -79,9 +79,11 @@ async def drive(t: Turn, name: str, text: str, check_input: bool = True,
                     return await limits.max_steps_output(t, leg, outcome)
                 recovery = on_response.recover(t, leg, outcome)
                 if recovery is None:
-                    return on_response.given_up(t, leg, outcome)
+                    return on_response.given_up(t, leg, outcome, moves.move)
                 limits.grace_for_fallback(t)
                 outcome = recovery
+            moves.move(t, leg, outcome.record, outcome.target, outcome.route,
+                       outcome.payload)
             ended = on_response.moved(t, leg, outcome)
             if ended is not None:
                 return ended
@@ -140,8 +142,17 @@ async def _steps(t: Turn, leg: Leg) -> Outcome:
         if cannot is not None:
             return cannot
         assert model is not None
-        request = (await requests.request_for(t, leg) if requests.awaits(leg)
-                   else views.request(t, leg))  # the common case, without a coroutine
+        if requests.awaits(leg):
+            request = await requests.request_for(t, leg)
+        else:  # the common case, without a coroutine
+            if leg.system is None:  # a new agent or handoff: what its requests reuse
+                if leg.record is not None:
+                    leg.note = views.note_of(leg)
+                if not leg.plan.static:
+                    ctx_of(t, leg)
+            request = views.request(t, leg, leg.system)
+            leg.system = request.system  # composed once per agent and handoff
+        leg.force = None  # forced tools are offered once (a narrated handoff)
         t.steps += 1
         guarded = leg.guard is not None  # its input check runs beside this call
         try:
@@ -196,12 +207,12 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
         on_response.tools_done(leg, calls, outs)
     if not calls.asks:
         return on_response.settled(t, leg, response, calls, None)
-    decision = handoffs.judge_asks(t, leg, calls.asks, calls.results, calls.marks)
+    decision = moves.judged(t, leg, calls.asks, calls.results, calls.marks)
     if decision.delegations:
         paused = await delegation.run_all(t, leg, decision.delegations, calls.results,
                                           calls.marks, activate)
         if paused is not None:  # a delegate waits for approval: so does this response
-            decision.flush(t)
+            moves.flush(t, decision)
             ask = decision.transfer_ask
             planned = (None if ask is None or decision.transfer is None
                        else (ask.index, decision.transfer.record))
@@ -209,7 +220,7 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
                            paused[1], planned, calls.escalate)
     if settle.awaits(t, decision.transfer):  # its hook or its summary
         return await after_delegations(t, leg, response, calls, decision)
-    return on_response.settled(t, leg, response, calls, handoffs.complete_transfer(
+    return on_response.settled(t, leg, response, calls, moves.complete_transfer(
         t, leg, decision, calls.results, calls.marks))
 
 
@@ -224,5 +235,5 @@ async def after_delegations(t: Turn, leg: Leg, response: ModelResponse,
     if refused is not None:  # the handoff was not made: the agent fails
         calls.escalate = calls.escalate or refused
         return on_response.settled(t, leg, response, calls, None)
-    return on_response.settled(t, leg, response, calls, handoffs.complete_transfer(
+    return on_response.settled(t, leg, response, calls, moves.complete_transfer(
         t, leg, decision, calls.results, calls.marks))
