@@ -233,7 +233,7 @@ async def test_a_hold_commits_twice_and_a_reader_sees_running_then_the_end(
         assert [m.text for m in during.messages] == ["made on first use", "started"]
         held.state.messages.append(Note("ended", "triage"))
         held.state.status = SessionStatus.IDLE
-        await held.commit(last=True)
+        await held.commit_last()
     after = await _held_at_once(store, "s1")
     assert after.status == "idle"
     assert [m.text for m in after.messages] == ["made on first use", "started", "ended"]
@@ -321,7 +321,7 @@ async def test_a_hold_whose_lock_is_lost_ends_with_session_lock_lost(
                 await admin.close()
             await asyncio.sleep(10)  # stopped at once, not after this
             held.state.messages.append(Note("never stored", "triage"))
-            await held.commit(last=True)
+            await held.commit_last()
     assert err.value.code == "session_lock_lost"
     other = backend.open()
     again = await _held_at_once(other, "s1")

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, TypeVar, overload
 
 from ..core.session import Checkpoint
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     from ..core.events import Event
     from ..core.session import SessionState
     from .base import SessionStore
@@ -30,10 +32,10 @@ T = TypeVar("T")
 
 class Held:
     """A session held under its lock (`session_turn`): loaded on entry, committed with
-    `commit` as often as its holder needs, the lock let go on exit. Everything about the
-    hold is the store's lock's: a turn that raises or is cancelled lets go (the memory
-    store undoes what it did not commit), and on PostgreSQL a lock lost meanwhile ends
-    the hold with `session_lock_lost`.
+    `commit` as often as its holder needs (`commit_last` when nothing follows), the lock
+    let go on exit. Letting go is the store's lock's, here only: a holder that raises
+    or is cancelled lets go (the memory store undoes what it did not commit), and on
+    PostgreSQL a lock lost meanwhile ends the hold with `session_lock_lost`.
 
     Only `session_turn` makes one, and sets what it holds (no `__init__`: a user's turn
     holds one, and makes no call for it beyond the calls it makes today)."""
@@ -58,7 +60,7 @@ class Held:
         sid = self.session_id
         lock = self._lock = store.lock(sid)
         await lock.__aenter__()
-        try:  # (`load` without a coroutine of its own on the memory store)
+        try:
             state = await store.load(sid)
             if state is not None:  # all of it is stored (`state.checkpoint()`, inline)
                 self.since = Checkpoint(len(state.messages), len(state.handoffs),
@@ -72,16 +74,21 @@ class Held:
         self.state = state
         return self
 
-    async def __aexit__(self, *exc: Any) -> bool | None:
-        return await self._lock.__aexit__(*exc)
+    def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                  tb: TracebackType | None) -> Awaitable[bool | None]:
+        # The lock's own awaitable: letting go adds no coroutine of the hold's.
+        return self._lock.__aexit__(kind, exc, tb)
 
-    async def commit(self, events: Sequence[Event] = (), *, last: bool = False) -> None:
-        """Store what changed since `since`, with `events`, and go on from there; `last`:
-        the hold commits nothing after this (no checkpoint is taken)."""
+    async def commit(self, events: Sequence[Event] = ()) -> None:
+        """Store what changed since `since`, with `events`, and go on from there."""
         state = self.state
         await self.store.commit(state, self.since, events)
-        if not last:
-            self.since = state.checkpoint()
+        self.since = state.checkpoint()
+
+    def commit_last(self, events: Sequence[Event] = ()) -> Awaitable[None]:
+        """`commit`, when the hold commits nothing after it (a turn's end): no checkpoint
+        is taken, and the store's own awaitable is returned (no coroutine of the hold's)."""
+        return self.store.commit(self.state, self.since, events)
 
 
 class _Unstored(Exception):
@@ -112,7 +119,8 @@ def session_turn(store: SessionStore, session_id: str,
     `async with session_turn(store, id, missing=make) as held:` holds it for the block:
     `held.state` is the session loaded (or `make(id)`: a new one, or the caller's
     refusal, raised), `held.commit(events)` stores what changed, as often as the holder
-    needs (a user's turn: once when it starts, once when it ends).
+    needs, and `held.commit_last(events)` when nothing follows (a user's turn: one when
+    it starts, the last when it ends).
 
     `await session_turn(store, id, change, missing)` awaits `change(held)` in such a
     block and returns what it returns; the change commits what it did with

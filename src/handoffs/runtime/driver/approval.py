@@ -114,7 +114,7 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         if any(c not in decisions for c in pending.waiting):
             res = result(t, "", line_agent, RunStatus.WAITING_FOR_APPROVAL)
             finish(t, res)
-            await held.commit(t.lazy_events, last=True)
+            await held.commit_last(t.lazy_events)
             return res
         for name in {agent, line_agent}:
             if name not in runner.team:

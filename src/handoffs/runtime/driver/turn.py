@@ -243,7 +243,7 @@ async def _answer(t: Turn, name: str, text: str, held: Held,
         # `t.sink` is tested first so an untraced `run` turn makes no property call.)
         await asyncio.sleep(0)
     try:
-        await held.commit(t.lazy_events, last=True)
+        await held.commit_last(t.lazy_events)
     except HandoffsError as exc:
         log.warning("turn %d of %s ended %s but could not be stored (%s); the session "
                     "reads 'interrupted' and its next turn answers the message",
