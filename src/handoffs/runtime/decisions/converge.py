@@ -34,7 +34,6 @@ silent retry:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any
 
 from ...core.messages import AssistantMessage, Note, Reasoning, ToolResult, UserMessage
@@ -72,39 +71,52 @@ MALFORMED_NOTE = ("Your last response could not be read ({detail}). Answer in pl
                   "or call one tool with a JSON object of its arguments.")
 
 
-@dataclass(frozen=True, slots=True)
 class Nudge:
     """The agent is told why it is asked again: `note` goes into its line (its model
-    reads it) and an `agent_nudged` event with `code` says so."""
+    reads it) and an `agent_nudged` event with `code` says so. (The values of this
+    module are plain slotted classes: a dataclass costs more to import.)"""
 
-    code: str
-    note: Note
+    __slots__ = ("code", "note")
+
+    def __init__(self, code: str, note: Note) -> None:
+        self.code = code
+        self.note = note
 
 
-@dataclass(frozen=True, slots=True)
 class Again:
     """A step that did not end the agent's work as an answer or a move would: what its
     line gets, in order, and its counters after it; then it fails (`fail`) or, None, is
-    asked again. The driver applies it (`driver.loop`)."""
+    asked again. The driver applies it (`driver.loop`); a value, never changed."""
 
-    notes: tuple[Note | Nudge, ...] = ()
-    """Feedback into the line, in order (after `said`); a `Nudge` is also an event."""
-    said: AssistantMessage | None = None
-    """An answer kept in the line as what the agent said, not delivered (a narrated
-    handoff, an answer not of its output type): a `message` event, before the notes."""
-    fail: Fail | None = None
-    """The agent fails (after the rest is applied); None: it is asked again."""
-    failures: int | None = None
-    """`Leg.failures` after this step (None: unchanged); likewise each counter below."""
-    last_word: bool | None = None
-    nudged: bool | None = None
-    reminded: bool | None = None
-    force: tuple[tuple[Any, ...], str | None] | None = None
-    """`Leg.force`: the tools and tool choice of the next request (None: unchanged)."""
-    truncated: int | None = None
-    invalid: int | None = None
-    forced: bool = False
-    """True: the agent's next requests are not forced to call a tool (`Turn.forced`)."""
+    __slots__ = ("fail", "failures", "force", "forced", "invalid", "last_word", "notes",
+                 "nudged", "reminded", "said", "truncated")
+
+    def __init__(self, notes: tuple[Note | Nudge, ...] = (),
+                 said: AssistantMessage | None = None, fail: Fail | None = None, *,
+                 failures: int | None = None, last_word: bool | None = None,
+                 nudged: bool | None = None, reminded: bool | None = None,
+                 force: tuple[tuple[Any, ...], str | None] | None = None,
+                 truncated: int | None = None, invalid: int | None = None,
+                 forced: bool = False) -> None:
+        self.notes = notes
+        """Feedback into the line, in order (after `said`); a `Nudge` is also an event."""
+        self.said = said
+        """An answer kept in the line as what the agent said, not delivered (a narrated
+        handoff, an answer not of its output type): a `message` event, before the notes."""
+        self.fail = fail
+        """The agent fails (after the rest is applied); None: it is asked again."""
+        self.failures = failures
+        """`Leg.failures` after this step (None: unchanged); likewise `last_word`,
+        `nudged`, `reminded`, `truncated` and `invalid`."""
+        self.last_word = last_word
+        self.nudged = nudged
+        self.reminded = reminded
+        self.force = force
+        """`Leg.force`: the tools and tool choice of the next request (None: unchanged)."""
+        self.truncated = truncated
+        self.invalid = invalid
+        self.forced = forced
+        """True: the agent's next requests are not forced to call a tool (`Turn.forced`)."""
 
 
 def held_back(t: Turn, leg: Leg, text: str, reasoning: tuple[Reasoning, ...] = ()
@@ -179,7 +191,9 @@ def malformed(t: Turn, leg: Leg, detail: str) -> Again:
     feedback, the agent's next request is not forced to call a tool, and a step without
     progress."""
     nudge = _nudge(leg.agent.name, MALFORMED_OUTPUT, MALFORMED_NOTE.format(detail=detail[:200]))
-    return replace(no_progress(t, leg, (nudge,)), forced=True)
+    a = no_progress(t, leg, (nudge,))
+    return Again(a.notes, a.said, a.fail, failures=a.failures, last_word=a.last_word,
+                 force=a.force, forced=True)
 
 
 def _nudge(agent: str, code: str, note: str) -> Nudge:

@@ -329,15 +329,19 @@ def _hand_back(t: Turn, leg: Leg, fail: Fail) -> Transfer | None:
     return Transfer(None, giving, target, None)
 
 
-@dataclass(frozen=True, slots=True)
 class Ends:
     """A transfer that ends the turn once the main line moved: how (`WAITING_FOR_HUMAN`:
     a person takes over; `HANDED_OFF`: the target answers the next message), the turn's
-    output, and the words the source is said to have written when it wrote none."""
+    output, and the words the source is said to have written when it wrote none. A
+    plain slotted class, as `converge.Again`."""
 
-    status: RunStatus
-    output: str = ""
-    said: AssistantMessage | None = None
+    __slots__ = ("output", "said", "status")
+
+    def __init__(self, status: RunStatus, output: str = "",
+                 said: AssistantMessage | None = None) -> None:
+        self.status = status
+        self.output = output
+        self.said = said
 
 
 def moved(t: Turn, transfer: Transfer) -> Ends | None:

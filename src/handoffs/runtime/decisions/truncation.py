@@ -13,8 +13,6 @@ whatever the provider made of them): that call's result says so, and the others 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...core.messages import Note, ToolCall, ToolResult
 from ...models.base import ModelResponse
 from ..state import Fail, Leg
@@ -31,24 +29,29 @@ CUT_CALL = ("This call was cut off by the output limit{limit} before its argumen
             "complete, so it was not run. Make it again with shorter arguments, or answer.")
 
 
-@dataclass(frozen=True, slots=True)
 class Cut:
     """A cut answer in words, as decided: the output tokens it reached (`limit`, None:
-    not known), for its `answer_truncated` event, and what follows."""
+    not known), for its `answer_truncated` event, and what follows (`again`: its
+    feedback, or its failure; None: it is delivered). A plain slotted class, as
+    `converge.Again`."""
 
-    limit: int | None
-    again: Again | None = None
-    """Its feedback, or its failure (None: it is delivered)."""
+    __slots__ = ("again", "limit")
+
+    def __init__(self, limit: int | None, again: Again | None = None) -> None:
+        self.limit = limit
+        self.again = again
 
 
-@dataclass(frozen=True, slots=True)
 class CutCall:
     """A cut response with calls, as decided: the output tokens it reached (`limit`),
     and its last call's index and result (an error the model reads: it is not run)."""
 
-    limit: int | None
-    index: int
-    result: ToolResult
+    __slots__ = ("index", "limit", "result")
+
+    def __init__(self, limit: int | None, index: int, result: ToolResult) -> None:
+        self.limit = limit
+        self.index = index
+        self.result = result
 
 
 def _limit(response: ModelResponse) -> int | None:

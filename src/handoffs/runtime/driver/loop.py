@@ -3,10 +3,13 @@ DESIGN.md's step 3.
 
 `drive` runs the active agent until someone answers, a handoff ends the turn, or it
 fails; `activate` is one agent at work: build the request, call the model through the
-executor (`t.fx`), and let the decisions (`decisions.response`) say what the response
-means; run its tool calls (`tools`), its delegations (`delegation`) and its transfer's
-hook and summary (`settle`), each decided before and after by the decisions.
-Delegations recurse into `activate` on their own line.
+executor (`t.fx`), and let the decisions (`decisions.response`, `converge`,
+`truncation`) say what the response means; run its tool calls (`tools`), its
+delegations (`delegation`) and its transfer's hook and summary (`settle`), each decided
+before and after by the decisions. The decisions change nothing: what they return is
+applied here (the answer, the response and its results into the line, an `Again`'s
+feedback and counters, the usage, the events, the main line moved), inline where it
+runs for every response. Delegations recurse into `activate` on their own line.
 """
 
 from __future__ import annotations
