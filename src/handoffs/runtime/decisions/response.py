@@ -154,11 +154,11 @@ def sort_calls(t: Turn, leg: Leg, response: ModelResponse) -> Calls:
     if agent.reset_tool_choice and agent.tool_choice not in (None, "auto", "none"):
         sorted_.forced = True
     asks, ordinary, results = sorted_.asks, sorted_.ordinary, sorted_.results
-    told: list[ToolResult] = []
+    told: list[ToolResult] | None = None  # made when needed: a response is rarely cut
     cut = truncation.cut_call(leg, response) if response.stop == LENGTH else None
     if cut is not None:
         sorted_.cut = cut
-        told.append(cut.result)
+        told = [cut.result]
     for i, c in enumerate(calls):
         if cut is not None and i == cut.index:  # half written: never run, never a handoff
             results[i] = cut.result
@@ -180,8 +180,10 @@ def sort_calls(t: Turn, leg: Leg, response: ModelResponse) -> Calls:
             known = ", ".join(s.name for s in plan.specs) or "none"
             text = f"There is no tool named {c.name!r}. Available tools: {known}."
             results[i] = r = ToolResult(c.id, c.name, text, name, is_error=True)
+            if told is None:
+                told = []
             told.append(r)
-    if told:
+    if told is not None:
         sorted_.told = tuple(told)
     return sorted_
 
