@@ -145,7 +145,7 @@ def refuse(t: Turn, leg: Leg, record: HandoffRecord, rejection: Rejection,
                                 "code": rejection.code, "message": rejection.message,
                                 "record_id": record.id})
     t.refusals.append(rejection.message)
-    converge.note_refusal(leg, record.target, rejection.code)
+    leg.hidden, leg.last_refusal = converge.refused(leg, record.target, rejection.code)
     state = t.state
     log.log(logging.WARNING if exc is not None else logging.INFO,
             "handoff %s -> %s refused (%s): %s", record.source, record.target,
