@@ -1,4 +1,6 @@
-"""`stores.edits`: one change to a stored session under its lock, on every store."""
+"""`stores.edits`: one change to a stored session under its lock, on every store: the
+callable form (a change awaited under the lock) and the context-manager form a user's
+turn and a person's decision hold across two commits."""
 
 from __future__ import annotations
 
@@ -7,8 +9,9 @@ import asyncio
 import pytest
 
 from handoffs.core.messages import Note
-from handoffs.core.session import SessionState
+from handoffs.core.session import SessionState, SessionStatus
 from handoffs.errors import HandoffsError
+from handoffs.stores.base import SessionStore
 from handoffs.stores.edits import (
     Held,
     create_session,
@@ -17,7 +20,7 @@ from handoffs.stores.edits import (
     session_turn,
 )
 
-from .conftest import Backend
+from .conftest import PG_DSN, Backend
 
 
 def _made(session_id: str) -> SessionState:
@@ -198,3 +201,130 @@ async def test_delete_session_waits_for_the_holder_then_deletes(backend: Backend
     assert gone and order == ["committed", "deleted"]
     assert await backend.open().load("s1") is None
     assert not await delete_session(store, "s1")
+
+
+# -- the context-manager form: one hold, its commits, its end -----------------------------
+
+async def _read(store: SessionStore, session_id: str) -> SessionState | None:
+    """The session as another task reads it (not the holder's live object)."""
+    return await asyncio.create_task(store.load(session_id))
+
+
+async def _held_at_once(store: SessionStore, session_id: str) -> SessionState:
+    """Hold the session again, failing if its lock was not let go."""
+    async def take() -> SessionState:
+        async with session_turn(store, session_id, missing=SessionState) as held:
+            return held.state
+
+    return await asyncio.wait_for(take(), 5)
+
+
+async def test_a_hold_commits_twice_and_a_reader_sees_running_then_the_end(
+    backend: Backend,
+) -> None:
+    store, reader = backend.open(), backend.open()
+    async with session_turn(store, "s1", missing=_made) as held:
+        assert held.state.messages[0].text == "made on first use"
+        held.state.messages.append(Note("started", "triage"))
+        held.state.status = SessionStatus.RUNNING
+        await held.commit()
+        during = await _read(reader, "s1")
+        assert during is not None and during.status == "running"
+        assert [m.text for m in during.messages] == ["made on first use", "started"]
+        held.state.messages.append(Note("ended", "triage"))
+        held.state.status = SessionStatus.IDLE
+        await held.commit_last()
+    after = await _held_at_once(store, "s1")
+    assert after.status == "idle"
+    assert [m.text for m in after.messages] == ["made on first use", "started", "ended"]
+    assert (await _read(reader, "s1")) is not None
+
+
+async def test_missing_refusing_lets_go_of_the_lock(backend: Backend) -> None:
+    store = backend.open()
+
+    def refuse(session_id: str) -> SessionState:
+        raise HandoffsError(f"No session {session_id!r}.", code="not_found")
+
+    with pytest.raises(HandoffsError) as err:
+        async with session_turn(store, "nobody", missing=refuse):
+            raise AssertionError("not entered")
+    assert err.value.code == "not_found"
+    assert (await _held_at_once(store, "nobody")).messages == []
+    assert await store.load("nobody") is None
+
+
+async def test_a_hold_that_raises_lets_go_and_keeps_only_what_it_committed(
+    backend: Backend,
+) -> None:
+    store = backend.open()
+    with pytest.raises(HandoffsError):
+        async with session_turn(store, "s1", missing=_made) as held:
+            held.state.status = SessionStatus.RUNNING
+            await held.commit()
+            held.state.messages.append(Note("never stored", "triage"))
+            raise HandoffsError("the turn failed", code="internal_error")
+    again = await _held_at_once(store, "s1")
+    assert [m.text for m in again.messages] == ["made on first use"]
+    # It died between its commits: held again, it reads as it was stored (`running`, a
+    # turn that died); a reader sees it interrupted, as after a crash.
+    assert again.status == "running"
+    read = await _read(store, "s1")
+    assert read is not None and read.status == "interrupted"
+
+
+async def test_a_cancelled_hold_lets_go(backend: Backend) -> None:
+    store = backend.open()
+    holding = asyncio.Event()
+
+    async def hold() -> None:
+        async with session_turn(store, "s1", missing=_made) as held:
+            held.state.status = SessionStatus.RUNNING
+            await held.commit()
+            holding.set()
+            await asyncio.sleep(30)  # a model call that never ends
+
+    task = asyncio.create_task(hold())
+    await asyncio.wait_for(holding.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    again = await _held_at_once(store, "s1")
+    assert [m.text for m in again.messages] == ["made on first use"]
+    read = await _read(store, "s1")
+    assert read is not None and read.status == "interrupted"
+
+
+async def test_a_hold_whose_lock_is_lost_ends_with_session_lock_lost(
+    backend: Backend,
+) -> None:
+    if backend.kind != "postgres":
+        pytest.skip("only PostgreSQL's lock lives on a connection that can be lost")
+    import asyncpg
+
+    from handoffs.stores.locks import lock_key
+
+    assert backend.url is not None
+    key = lock_key("s1", backend.url.rpartition("schema=")[2]) & 0xFFFFFFFFFFFFFFFF
+    store = backend.open()
+    with pytest.raises(HandoffsError) as err:
+        async with session_turn(store, "s1", missing=_made) as held:
+            held.state.status = SessionStatus.RUNNING
+            await held.commit()
+            admin = await asyncpg.connect(PG_DSN)
+            try:  # the lock's connection ends (a failover, an administrator)
+                assert await admin.fetchval(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype "
+                    "= 'advisory' AND granted AND classid::bigint = $1 AND "
+                    "objid::bigint = $2 AND objsubid = 1", key >> 32, key & 0xFFFFFFFF) == 1
+            finally:
+                await admin.close()
+            await asyncio.sleep(10)  # stopped at once, not after this
+            held.state.messages.append(Note("never stored", "triage"))
+            await held.commit_last()
+    assert err.value.code == "session_lock_lost"
+    other = backend.open()
+    again = await _held_at_once(other, "s1")
+    assert [m.text for m in again.messages] == ["made on first use"]
+    read = await _read(other, "s1")
+    assert read is not None and read.status == "interrupted"

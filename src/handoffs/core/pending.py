@@ -88,8 +88,8 @@ class PausedResponse:
 
 
 class WaitingCaller(PausedResponse):
-    """The main line's response whose delegation waits (`approvals.suspend`): what of it
-    was settled before the delegate paused, and what it decided to do after."""
+    """The main line's response whose delegation waits (`approvals.suspended`): what of
+    it was settled before the delegate paused, and what it decided to do after."""
 
     __slots__ = ("delegation", "escalate", "marks", "results", "transfer")
 
@@ -197,8 +197,8 @@ class PendingApproval(PausedResponse, Mapping[str, Any]):
 
     def with_caller(self, caller: WaitingCaller,
                     client_tools: Sequence[ToolSpec] | None) -> PendingApproval:
-        """A delegate's paused response with its caller's (`approvals.suspend`), and the
-        turn's client tools (None: keep this one's)."""
+        """A delegate's paused response with its caller's (`approvals.suspended`), and
+        the turn's client tools (None: keep this one's)."""
         return self._with(self.decisions, caller,
                           self.client_tools if client_tools is None else client_tools)
 

@@ -32,6 +32,7 @@ from ..models.retry import RetryPolicy
 from ..runtime.effects.executor import within
 from ..runtime.effects.summary import summary_model
 from ..runtime.runner import Runner
+from ..stores.edits import Held, session_turn
 from . import codec
 from .options import LIVE_TEXT
 
@@ -242,20 +243,28 @@ class Activities:
 
     @activity.defn(name=LOAD)
     async def load(self, session_id: str) -> dict[str, Any] | None:
-        """The stored session (None: there is none yet)."""
+        """The stored session (None: there is none yet), read under its lock unless this
+        worker holds it already for the turn running on it (`_hold`)."""
         store = self.runner.store
         if session_id in self._holds:
             state = await store.load(session_id)
-        else:
-            async with store.lock(session_id):
-                state = await store.load(session_id)
-        return None if state is None else codec.state_to(state)
+            return None if state is None else codec.state_to(state)
+
+        async def read(held: Held) -> dict[str, Any]:
+            return codec.state_to(held.state)
+
+        return await session_turn(store, session_id, read)
 
     async def _hold(self, session_id: str) -> None:
         """Hold the session's store lock from here on, while its turn runs in the
         workflow: the store reads `running` (not `interrupted`), and going back
         (`rewind`, `fork`) is refused with `turn_running` instead of cutting the turn's
-        session from under it. A worker that dies lets go with its process."""
+        session from under it. A worker that dies lets go with its process.
+
+        Only the lock, not a `stores.edits.session_turn`: the session and its checkpoint
+        are the workflow's, and each commit activity brings its own (it may run on
+        another worker, which then writes without the lock), so nothing here loads the
+        session to change it or commits it."""
         if session_id in self._holds:
             return
         acquired = asyncio.get_running_loop().create_future()

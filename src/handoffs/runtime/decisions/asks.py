@@ -20,7 +20,7 @@ class HandoffAsk:
     """One handoff request of a response, in call order; arguments parsed once."""
 
     __slots__ = ("_payload", "args", "call", "explanation", "ignored", "index", "problem",
-                 "programmatic", "reason", "route", "target")
+                 "programmatic", "reason", "returns", "route", "target")
 
     def __init__(self, index: int, call: ToolCall, target: str, route: Route | None,
                  reason: HandoffReason, programmatic: HandoffTo | None = None) -> None:
@@ -28,6 +28,8 @@ class HandoffAsk:
         self.call = call
         self.target = target
         self.route = route
+        self.returns = route is not None and route.handoff.returns
+        """A delegation (the route returns control): not the response's one transfer."""
         self.reason = reason
         self.programmatic = programmatic
         self.ignored: list[str] = []

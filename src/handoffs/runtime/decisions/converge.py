@@ -34,7 +34,7 @@ silent retry:
 
 from __future__ import annotations
 
-import logging
+from typing import Any
 
 from ...core.messages import AssistantMessage, Note, Reasoning, ToolResult, UserMessage
 from ...core.narration import (
@@ -46,11 +46,8 @@ from ...core.narration import (
     narrated,
     quotes,
 )
-from ...log import fields
-from ..state import Fail, Leg, Turn, append
-from .views import ctx_of, enabled, window
-
-log = logging.getLogger("handoffs.runtime.converge")  # a stable name (docs/observability.md)
+from ..state import Fail, Leg, Turn
+from .views import enabled, run_context, window
 
 NO_PROGRESS = "no_progress"
 """The code of an agent stopped after `HandoffPolicy.max_failed_steps` steps in a row
@@ -74,46 +71,94 @@ MALFORMED_NOTE = ("Your last response could not be read ({detail}). Answer in pl
                   "or call one tool with a JSON object of its arguments.")
 
 
+class Nudge:
+    """The agent is told why it is asked again: `note` goes into its line (its model
+    reads it) and an `agent_nudged` event with `code` says so. (The values of this
+    module are plain slotted classes: a dataclass costs more to import.)"""
+
+    __slots__ = ("code", "note")
+
+    def __init__(self, code: str, note: Note) -> None:
+        self.code = code
+        self.note = note
+
+
+class Again:
+    """A step that did not end the agent's work as an answer or a move would: what its
+    line gets, in order, and its counters after it; then it fails (`fail`) or, None, is
+    asked again. The driver applies it (`driver.loop`); a value, never changed."""
+
+    __slots__ = ("fail", "failures", "force", "forced", "invalid", "last_word", "notes",
+                 "nudged", "reminded", "said", "truncated")
+
+    def __init__(self, notes: tuple[Note | Nudge, ...] = (),
+                 said: AssistantMessage | None = None, fail: Fail | None = None, *,
+                 failures: int | None = None, last_word: bool | None = None,
+                 nudged: bool | None = None, reminded: bool | None = None,
+                 force: tuple[tuple[Any, ...], str | None] | None = None,
+                 truncated: int | None = None, invalid: int | None = None,
+                 forced: bool = False) -> None:
+        self.notes = notes
+        """Feedback into the line, in order (after `said`); a `Nudge` is also an event."""
+        self.said = said
+        """An answer kept in the line as what the agent said, not delivered (a narrated
+        handoff, an answer not of its output type): a `message` event, before the notes."""
+        self.fail = fail
+        """The agent fails (after the rest is applied); None: it is asked again."""
+        self.failures = failures
+        """`Leg.failures` after this step (None: unchanged); likewise `last_word`,
+        `nudged`, `reminded`, `truncated` and `invalid`."""
+        self.last_word = last_word
+        self.nudged = nudged
+        self.reminded = reminded
+        self.force = force
+        """`Leg.force`: the tools and tool choice of the next request (None: unchanged)."""
+        self.truncated = truncated
+        self.invalid = invalid
+        self.forced = forced
+        """True: the agent's next requests are not forced to call a tool (`Turn.forced`)."""
+
+
 def held_back(t: Turn, leg: Leg, text: str, reasoning: tuple[Reasoning, ...] = ()
-              ) -> str | None:
-    """Whether an answer is kept from the user: `narrated_handoff` (asked once more with
-    the transfer tools forced; the text, with the response's `reasoning`, stays as what
-    the agent said), `forced_call_skipped`, `refusal_echo` or `call_text` (not
-    delivered); None: deliver it."""
+              ) -> Again | None:
+    """Whether an answer is kept from the user, and what follows: `narrated_handoff`
+    (asked once more with the transfer tools forced; the text, with the response's
+    `reasoning`, stays as what the agent said), `forced_call_skipped` (told to make the
+    call, once), `refusal_echo` or `call_text` (not delivered: a step without progress);
+    on the last word the agent fails (`no_progress`). None: deliver it."""
     plan = leg.plan
     policy = t.team.policy
+    agent = leg.agent
+    name = agent.name
     if policy.narrated_handoffs and not leg.nudged and plan.destinations:
-        ctx = ctx_of(t, leg)
+        ctx = run_context(t, leg)
         offered = [d for d in plan.destinations if d.tool not in leg.hidden
                    and enabled(plan.routes[d.tool].handoff, ctx)]
         found, tool = narrated(text, offered)
         if found:
-            leg.nudged = True
             specs = tuple(plan.routes[d.tool].spec for d in offered)
-            leg.force = (specs, tool or "required")
-            append(t, leg, AssistantMessage(text, leg.agent.name, (), reasoning))
-            t.emit("message", {"agent": leg.agent.name, "text": text})
-            _nudge(t, leg, NARRATED_HANDOFF, NARRATED_NOTE)
-            return NARRATED_HANDOFF
-    agent = leg.agent
+            return Again((_nudge(name, NARRATED_HANDOFF, NARRATED_NOTE),),
+                         AssistantMessage(text, name, (), reasoning),
+                         stuck(leg) if leg.last_word else None,
+                         nudged=True, force=(specs, tool or "required"))
     choice = agent.tool_choice
     if (choice is not None and choice != "auto" and choice != "none" and not leg.reminded
-            and agent.reset_tool_choice and not leg.last_word and agent.name not in t.forced):
-        leg.reminded = True  # forced until the call is made (views.request: the same test)
+            and agent.reset_tool_choice and not leg.last_word and name not in t.forced):
+        # forced until the call is made (views.request: the same test)
         what = "one of your tools" if choice == "required" else f"{choice!r}"
-        _nudge(t, leg, FORCED_CALL, FORCED_NOTE.format(what=what))
-        return FORCED_CALL
-    if echoes(text, t.refusals):
-        _nudge(t, leg, REFUSAL_ECHO, ECHO_NOTE)
-        return REFUSAL_ECHO
-    if (leg.failures or leg.last_word or leg.nudged or leg.reminded or t.refusals) and \
-            quotes(text, _feedback(t, leg), _instructions(leg), leg.last_word):
-        _nudge(t, leg, REFUSAL_ECHO, ECHO_NOTE)
-        return REFUSAL_ECHO
-    if looks_like_call(text):
-        _nudge(t, leg, CALL_TEXT, CALL_TEXT_NOTE)
-        return CALL_TEXT
-    return None
+        return Again((_nudge(name, FORCED_CALL, FORCED_NOTE.format(what=what)),),
+                     reminded=True)
+    if echoes(text, t.refusals) or (
+            (leg.failures or leg.last_word or leg.nudged or leg.reminded or t.refusals)
+            and quotes(text, _feedback(t, leg), _instructions(leg), leg.last_word)):
+        nudge = _nudge(name, REFUSAL_ECHO, ECHO_NOTE)
+    elif looks_like_call(text):
+        nudge = _nudge(name, CALL_TEXT, CALL_TEXT_NOTE)
+    else:
+        return None
+    if leg.last_word:
+        return Again((nudge,), fail=stuck(leg))
+    return no_progress(t, leg, (nudge,))
 
 
 def _feedback(t: Turn, leg: Leg) -> list[str]:
@@ -141,61 +186,63 @@ def _instructions(leg: Leg) -> str:
     return instructions if isinstance(instructions, str) else ""
 
 
-def malformed(t: Turn, leg: Leg, detail: str) -> None:
+def malformed(t: Turn, leg: Leg, detail: str) -> Again:
     """A response the provider refused to return because the model's output was broken:
-    feedback, and the agent's next request is not forced to call a tool."""
-    t.forced = {*t.forced, leg.agent.name}
-    _nudge(t, leg, MALFORMED_OUTPUT, MALFORMED_NOTE.format(detail=detail[:200]))
+    feedback, the agent's next request is not forced to call a tool, and a step without
+    progress."""
+    nudge = _nudge(leg.agent.name, MALFORMED_OUTPUT, MALFORMED_NOTE.format(detail=detail[:200]))
+    a = no_progress(t, leg, (nudge,))
+    return Again(a.notes, a.said, a.fail, failures=a.failures, last_word=a.last_word,
+                 force=a.force, forced=True)
 
 
-def _nudge(t: Turn, leg: Leg, code: str, note: str) -> None:
-    name = leg.agent.name
-    append(t, leg, Note(note, name, to_model=True))
-    t.emit("agent_nudged", {"agent": name, "code": code, "message": note})
-    state = t.state
-    log.info("%s nudged (%s)", name, code, extra=fields(state.id, state.turn, name))
+def _nudge(agent: str, code: str, note: str) -> Nudge:
+    return Nudge(code, Note(note, agent, to_model=True))
 
 
-def step_done(t: Turn, leg: Leg, results: list[ToolResult | None], moved: bool
-              ) -> Fail | None:
-    """After a response's calls: a step without progress (every result an error, no
-    transfer) is counted, and past the policy's bound the agent fails with `no_progress`."""
-    if moved or any(r is not None and not r.is_error for r in results):
-        leg.failures = 0
-        return None
+def step_done(t: Turn, leg: Leg, results: list[ToolResult | None]) -> Again | None:
+    """After a response's calls (no transfer): a step without progress (every result an
+    error) is counted, and past the policy's bound the agent gets its last word, then
+    fails with `no_progress`; a step with progress clears the count (None: nothing to
+    clear)."""
+    if any(r is not None and not r.is_error for r in results):
+        return None if not leg.failures else Again(failures=0)
     return no_progress(t, leg)
 
 
-def no_progress(t: Turn, leg: Leg) -> Fail | None:
-    """Count a step without progress. At the policy's bound the agent gets a last word
-    (one request with no tools: answer with what you have); after that, or when that
-    answer is not one, it fails with `no_progress`."""
+def no_progress(t: Turn, leg: Leg, notes: tuple[Note | Nudge, ...] = ()) -> Again:
+    """A step without progress after `notes`, counted. At the policy's bound the agent
+    gets a last word (one request with no tools: answer with what you have); after that,
+    or when that answer is not one, it fails with `no_progress`."""
     limit = t.team.policy.max_failed_steps
-    leg.failures += 1
-    if limit is None or leg.failures < limit:
-        return None
+    failures = leg.failures + 1
+    if limit is None or failures < limit:
+        return Again(notes, failures=failures)
     if not leg.last_word:
-        leg.last_word = True
-        leg.force = ((), None)
-        _nudge(t, leg, NO_PROGRESS, LAST_WORD_NOTE)
-        return None
-    return stuck(leg)
+        return Again((*notes, _nudge(leg.agent.name, NO_PROGRESS, LAST_WORD_NOTE)),
+                     failures=failures, last_word=True, force=((), None))
+    return Again(notes, fail=_stuck(leg.agent.name, failures), failures=failures)
 
 
 def stuck(leg: Leg) -> Fail:
     """The failure of an agent that made no progress, even with a last word."""
-    name = leg.agent.name
-    return Fail(NO_PROGRESS, f"{name} made no progress in {leg.failures} steps in a row "
+    return _stuck(leg.agent.name, leg.failures)
+
+
+def _stuck(name: str, failures: int) -> Fail:
+    return Fail(NO_PROGRESS, f"{name} made no progress in {failures} steps in a row "
                 "(every call refused or failed, then no answer without tools); the turn "
                 "stopped trying (HandoffPolicy.max_failed_steps).", name)
 
 
-def note_refusal(leg: Leg, target: str, code: str) -> None:
-    """A handoff of the leg's agent was refused: the second time in a row for the same
-    target and reason, the agent is no longer offered that route."""
+def refused(leg: Leg, target: str, code: str) -> tuple[frozenset[str], tuple[str, str]]:
+    """A handoff of the leg's agent was refused: the route tools it is still not offered
+    (`Leg.hidden`: the second time in a row for the same target and reason, that route
+    too) and its latest refusal (`Leg.last_refusal`), for the caller to set."""
     key = (target, code)
+    hidden = leg.hidden
     if leg.last_refusal == key:
         route = leg.plan.routes_by_target.get(target)
         if route is not None:
-            leg.hidden = leg.hidden | {route.tool_name}
-    leg.last_refusal = key
+            hidden = hidden | {route.tool_name}
+    return hidden, key

@@ -16,19 +16,22 @@ reads `interrupted`. The turn after it (a new message, the same message again,
   the model reads: a rejected call its rejection, every other call that its outcome is
   unknown (an approved tool may have run before the process died: at most once, never
   twice), and the agent goes on from there.
+
+These decisions say how many numbers to skip (`skipped`) and what a continuing response
+comes to (`settled`); the driver makes the turn and applies them (`driver.restart`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...core.messages import AssistantMessage, ToolCall, ToolResult
 from ...core.session import SessionState
-from ..state import TURN_EVENTS, Turn
+from ..state import TURN_EVENTS
 
 if TYPE_CHECKING:
     from ...core.pending import PausedResponse, PendingApproval
-    from ..state.host import Host
 
 REJECTED = ("A person did not approve this call of {tool!r}{why}. Do not retry it; tell "
             "the user or take another step.")
@@ -56,31 +59,33 @@ def continuing(pending: PendingApproval) -> bool:
     return all(c in decided for c in pending.waiting)
 
 
-def skip_dead(state: SessionState) -> None:
-    """Before storing events on a session whose last turn died: number them past any
-    the dead turn may have shown (what every operation that stores events does)."""
-    if state.status in DIED:
-        state.event_seq += TURN_EVENTS
+def skipped(state: SessionState) -> int:
+    """How many event numbers to skip before storing events on a session (what every
+    operation that stores events does): `TURN_EVENTS` past any the dead turn may have
+    shown when its last turn died, else none."""
+    return TURN_EVENTS if state.status in DIED else 0
 
 
-def restart(runner: Host, state: SessionState, context: Any, name: str,
-            interrupted: int) -> Turn:
-    """The turn after one that died (turn number `interrupted`): its events numbered
-    past the dead turn's, `run_interrupted` first, a continuing response settled. The
-    turn has no reader yet: nothing is shown before its first commit (`Turn.attach`)."""
-    state.event_seq += TURN_EVENTS
-    t = Turn(runner, state, context, None)
-    t.emit("run_interrupted", {"agent": name, "interrupted_turn": interrupted})
-    if state.pending is not None:
-        settle(t, state.pending)
-    return t
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """A response that was continuing when its turn died, answered without running any
+    of its calls: what goes into the transcript, and who goes on."""
+
+    agent: str
+    """The agent whose response it was: the active agent from here on."""
+    message: AssistantMessage
+    """The response, into the transcript first."""
+    results: list[ToolResult]
+    """Every call's result, in call order, after it."""
+    answered: list[tuple[ToolResult, bool]]
+    """The results given now (the others were known before the turn died), in call
+    order, each with whether it is the client's (a `tool_result` event each)."""
 
 
-def settle(t: Turn, pending: PendingApproval) -> None:
-    """Answer every call of a response that was continuing when its turn died, without
-    running any; the response and the answers go into the transcript."""
-    state = t.state
-    state.pending = None
+def settled(pending: PendingApproval) -> Settled:
+    """What a response that was continuing when its turn died comes to: every call
+    answered without running any (a rejection, the client's result, or that its outcome
+    is unknown)."""
     caller = pending.caller
     frame: PausedResponse = pending if caller is None else caller
     agent = frame.agent
@@ -89,17 +94,17 @@ def settle(t: Turn, pending: PendingApproval) -> None:
     marks: list[Any] = [None] * n if caller is None else list(caller.marks)
     known: list[Any] = [None] * n if caller is None else caller.tool_results()
     decisions = pending.decisions if caller is None else {}
-    results: list[Any] = []
+    results: list[ToolResult] = []
+    answered: list[tuple[ToolResult, bool]] = []
     for i, c in enumerate(calls):
         if known[i] is not None:
             results.append(known[i])
             continue
         d = decisions.get(c.id)
         if d is not None and d.result is not None:  # a client's tool: the client's result
-            results.append(ToolResult(c.id, c.name, d.result, agent, d.is_error, marks[i]))
-            t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
-                                   "text": d.result, "is_error": d.is_error,
-                                   "client": True})
+            r = ToolResult(c.id, c.name, d.result, agent, d.is_error, marks[i])
+            results.append(r)
+            answered.append((r, True))
             continue
         if d is not None and not d.approved:
             text = rejected_text(c.name, d.reason)
@@ -107,11 +112,10 @@ def settle(t: Turn, pending: PendingApproval) -> None:
             text = DELEGATE_UNKNOWN.format(agent=pending.agent)
         else:
             text = UNKNOWN.format(tool=c.name)
-        results.append(ToolResult(c.id, c.name, text, agent, True, marks[i]))
-        t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
-                               "text": text, "is_error": True})
-    state.messages.append(AssistantMessage(frame.text, agent, tuple(
+        r = ToolResult(c.id, c.name, text, agent, True, marks[i])
+        results.append(r)
+        answered.append((r, False))
+    message = AssistantMessage(frame.text, agent, tuple(
         ToolCall(c.id, c.name, c.arguments, marks[i]) for i, c in enumerate(calls)),
-        frame.reasoning))
-    state.messages.extend(results)
-    state.active_agent = agent
+        frame.reasoning)
+    return Settled(agent, message, results, answered)

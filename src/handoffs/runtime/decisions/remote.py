@@ -3,17 +3,19 @@ of its view, continuing the task it left waiting for input) and what its reply m
 the turn (`replied`: an answer, an escalation to the team's person, or a failure with a
 stable code, which the error-recovery rule hands to the fallback). The task a remote
 agent left waiting is kept in the session (`SessionState.metadata["a2a_tasks"]`), so the
-next message continues it. Pure: the call itself is the executor's (`t.fx.remote`).
+next message continues it. Pure: the call itself is the executor's (`t.fx.remote`), and
+the driver (`driver.remote`) applies what a reply comes to (`Replied`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ...core.handoff import HandoffReason, HandoffRecord, handoff_note
 from ...core.messages import AssistantMessage, Message, Note, ToolResult, UserMessage
 from ...core.remote import INTERRUPTED, RemoteReply, RemoteRequest
-from ..state import Answer, Fail, Leg, Outcome, Transfer, Turn, append, turn_text
+from ..state import Answer, Fail, Leg, Outcome, Transfer, Turn, turn_text
 from .views import window
 
 TASKS = "a2a_tasks"
@@ -85,7 +87,26 @@ def failed_call(leg: Leg, exc: BaseException) -> Fail:
     return Fail(code, str(exc), leg.agent.name, exception=exc)
 
 
-def replied(t: Turn, leg: Leg, reply: RemoteReply) -> Outcome:
+@dataclass(frozen=True, slots=True)
+class Replied:
+    """What a remote agent's reply comes to, for the driver to apply: the session's
+    memory of the agent's task, handoff and token, what the agent said, the outcome."""
+
+    outcome: Outcome
+    """The activation's outcome (a `Transfer`'s record is new: the driver adds it)."""
+    tasks: dict[str, str]
+    """The tasks remote agents leave waiting after this reply (`TASKS`; empty: the key
+    goes)."""
+    briefed: dict[str, str] | None
+    """The handoffs remote agents were told about (`BRIEFED`; None: unchanged)."""
+    tokens: dict[str, str] | None
+    """The tokens remote teams gave this conversation (`TOKENS`; None: unchanged)."""
+    said: str = ""
+    """The agent's text, into its line (a `message` event) before the outcome ("":
+    nothing)."""
+
+
+def replied(t: Turn, leg: Leg, reply: RemoteReply) -> Replied:
     """What the remote agent's reply comes to. `completed` and `input-required` are its
     answer (the task waiting for input is kept, so the agent stays and the next message
     continues it); `auth-required` hands the conversation to the team's person when it
@@ -100,46 +121,34 @@ def replied(t: Turn, leg: Leg, reply: RemoteReply) -> Outcome:
         tasks[name] = reply.task_id
     else:
         tasks.pop(name, None)
-    if tasks:
-        state.metadata[TASKS] = tasks
-    else:
-        state.metadata.pop(TASKS, None)
-    if leg.record is not None:
-        state.metadata[BRIEFED] = {**(state.metadata.get(BRIEFED) or {}),
-                                   name: leg.record.id}
-    if reply.token:
-        state.metadata[TOKENS] = {**(state.metadata.get(TOKENS) or {}), name: reply.token}
-    t.emit("remote_status", {"agent": name, "task_id": reply.task_id, "state": reply.state})
+    briefed = None if leg.record is None else {**(state.metadata.get(BRIEFED) or {}),
+                                               name: leg.record.id}
+    tokens = None if not reply.token else {**(state.metadata.get(TOKENS) or {}),
+                                           name: reply.token}
     text = reply.text
     if reply.state in _FAILED:
         code, words = _FAILED[reply.state]
         why = f": {text}" if text else "."
-        return Fail(code, f"Remote agent {name!r} {words}{why}", name)
+        return Replied(Fail(code, f"Remote agent {name!r} {words}{why}", name),
+                       tasks, briefed, tokens)
     if reply.state == "auth-required":
         person = next((a for a in t.team.agents if a.is_human and a.enabled), None)
         if person is None or not leg.main:
-            return Fail("remote_rejected", f"Remote agent {name!r} needs the user to "
-                        f"authenticate, and no person of the team can take over: {text}",
-                        name)
-        _said(t, leg, text)
+            return Replied(Fail("remote_rejected", f"Remote agent {name!r} needs the user "
+                                "to authenticate, and no person of the team can take "
+                                f"over: {text}", name), tasks, briefed, tokens)
         record = HandoffRecord(
             id=t.fx.new_id(), source=name, target=person.name,
             reason=HandoffReason.ESCALATION,
             explanation=f"{name} needs the user to authenticate: {text}",
             at=t.fx.now(), turn=state.turn,
             extra={"remote": {"state": reply.state, "task_id": reply.task_id}})
-        t.add_record(record)
-        return Transfer(None, record, person, None)
+        return Replied(Transfer(None, record, person, None), tasks, briefed, tokens, text)
     if reply.state not in ("completed", "input-required"):
-        return Fail("remote_failed", f"Remote agent {name!r} ended its answer in state "
-                    f"{reply.state!r}, which is neither an answer nor a question.", name)
+        return Replied(Fail("remote_failed", f"Remote agent {name!r} ended its answer in "
+                            f"state {reply.state!r}, which is neither an answer nor a "
+                            "question.", name), tasks, briefed, tokens)
     if not text.strip():
-        return Fail("remote_failed", f"Remote agent {name!r} answered with nothing.", name)
-    _said(t, leg, text)
-    return Answer(text, name)
-
-
-def _said(t: Turn, leg: Leg, text: str) -> None:
-    if text:
-        append(t, leg, AssistantMessage(text, leg.agent.name))
-        t.emit("message", {"agent": leg.agent.name, "text": text})
+        return Replied(Fail("remote_failed", f"Remote agent {name!r} answered with "
+                            "nothing.", name), tasks, briefed, tokens)
+    return Replied(Answer(text, name), tasks, briefed, tokens, text)

@@ -1,10 +1,11 @@
 """What a model's response means for the turn, as decisions: DESIGN.md's step 3 after
-the model answered. An answer in words (checked, then delivered, or sent back with
+the model answered. An answer in words (checked: delivered, or `converge.Again`:
 feedback), a provider's failure, the calls sorted into ordinary tools, handoff requests
-and unknown tools, a person's decisions applied, the tools' outcomes, the response and
-its results into the line, and what the agent does next. A failure handed to the team's
-fallback, and how the active agent got the conversation. No I/O and nothing awaited: the
-driver (`driver.loop`) performs what these decide.
+and unknown tools, a person's decisions applied, the tools' outcomes. A failure handed
+to the team's fallback or given up, whether a move of the main line ends the turn, and
+how the active agent got the conversation. Each returns what it decides and changes
+nothing: the driver (`driver.loop`) puts the response into the line, says the events,
+adds the records, sets the counters and moves the line.
 """
 
 from __future__ import annotations
@@ -24,19 +25,19 @@ from ...core.messages import (
     ToolResult,
     UserMessage,
 )
-from ...core.narration import NARRATED_HANDOFF
 from ...core.output import OUTPUT_ATTEMPTS, output_feedback, output_json, parse_output
 from ...core.session import SessionState
 from ...core.team import Route
 from ...core.tools import HandoffTo, Tool
 from ...errors import HandoffsError, ModelError
-from ...models.base import Model, ModelResponse, Usage
-from ..state import Answer, Fail, Leg, Outcome, Transfer, Turn, append, failed, result
-from ..state.result import RunResult, RunStatus
+from ...models.base import Model, ModelResponse
+from ..state import Answer, Fail, Leg, Transfer, Turn
+from ..state.result import RunStatus
 from . import converge, handoffs, truncation
 from .asks import HandoffAsk, validation_error
+from .converge import Again
 from .recovery import rejected_text
-from .truncation import LENGTH
+from .truncation import LENGTH, CutCall
 
 _LLM = HandoffReason.LLM
 _PROGRAMMATIC = HandoffReason.PROGRAMMATIC
@@ -66,14 +67,13 @@ def no_model(t: Turn, leg: Leg, model: Model | None) -> Fail | None:
     return None
 
 
-def model_failed(t: Turn, leg: Leg, exc: Exception) -> Fail | None:
-    """A model call that raised: the agent's failure (with its code), or None to ask
-    again when the provider refused the model's own output (`malformed_output`)."""
+def model_failed(t: Turn, leg: Leg, exc: Exception) -> Fail | Again:
+    """A model call that raised: the agent's failure (with its code), or, when the
+    provider refused the model's own output (`malformed_output`), feedback (`Again`)."""
     name = leg.agent.name
     if isinstance(exc, ModelError):
         if exc.code == converge.MALFORMED_OUTPUT:  # the model's fault: feedback
-            converge.malformed(t, leg, str(exc))
-            return converge.no_progress(t, leg) or None
+            return converge.malformed(t, leg, str(exc))
         return Fail(exc.code, str(exc), name, exception=exc)
     if isinstance(exc, HandoffsError):
         return Fail(exc.code, str(exc), name, recoverable=False, exception=exc)
@@ -86,73 +86,38 @@ def model_name(model: Model) -> str:
     return name if isinstance(name, str) and name else type(model).__name__
 
 
-def count(t: Turn, leg: Leg, response: ModelResponse, model: Model) -> None:
-    """Add a response's usage to the turn's, its agent's, its model's and its line's
-    (what a handoff record says the source spent)."""
-    usage = response.usage
-    if usage is None:
-        return
-    t.usage.add(usage)
-    name = response.model or model_name(model)
-    by_model = t.usage_by_model.get(name)
-    if by_model is None:
-        by_model = t.usage_by_model[name] = Usage()
-    by_model.add(usage)
-    spent = leg.spent
-    if spent is None:
-        spent = leg.spent = Usage()
-    spent.add(usage)
-    agent = leg.agent.name
-    per = t.usage_by_agent.get(agent)
-    if per is None:
-        per = t.usage_by_agent[agent] = Usage()
-    per.add(usage)
+def answered(t: Turn, leg: Leg, response: ModelResponse) -> Answer | Again:
+    """A response with no calls (and not cut, or cut and delivered: `truncation`): the
+    agent's answer, which the driver puts into its line and says, or `Again`: feedback,
+    and the agent is asked again or fails.
 
-
-def answered(t: Turn, leg: Leg, response: ModelResponse) -> Outcome | None:
-    """A response with no calls: the agent's answer, a failure, or None: the agent is
-    asked again (feedback is in its line).
-
-    An answer the output limit cut is not delivered (`truncation`); an empty answer is
-    feedback; an answer held back (a narrated handoff, a forced call not made, a refusal
-    echoed, a call written as text: `converge`) is asked again; an agent with an output
-    type must answer with it (three tries in an activation, counted on `Leg.invalid`).
-    The answer keeps the response's reasoning state (`AssistantMessage.reasoning`), for
-    its provider to get back."""
+    An empty answer is feedback; an answer held back (a narrated handoff, a forced call
+    not made, a refusal echoed, a call written as text: `converge`) is asked again; an
+    agent with an output type must answer with it (three tries in an activation,
+    counted on `Leg.invalid`). The answer keeps the response's reasoning state
+    (`AssistantMessage.reasoning`), for its provider to get back."""
     name = leg.agent.name
     output = leg.plan.output
     text = response.text
-    if response.stop == LENGTH:
-        cut = truncation.cut_answer(t, leg, response)
-        if isinstance(cut, Fail):
-            return cut
-        if not cut:
-            return None
     if not text.strip():
-        append(t, leg, Note(EMPTY_RESPONSE_FEEDBACK, name, to_model=True))
-        return converge.no_progress(t, leg)
-    reasoning = response.reasoning
+        return converge.no_progress(t, leg, (Note(EMPTY_RESPONSE_FEEDBACK, name,
+                                                  to_model=True),))
     if output is None:
-        held = converge.held_back(t, leg, text, reasoning)
+        held = converge.held_back(t, leg, text, response.reasoning)
         if held is not None:
-            if leg.last_word:
-                return converge.stuck(leg)
-            if held == NARRATED_HANDOFF or held == converge.FORCED_CALL:
-                return None
-            return converge.no_progress(t, leg)
-    append(t, leg, AssistantMessage(text, name, (), reasoning))
-    t.emit("message", {"agent": name, "text": text})
-    if output is None:
+            return held
         return Answer(text, name)
     data, problems = parse_output(output, text)
     if problems is None:
         return Answer(output_json(data), name, data)
-    invalid = leg.invalid = leg.invalid + 1
+    said = AssistantMessage(text, name, (), response.reasoning)  # kept, not delivered
+    invalid = leg.invalid + 1
     if invalid >= OUTPUT_ATTEMPTS:
-        return Fail("invalid_output", f"{name} gave no valid {output.name} in {invalid} "
-                    f"answers; the last: {problems}", name)
-    append(t, leg, Note(output_feedback(output, problems), name, to_model=True))
-    return None
+        return Again(said=said, invalid=invalid, fail=Fail(
+            "invalid_output", f"{name} gave no valid {output.name} in {invalid} answers; "
+            f"the last: {problems}", name))
+    return Again((Note(output_feedback(output, problems), name, to_model=True),), said,
+                 invalid=invalid)
 
 
 @dataclass(slots=True)
@@ -166,24 +131,37 @@ class Calls:
     ordinary: list[tuple[int, ToolCall, Tool]] = field(default_factory=list)
     escalate: Fail | None = None
     """The failure of a tool that says `on_error="escalate"` (the agent fails after)."""
+    told: tuple[ToolResult, ...] = ()
+    """Results known before any call runs (a cut call's, then unknown tools'), for the
+    driver to say (`tool_result`), in order."""
+    cut: CutCall | None = None
+    """The call the output limit cut (not run), for its `answer_truncated` event."""
+    forced: bool = False
+    """The agent made the call its forcing `tool_choice` asked for: its later requests in
+    this turn use `auto` (`Turn.forced`)."""
 
 
 def sort_calls(t: Turn, leg: Leg, response: ModelResponse) -> Calls:
     """The response's calls: routes' tools and `transfer_to_*` / `ask_<agent>` names are
     handoff requests, the agent's tools (and its MCP servers') ordinary calls, anything
     else an error result naming the tools there are."""
-    if leg.agent.reset_tool_choice and leg.agent.tool_choice not in (None, "auto", "none"):
-        t.forced = {*t.forced, leg.agent.name}
     plan = leg.plan
-    name = plan.agent.name
+    agent = plan.agent
+    name = agent.name
     calls = response.tool_calls
     n = len(calls)
     sorted_ = Calls([None] * n, [None] * n)
+    if agent.reset_tool_choice and agent.tool_choice not in (None, "auto", "none"):
+        sorted_.forced = True
     asks, ordinary, results = sorted_.asks, sorted_.ordinary, sorted_.results
-    cut = truncation.cut_call(t, leg, response) if response.stop == LENGTH else None
+    told: list[ToolResult] | None = None  # made when needed: a response is rarely cut
+    cut = truncation.cut_call(leg, response) if response.stop == LENGTH else None
+    if cut is not None:
+        sorted_.cut = cut
+        told = [cut.result]
     for i, c in enumerate(calls):
-        if cut is not None and i == cut[0]:  # half written: never run, never a handoff
-            results[i] = cut[1]
+        if cut is not None and i == cut.index:  # half written: never run, never a handoff
+            results[i] = cut.result
             continue
         route = plan.routes.get(c.name)
         if route is not None:
@@ -192,7 +170,7 @@ def sort_calls(t: Turn, leg: Leg, response: ModelResponse) -> Calls:
             ordinary.append((i, c, plan.tools[c.name]))
         elif leg.main and t.client is not None and c.name in t.client:
             ordinary.append((i, c, t.client[c.name]))  # waits for the client's result
-        elif plan.agent.mcp and (remote := t.runner.mcp.tool(name, c.name)) is not None:
+        elif agent.mcp and (remote := t.runner.mcp.tool(name, c.name)) is not None:
             ordinary.append((i, c, remote))
         elif c.name.startswith("transfer_to_") or (
                 c.name.startswith("ask_") and handoffs.target_of(t, c.name) in t.team):
@@ -201,22 +179,26 @@ def sort_calls(t: Turn, leg: Leg, response: ModelResponse) -> Calls:
         else:
             known = ", ".join(s.name for s in plan.specs) or "none"
             text = f"There is no tool named {c.name!r}. Available tools: {known}."
-            results[i] = ToolResult(c.id, c.name, text, name, is_error=True)
-            t.emit("tool_result", {"agent": name, "tool": c.name, "call_id": c.id,
-                                   "text": text, "is_error": True})
+            results[i] = r = ToolResult(c.id, c.name, text, name, is_error=True)
+            if told is None:
+                told = []
+            told.append(r)
+    if told is not None:
+        sorted_.told = tuple(told)
     return sorted_
 
 
-def apply_decisions(t: Turn, leg: Leg, calls: Calls,
-                    waiting: list[tuple[int, ToolCall, Tool]],
+def apply_decisions(leg: Leg, calls: Calls, waiting: list[tuple[int, ToolCall, Tool]],
                     decided: Mapping[str, CallDecision] | None
-                    ) -> list[tuple[int, ToolCall, Tool]]:
+                    ) -> tuple[list[tuple[int, ToolCall, Tool]], list[tuple[ToolResult, bool]]]:
     """The calls that still wait for a person, once `decided` (a person's decisions, when
     a response continues) is applied: a rejected call's result is the person's no. A
     delegate that cannot wait gets that said as its calls' results (`pausable`: it may
-    wait, and the caller pauses the response)."""
+    wait, and the caller pauses the response). Second: the results so made, in order,
+    for the driver to say (True: a client's tool's result, as the client sent it)."""
     name = leg.agent.name
     results = calls.results
+    told: list[tuple[ToolResult, bool]] = []
     if decided is not None:
         waiting = [w for w in waiting if w[1].id not in decided]
         for i, c, _ in calls.ordinary:
@@ -225,18 +207,18 @@ def apply_decisions(t: Turn, leg: Leg, calls: Calls,
                 continue
             result = d.result
             if result is not None:  # a client's tool: its result, as the client sent it
-                results[i] = ToolResult(c.id, c.name, result, name, d.is_error)
-                t.emit("tool_result", {"agent": name, "tool": c.name, "call_id": c.id,
-                                       "text": result, "is_error": d.is_error,
-                                       "client": True})
+                results[i] = r = ToolResult(c.id, c.name, result, name, d.is_error)
+                told.append((r, True))
             elif not d.approved:
-                results[i] = not_run(t, name, c, rejected_text(c.name, d.reason))
+                results[i] = r = not_run(name, c, rejected_text(c.name, d.reason))
+                told.append((r, False))
     if waiting and leg.pausable:
-        return waiting
+        return waiting, told
     for i, c, _ in waiting:  # inside a delegation: not run
-        results[i] = not_run(t, name, c, IN_DELEGATION.format(tool=c.name))
+        results[i] = r = not_run(name, c, IN_DELEGATION.format(tool=c.name))
+        told.append((r, False))
     calls.ordinary = [o for o in calls.ordinary if results[o[0]] is None]
-    return []
+    return [], told
 
 
 def tools_done(leg: Leg, calls: Calls,
@@ -257,40 +239,8 @@ def tools_done(leg: Leg, calls: Calls,
     calls.asks.sort(key=lambda a: a.index)
 
 
-def settled(t: Turn, leg: Leg, response: ModelResponse, calls: Calls,
-            transfer: Transfer | None) -> Outcome | None:
-    """Append the response (calls marked) and its results; what the agent does next:
-    fail (an escalating tool), move (a transfer), or None: ask the model again (a step
-    without progress counted, `converge`)."""
-    name = leg.agent.name
-    marks = calls.marks
-    said = AssistantMessage(response.text, name, tuple(
-        c if marks[i] is None else ToolCall(c.id, c.name, c.arguments, marks[i])
-        for i, c in enumerate(response.tool_calls)
-    ), response.reasoning)
-    if leg.main:  # `append`, inlined: this runs for every response with calls
-        messages = t.state.messages
-        messages.append(said)
-        for r in calls.results:
-            if r is not None:
-                messages.append(r)
-    else:
-        append(t, leg, said)
-        for r in calls.results:
-            if r is not None:
-                append(t, leg, r)
-    if calls.escalate is not None:
-        return calls.escalate
-    if transfer is None and leg.plan.agent.name == name:
-        return converge.step_done(t, leg, calls.results, False)
-    leg.failures = 0
-    return transfer
-
-
-def not_run(t: Turn, agent: str, c: ToolCall, text: str) -> ToolResult:
+def not_run(agent: str, c: ToolCall, text: str) -> ToolResult:
     """The result of a call that was not run (a person rejected it, or it cannot wait)."""
-    t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id, "text": text,
-                           "is_error": True})
     return ToolResult(c.id, c.name, text, agent, is_error=True)
 
 
@@ -313,7 +263,8 @@ def incoming(t: Turn, state: SessionState) -> tuple[HandoffRecord, Any, Route | 
 
 
 def recover(t: Turn, leg: Leg, fail: Fail) -> Transfer | None:
-    """Hand a failure to the team's fallback, once per turn, or give up (None)."""
+    """A failure handed to the team's fallback, once per turn (the driver adds its record
+    and marks the turn recovered), or None: give up (`given_up`)."""
     team = t.team
     fallback = team.fallback
     if (fallback is None or not fail.recoverable or t.recovered
@@ -322,7 +273,6 @@ def recover(t: Turn, leg: Leg, fail: Fail) -> Transfer | None:
     target = team[fallback]
     if not target.enabled:
         return None
-    t.recovered = True
     record = HandoffRecord(
         id=t.fx.new_id(), source=leg.agent.name, target=fallback,
         reason=HandoffReason.ERROR_RECOVERY,
@@ -331,7 +281,6 @@ def recover(t: Turn, leg: Leg, fail: Fail) -> Transfer | None:
         extra={"error": {"code": fail.code, "message": fail.message, "agent": fail.agent}},
         usage=None if leg.spent is None else leg.spent.copy(),
     )
-    t.add_record(record)
     return Transfer(None, record, target, None)
 
 
@@ -346,23 +295,24 @@ def last_text_of(messages: Sequence[Message], agent: str) -> str:
     return ""
 
 
-def given_up(t: Turn, leg: Leg, fail: Fail) -> RunResult:
-    """The turn's result when a failure found no fallback: the policy's `stuck_answer`
-    for an agent that made no progress (when set), else FAILED with its code."""
+def given_up(t: Turn, leg: Leg, fail: Fail) -> Answer | Transfer | None:
+    """How a turn ends when a failure found no fallback: the policy's `stuck_answer`
+    delivered for an agent that made no progress (when set: the turn completes with it),
+    else FAILED with its code, after (a `Transfer`) a failed remote agent gives the
+    conversation back (`_hand_back`); None: FAILED, nothing else."""
     answer = t.team.policy.stuck_answer
     if answer is not None and fail.code == converge.NO_PROGRESS:
-        append(t, leg, AssistantMessage(answer, leg.agent.name))
-        t.emit("message", {"agent": leg.agent.name, "text": answer})
-        return result(t, answer, leg.agent.name, RunStatus.COMPLETED)
+        return Answer(answer, leg.agent.name)
     if leg.main and leg.agent.is_remote and fail.agent == leg.agent.name:
-        _hand_back(t, leg, fail)
-    return failed(t, fail)
+        return _hand_back(t, leg, fail)
+    return None
 
 
-def _hand_back(t: Turn, leg: Leg, fail: Fail) -> None:
+def _hand_back(t: Turn, leg: Leg, fail: Fail) -> Transfer | None:
     """A remote agent that failed with no fallback to take over gives the conversation
     back to the agent that handed it over (else the team's entry), so the user's next
-    message is not sent to it again."""
+    message is not sent to it again: the move, with its record (None: nobody to give it
+    to)."""
     team = t.team
     name = leg.agent.name
     record = leg.record
@@ -371,35 +321,44 @@ def _hand_back(t: Turn, leg: Leg, fail: Fail) -> None:
     if back == name or target.is_remote or not target.enabled:
         target = team[team.entry]
         if target.name == name:
-            return
+            return None
     giving = HandoffRecord(
         id=t.fx.new_id(), source=name, target=target.name,
         reason=HandoffReason.ERROR_RECOVERY,
         explanation=f"{name} failed ({fail.code}); {target.name} answers the next message.",
         at=t.fx.now(), turn=t.state.turn,
         extra={"error": {"code": fail.code, "message": fail.message, "agent": name}})
-    t.add_record(giving)
-    handoffs.move(t, None, giving, target, None)
+    return Transfer(None, giving, target, None)
 
 
-def moved(t: Turn, leg: Leg, transfer: Transfer) -> RunResult | None:
-    """Make the transfer's target the main line's agent; the turn's result when that ends
-    it (a person takes over, or the target answers the next message), else None: the
-    target goes on in this turn."""
+class Ends:
+    """A transfer that ends the turn once the main line moved: how (`WAITING_FOR_HUMAN`:
+    a person takes over; `HANDED_OFF`: the target answers the next message), the turn's
+    output, and the words the source is said to have written when it wrote none. A
+    plain slotted class, as `converge.Again`."""
+
+    __slots__ = ("output", "said", "status")
+
+    def __init__(self, status: RunStatus, output: str = "",
+                 said: AssistantMessage | None = None) -> None:
+        self.status = status
+        self.output = output
+        self.said = said
+
+
+def moved(t: Turn, transfer: Transfer) -> Ends | None:
+    """Whether the main line's move to the transfer's target ends the turn (a person
+    takes over, or the target answers the next message); None: the target goes on in
+    this turn."""
     target = transfer.target
-    route = transfer.route
-    handoffs.move(t, leg, transfer.record, target, route, transfer.payload)
     if target.is_human:
-        t.emit("human_waiting", {"agent": target.name, "display_name": target.label})
-        return result(t, "", target.name, RunStatus.WAITING_FOR_HUMAN)
+        return Ends(RunStatus.WAITING_FOR_HUMAN)
+    route = transfer.route
     if route is not None and route.handoff.respond == "next_turn":
-        messages = t.state.messages
-        said = last_text_of(messages, transfer.record.source)
-        output = said or f"Transferring you to {target.label}."
-        if not said:
-            messages.append(AssistantMessage(output, transfer.record.source))
-        return result(t, output, target.name, RunStatus.HANDED_OFF)
-    leg.switch(t.team.plan(target.name))
-    t.emit("agent_started", {"agent": target.name,
-                             "display_name": target.display_name or target.name})
+        source = transfer.record.source
+        said = last_text_of(t.state.messages, source)
+        if said:
+            return Ends(RunStatus.HANDED_OFF, said)
+        output = f"Transferring you to {target.label}."
+        return Ends(RunStatus.HANDED_OFF, output, AssistantMessage(output, source))
     return None

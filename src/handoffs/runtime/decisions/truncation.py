@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from ...core.messages import Note, ToolCall, ToolResult
 from ...models.base import ModelResponse
-from ..state import Fail, Leg, Turn, append
+from ..state import Fail, Leg
+from .converge import Again
 
 LENGTH = "length"
 """`ModelResponse.stop` of a response the output limit cut."""
@@ -28,6 +29,31 @@ CUT_CALL = ("This call was cut off by the output limit{limit} before its argumen
             "complete, so it was not run. Make it again with shorter arguments, or answer.")
 
 
+class Cut:
+    """A cut answer in words, as decided: the output tokens it reached (`limit`, None:
+    not known), for its `answer_truncated` event, and what follows (`again`: its
+    feedback, or its failure; None: it is delivered). A plain slotted class, as
+    `converge.Again`."""
+
+    __slots__ = ("again", "limit")
+
+    def __init__(self, limit: int | None, again: Again | None = None) -> None:
+        self.limit = limit
+        self.again = again
+
+
+class CutCall:
+    """A cut response with calls, as decided: the output tokens it reached (`limit`),
+    and its last call's index and result (an error the model reads: it is not run)."""
+
+    __slots__ = ("index", "limit", "result")
+
+    def __init__(self, limit: int | None, index: int, result: ToolResult) -> None:
+        self.limit = limit
+        self.index = index
+        self.result = result
+
+
 def _limit(response: ModelResponse) -> int | None:
     usage = response.usage
     return usage.output_tokens if usage is not None and usage.output_tokens else None
@@ -37,30 +63,30 @@ def _said(limit: int | None) -> str:
     return f" ({limit} tokens)" if limit else ""
 
 
-def cut_answer(t: Turn, leg: Leg, response: ModelResponse) -> Fail | bool:
-    """A cut answer in words: True to deliver it (`Agent(accept_truncated=True)`), False
-    to ask the agent again (a note says why), or its failure (`output_truncated`) when it
-    was cut before in this activation."""
+def cut_answer(leg: Leg, response: ModelResponse) -> Cut:
+    """A cut answer in words: delivered (`Agent(accept_truncated=True)`, `again` None),
+    or the agent is asked again (a note says why), or, cut before in this activation, it
+    fails with `output_truncated`."""
     agent = leg.agent
     name = agent.name
     limit = _limit(response)
-    delivered = agent.accept_truncated
-    t.emit("answer_truncated", {"agent": name, "limit": limit, "delivered": delivered})
-    if delivered:
-        return True
-    leg.truncated += 1
-    if leg.truncated >= 2:
-        return Fail(OUTPUT_TRUNCATED,
-                    f"{name}'s answer was cut off by the output limit{_said(limit)} twice in "
-                    "a row; raise the limit (max_tokens) or ask for shorter answers "
-                    "(Agent(accept_truncated=True) delivers cut answers).", name)
-    append(t, leg, Note(TRUNCATED_NOTE.format(limit=_said(limit)), name, to_model=True))
-    return False
+    if agent.accept_truncated:
+        return Cut(limit)
+    truncated = leg.truncated + 1
+    if truncated >= 2:
+        return Cut(limit, Again(fail=Fail(
+            OUTPUT_TRUNCATED,
+            f"{name}'s answer was cut off by the output limit{_said(limit)} twice in "
+            "a row; raise the limit (max_tokens) or ask for shorter answers "
+            "(Agent(accept_truncated=True) delivers cut answers).", name),
+            truncated=truncated))
+    return Cut(limit, Again((Note(TRUNCATED_NOTE.format(limit=_said(limit)), name,
+                                  to_model=True),), truncated=truncated))
 
 
-def cut_call(t: Turn, leg: Leg, response: ModelResponse) -> tuple[int, ToolResult] | None:
-    """In a cut response with calls: the index of the call that is not run and its result
-    (an error the model reads); None when the response was not cut."""
+def cut_call(leg: Leg, response: ModelResponse) -> CutCall | None:
+    """In a cut response with calls: the call that is not run and its result (an error
+    the model reads); None when the response was not cut."""
     if response.stop != LENGTH or not response.tool_calls:
         return None
     name = leg.agent.name
@@ -68,8 +94,4 @@ def cut_call(t: Turn, leg: Leg, response: ModelResponse) -> tuple[int, ToolResul
     index = len(response.tool_calls) - 1
     c: ToolCall = response.tool_calls[index]
     text = CUT_CALL.format(limit=_said(limit))
-    t.emit("answer_truncated", {"agent": name, "limit": limit, "delivered": False,
-                                "tool": c.name, "call_id": c.id})
-    t.emit("tool_result", {"agent": name, "tool": c.name, "call_id": c.id, "text": text,
-                           "is_error": True})
-    return index, ToolResult(c.id, c.name, text, name, is_error=True)
+    return CutCall(limit, index, ToolResult(c.id, c.name, text, name, is_error=True))

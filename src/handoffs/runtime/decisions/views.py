@@ -7,7 +7,9 @@ at the handoff (`window`), its tools and its enabled handoffs (`request`). The s
 text depends on the agent (and a route that transfers instructions), never on the
 handoff that brought it, so a provider's prompt cache keeps its prefix.
 Instructions given as a function and MCP servers' tools are resolved by the driver
-(`driver.requests`), which then asks `request` for the request.
+(`driver.requests`), which then asks `request` for the request. Nothing here is kept:
+what an agent's requests reuse until it or its handoff changes (the composed system
+text, the handoff's note, its `RunContext`) the driver keeps on the leg, and these read.
 """
 
 from __future__ import annotations
@@ -28,30 +30,28 @@ from ..state import Leg, Turn, history_of
 
 def request(t: Turn, leg: Leg, system: str | None = None,
             extra: tuple[ToolSpec, ...] = ()) -> ModelRequest:
-    """The model request for the leg's current agent, as of now: `system`, the system text
-    the driver made of an instructions function (None: the agent's instructions, text,
-    composed once per agent and handoff, `Leg.system`), and `extra`, its MCP servers'
-    tools the driver listed (`driver.requests`). After a narrated handoff the request
-    offers only the transfer tools, once; routes refused twice in a row are not offered
-    (`decisions.converge`)."""
+    """The model request for the leg's current agent, as of now: `system`, its system
+    text (None: composed here of its instructions, text; the driver composes it once per
+    agent and handoff and keeps it, `Leg.system`, or makes it of an instructions
+    function), and `extra`, its MCP servers' tools the driver listed
+    (`driver.requests`). After a narrated handoff the request offers only the transfer
+    tools (`Leg.force`, which the driver clears once the request is made); routes refused
+    twice in a row are not offered (`decisions.converge`)."""
     agent = leg.agent
     if system is None:
-        system = leg.system
-        if system is None:
-            instructions = agent.instructions
-            assert isinstance(instructions, str)  # a function's text is awaited first
-            system = leg.system = compose(t, leg, instructions)
+        instructions = agent.instructions
+        assert isinstance(instructions, str)  # a function's text is awaited first
+        system = compose(t, leg, instructions)
     plan = leg.plan
     force = leg.force
     if force is not None:  # once: the transfer tools after a narrated handoff
-        leg.force = None
         return ModelRequest(agent.name, system, window(t, leg), force[0], force[1],
                             agent.model_settings or NO_SETTINGS, plan.output,
                             plan.parallel_tool_calls, t.state.shared, t.context)
     choice = agent.tool_choice
     if choice is not None and agent.name in t.forced:
         choice = "auto"  # the forced call was made this turn (Agent.reset_tool_choice)
-    tools = plan.specs if plan.static else specs(plan, ctx_of(t, leg))
+    tools = plan.specs if plan.static else specs(plan, leg.ctx or run_context(t, leg))
     hidden = leg.hidden
     if hidden:  # routes refused twice in a row (decisions.converge)
         tools = tuple(s for s in tools if s.name not in hidden)
@@ -67,14 +67,15 @@ def request(t: Turn, leg: Leg, system: str | None = None,
     )
 
 
-def ctx_of(t: Turn, leg: Leg) -> RunContext:
-    """The `RunContext` tools, instructions, guardrails and hooks of the leg's agent get."""
+def run_context(t: Turn, leg: Leg) -> RunContext:
+    """The `RunContext` tools, instructions, guardrails and hooks of the leg's agent get:
+    the one the driver keeps for the agent (`driver.context.ctx_of`), else a new one."""
     ctx = leg.ctx
-    if ctx is None:
-        state = t.state
-        ctx = leg.ctx = RunContext(state.id, leg.agent.name, state.turn, state.shared,
-                                   t.context, leg.handoff, state.channel, asker=t.asker)
-    return ctx
+    if ctx is not None:
+        return ctx
+    state = t.state
+    return RunContext(state.id, leg.agent.name, state.turn, state.shared, t.context,
+                      leg.handoff, state.channel, asker=t.asker)
 
 
 def window(t: Turn, leg: Leg) -> Window:
@@ -105,13 +106,11 @@ def window(t: Turn, leg: Leg) -> Window:
 
 
 def note_of(leg: Leg) -> Note:
-    """The note of the handoff that gave the leg's agent its work (made once per leg)."""
-    note = leg.note
-    if note is None:
-        record = leg.record
-        assert record is not None
-        note = leg.note = note_message(record, leg.summary or record.summary)
-    return note
+    """The note of the handoff that gave the leg's agent its work (the driver keeps it
+    once per agent and handoff, `Leg.note`; `window` reads that one first)."""
+    record = leg.record
+    assert record is not None
+    return note_message(record, leg.summary or record.summary)
 
 
 def checked_filter(fn: CustomFilter, route: str) -> CustomFilter:

@@ -1,7 +1,9 @@
 """A person's decision on a waiting tool call (`runner.approve`, `runner.reject`): stored
 as it comes; the last one is stored before anything of the response runs, then continues
-the same turn (`continuation`). What waits, and how, is the decisions'
-(`decisions.approvals`); a continuation that died is settled by `decisions.recovery`.
+the same turn (`continuation`), all in one hold of the session (`session_turn`: the
+decision's commit, then the continued turn's end). What waits, and how, is the
+decisions' (`decisions.approvals`); a continuation that died is settled by
+`decisions.recovery`.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 from ...core.history import last_user_index
 from ...core.idempotency import IdempotencyKey, fingerprint, remember, seen
 from ...core.pending import CallDecision
-from ...core.session import SessionStatus
+from ...core.session import SessionState, SessionStatus
 from ...errors import HandoffsError
 from ...log import fields
+from ...stores.edits import session_turn
 from ...telemetry.config import captures, observe
-from ..decisions.approvals import client_of, stored_response
+from ..decisions.approvals import client_tools, stored_response
 from ..decisions.recovery import continuing
 from ..state import Leg, Turn, finish, result
 from ..state.host import Host
@@ -42,11 +45,8 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         raise HandoffsError("The reason must be a string.", code="invalid_argument")
     if client_result is not None and not isinstance(client_result[0], str):
         raise HandoffsError("A tool's result must be a string.", code="invalid_argument")
-    store = runner.store
-    async with store.lock(session_id):
-        state = await store.load(session_id)
-        if state is None:
-            raise HandoffsError(f"No session {session_id!r}.", code="not_found")
+    async with session_turn(runner.store, session_id, missing=_no_session) as held:
+        state = held.state
         pending = state.pending
         earlier = {} if pending is None else pending.decisions
         died = pending is not None and continuing(pending)
@@ -83,10 +83,9 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         if died:  # its continuation died: the decisions stand, nothing runs again
             from .turn import resume_held
 
-            resumed = await resume_held(runner, state, context, None)
+            resumed = await resume_held(runner, held, context, None)
             assert resumed is not None
             return resumed
-        since = state.checkpoint()
         if key is not None:  # stored with the decision, or not at all
             remember(state, key, print_, now)
         agent = pending.agent
@@ -95,7 +94,7 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         state.pending = pending = pending.decided(call_id, decided)
         decisions = pending.decisions
         t = Turn(runner, state, context, None)
-        client_of(t, pending)
+        t.client = client_tools(pending)
         t.user_index = last_user_index(state.messages)
         observe(t)  # traced: the decision joins the trace of the turn that waits
         found = pending.call(call_id)
@@ -115,7 +114,7 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         if any(c not in decisions for c in pending.waiting):
             res = result(t, "", line_agent, RunStatus.WAITING_FOR_APPROVAL)
             finish(t, res)
-            await store.commit(state, since, t.lazy_events)
+            await held.commit_last(t.lazy_events)
             return res
         for name in {agent, line_agent}:
             if name not in runner.team:
@@ -124,9 +123,8 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         # Every decision is stored before anything of the response runs: a process that
         # dies from here on leaves them kept, and no approved call runs twice.
         state.status = SessionStatus.RUNNING
-        await store.commit(state, since, t.events[:])  # a list: the turn goes on
+        await held.commit(t.events[:])  # a list: the turn goes on
         t.stored = len(t.raw)
-        since = state.checkpoint()
         state.pending = None
         response = stored_response(pending)
         from .continuation import continue_delegation, continue_response
@@ -141,4 +139,8 @@ async def decide(runner: Host, session_id: str, call_id: str, approved: bool,
         limit = runner.turn_timeout  # the continued turn is bounded like any other
         deadline = (None if limit is None
                     else (asyncio.get_running_loop().time() + limit, limit / 4))
-        return await answer(t, line_agent, "", since, deadline, first=first)
+        return await answer(t, line_agent, "", held, deadline, first=first)
+
+
+def _no_session(session_id: str) -> SessionState:
+    raise HandoffsError(f"No session {session_id!r}.", code="not_found")

@@ -17,12 +17,13 @@ from ...core.messages import HandoffMark, ToolCall
 from ...core.pending import CallDecision, PendingApproval
 from ...models.base import ModelResponse
 from ..decisions import handoffs
-from ..decisions.approvals import stored_response, suspend
+from ..decisions.approvals import stored_response
 from ..decisions.asks import HandoffAsk, validation_error
 from ..decisions.response import Calls
 from ..state import Fail, Leg, Outcome, Pause, Transfer, Turn
-from . import delegation
+from . import delegation, moves
 from .loop import activate, after_delegations, respond
+from .pause import suspend
 
 
 async def continue_response(t: Turn, leg: Leg, response: ModelResponse,
@@ -61,8 +62,8 @@ async def continue_delegation(t: Turn, leg: Leg, pending: PendingApproval,
     if isinstance(fail, Pause):  # the delegate waits for another approval
         return suspend(t, leg, own, results, marks, i, fail, caller.transfer,
                        escalate, stored=True)
-    handoffs.result_for(t, leg, ask, results, marks, text, fail is not None, "delegated",
-                        record.extra.get("task"))
+    moves.answer_call(t, leg, ask, results, marks, text, fail is not None, "delegated",
+                      record.extra.get("task"))
     decision = handoffs.Decision()
     transfer = caller.transfer_record()
     if transfer is not None:

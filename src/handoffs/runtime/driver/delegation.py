@@ -9,6 +9,7 @@ loop passes it in (`activate`), so this module does not depend on the loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -18,10 +19,11 @@ from ...core.messages import HandoffMark, Message, ToolResult, UserMessage
 from ...core.policy import Rejection
 from ...core.team import Route
 from ..decisions.asks import HandoffAsk
-from ..decisions.handoffs import handoff_data, log_accepted, refuse, result_for
-from ..decisions.views import checked_filter, ctx_of, window
+from ..decisions.views import checked_filter, window
 from ..state import Answer, Fail, Leg, Outcome, Pause, Turn, append, history_of, turn_text
 from . import guardrails
+from .context import ctx_of
+from .moves import answer_call, handoff_data, log, log_accepted, refuse
 from .settle import call_hook, summary_for
 
 Activate = Callable[[Turn, Leg], Awaitable[Outcome]]
@@ -45,8 +47,8 @@ async def run_all(t: Turn, leg: Leg, delegations: list[tuple[HandoffAsk, Handoff
                 continue
             text = (f"{fail.agent} needed a person's approval while another delegation of "
                     "this response was waiting for one; it was not made.")
-        result_for(t, leg, ask, results, marks, text, fail is not None, "delegated",
-                   record.extra.get("task"))
+        answer_call(t, leg, ask, results, marks, text, fail is not None, "delegated",
+                    record.extra.get("task"))
     return paused
 
 
@@ -79,7 +81,8 @@ async def delegate(t: Turn, leg: Leg, route: Route, record: HandoffRecord, paylo
         refuse(t, leg, record, Rejection(code, message), exc)
         return message, Fail(code, message, leg.agent.name, exception=exc)
     t.emit("agent_handoff", handoff_data(record, record.source, target.name, returns=True))
-    log_accepted(t, record)
+    if log.isEnabledFor(logging.INFO):
+        log_accepted(t, record)
     if task is not None and not _shown(base, task):
         append(t, sub, UserMessage(task, target.name))
     t.emit("agent_started", {"agent": target.name, "display_name": target.label})

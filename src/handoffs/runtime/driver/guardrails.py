@@ -20,10 +20,10 @@ from ...core.guardrails import GuardrailCheck, GuardrailResult, blocks, guardrai
 from ...core.history import drop_views
 from ...core.messages import AssistantMessage
 from ...log import fields
-from ..decisions.views import ctx_of
 from ..effects.executor import UNSTREAMED as UNSTREAMED
 from ..state import Fail, Leg, Turn, append, result
 from ..state.result import RunResult, RunStatus
+from .context import ctx_of
 
 if TYPE_CHECKING:
     from ...core import event_data as ed

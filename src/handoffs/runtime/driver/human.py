@@ -16,11 +16,11 @@ from ...errors import HandoffsError
 from ...log import fields
 from ...stores.edits import Held, session_turn
 from ...telemetry.config import count_handoff, observe
-from ..decisions.handoffs import move
-from ..decisions.recovery import skip_dead
+from ..decisions.recovery import skipped
 from ..decisions.views import enabled
 from ..state import Turn
 from ..state.result import RunResult, RunStatus
+from .moves import move
 from .turn import check_text, new_session
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ async def reply_as_human(runner: Host, session_id: str, text: str,
                                       "hand back to an AI agent.")
             if rejection is not None:
                 raise HandoffsError(rejection.message, code=rejection.code)
-        skip_dead(state)
+        state.event_seq += skipped(state)
         t = Turn(runner, state, None, None)
         observe(t)  # the hand-back, if any, is a handoff span and is counted
         state.messages.append(AssistantMessage(text, human.name))

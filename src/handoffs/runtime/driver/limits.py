@@ -15,9 +15,9 @@ import inspect
 from collections.abc import Awaitable, Callable
 
 from ...core.messages import AssistantMessage
-from ..decisions.views import ctx_of
 from ..state import Fail, Leg, Outcome, Turn, append, failed, result
 from ..state.result import RunResult, RunStatus
+from .context import ctx_of
 
 
 async def within_deadline(t: Turn, leg: Leg,

@@ -15,7 +15,7 @@ from ...core.tools import ToolSpec
 from ...errors import HandoffsError
 from ...stores.edits import Held, session_turn
 from ...telemetry.config import observe
-from ..decisions.recovery import skip_dead
+from ..decisions.recovery import skipped
 from ..state import Fail, Leg, Pause, Turn, failed, finish, result
 from ..state.result import RunResult, RunStatus
 from . import guardrails
@@ -53,7 +53,7 @@ async def run_plan(runner: Host, session_id: str,
         if key is not None:
             remember(state, key, print_, now)
         held.since = state.checkpoint()  # past the raised turn: durable stores keep no mark
-        skip_dead(state)
+        state.event_seq += skipped(state)
         t = Turn(runner, state, context, None)
         t.asker = partial(guardrails.ask, t)
         supervisor = team.supervisor or state.active_agent or team.entry

@@ -1,6 +1,6 @@
 """What an accepted handoff takes before it completes: the route's `on_handoff` hook and
 a summary route's summary, both awaited (`prepare`), then the decisions record it
-(`decisions.handoffs.complete_transfer`). Whether a transfer takes either is one rule
+(`driver.moves.complete_transfer`). Whether a transfer takes either is one rule
 (`awaits`): without, the driver completes it at once, without a coroutine. A hook or
 summary that fails refuses the handoff (`handoff_hook_failed`, `summary_failed`) and fails
 the agent, so nothing of it is half applied."""
@@ -14,9 +14,11 @@ from typing import Any
 from ...core.context import RunContext
 from ...core.messages import AssistantMessage, HandoffMark, Message, Note, ToolResult
 from ...core.team import Route
-from ..decisions.handoffs import Decision, failed_after
-from ..decisions.views import ctx_of, window
+from ..decisions.handoffs import Decision
+from ..decisions.views import window
 from ..state import Fail, Leg, Transfer, Turn, history_of
+from .context import ctx_of
+from .moves import failed_after
 
 
 def awaits(t: Turn, transfer: Transfer | None) -> bool:

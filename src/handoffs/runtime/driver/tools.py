@@ -7,6 +7,9 @@ A tool that takes `ctx` gets the call's own context: its id, and its event sink
 event at once). A tool's bad arguments and its exceptions are feedback to the model (the
 call's result, `is_error`), unless the tool says `on_error="raise"`; a tool that returns `HandoffTo`
 asks for a programmatic handoff (`decisions.calls`). Each tool runs through the executor.
+The driver makes the call's events (`tool_called`, `tool_result`) of what the decisions
+say, and keeps the turn's memory of its calls (`Turn.repeats`, read by
+`decisions.repeats`).
 """
 
 from __future__ import annotations
@@ -16,16 +19,21 @@ import inspect
 import json
 import logging
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.context import RunContext
 from ...core.messages import ToolCall
 from ...core.tools import Tool
 from ...errors import HandoffsError
-from ..decisions.calls import Ready, ToolOutcome, before, raised, returned
+from ...log import fields
+from ..decisions.calls import Invalid, Ready, ToolOutcome, before, failure_text, returned
+from ..decisions.repeats import REPEATED_TOOL_CALL, Again
 from ..state import Turn
 
-log = logging.getLogger("handoffs.runtime.tools")
+if TYPE_CHECKING:
+    from ...core import event_data as ed
+
+log = logging.getLogger("handoffs.runtime.tools")  # a stable name (docs/observability.md)
 
 
 async def run_tools(t: Turn, ctx: RunContext, agent: str,
@@ -44,11 +52,14 @@ async def run_tools(t: Turn, ctx: RunContext, agent: str,
 
 
 async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) -> ToolOutcome:
-    """One call: its arguments checked (`decisions.calls.before`), the tool run through
-    the executor (with its own context, holding the call's id), its outcome."""
+    """One call: said (`tool_called`), its arguments checked (`decisions.calls.before`),
+    the tool run through the executor (with its own context, holding the call's id), its
+    outcome (`tool_result`; a first result remembered for repeats)."""
+    t.emit("tool_called", {"agent": agent, "tool": c.name, "call_id": c.id,
+                           "arguments": c.arguments})
     ready = before(t, agent, c, tl)
     if not isinstance(ready, Ready):
-        return ready
+        return not_run(t, agent, c, ready)
     told = None
     if tl.takes_context:
         told = Told(t, agent, tl.name, c.id)
@@ -67,11 +78,54 @@ async def run_tool(t: Turn, ctx: RunContext, agent: str, c: ToolCall, tl: Tool) 
                     continue
                 if tl.on_error == "raise":
                     raise
-                return raised(t, agent, c, exc)
-            return returned(t, agent, c, ready, value)
+                return failed(t, agent, c, exc)
+            out = returned(value)
+            if out[2] is None:
+                if t.team.policy.repeated_tool_calls is not None:
+                    remember(t, agent, c, ready.raw, out[0])
+                t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
+                                       "text": out[0], "is_error": False})
+            return out
     finally:
         if told is not None:  # a task the tool left running reports no more
             told.over = True
+
+
+def not_run(t: Turn, agent: str, c: ToolCall, why: Again | Invalid) -> ToolOutcome:
+    """A call answered without running its tool: an identical call made before (counted
+    on the first one's memory), or bad arguments."""
+    data: ed.ToolResult = {"agent": agent, "tool": c.name, "call_id": c.id,
+                           "text": why.text, "is_error": True}
+    if isinstance(why, Again):
+        why.seen[2] = why.times
+        data["is_error"] = why.is_error
+        if why.is_error:
+            data["code"] = REPEATED_TOOL_CALL
+    t.emit("tool_result", data)
+    return data["text"], data["is_error"], None
+
+
+def failed(t: Turn, agent: str, c: ToolCall, exc: Exception) -> ToolOutcome:
+    """A call whose tool raised: said in the log, and an error result the model reads."""
+    text = failure_text(c.name, exc)
+    state = t.state
+    log.warning("tool %s of %s failed: %s: %s", c.name, agent, type(exc).__name__, exc,
+                exc_info=exc, extra=fields(state.id, state.turn, agent))
+    t.emit("tool_result", {"agent": agent, "tool": c.name, "call_id": c.id,
+                           "text": text, "is_error": True})
+    return text, True, None
+
+
+def remember(t: Turn, agent: str, c: ToolCall, args: dict[str, Any], text: str) -> None:
+    """Keep a call's first successful result for the rest of the turn (`Turn.repeats`)."""
+    seen = t.repeats
+    if seen is None:
+        seen = t.repeats = {}
+    calls = seen.get((agent, c.name))
+    if calls is None:
+        seen[(agent, c.name)] = [[args, text, 1]]
+    else:
+        calls.append([args, text, 1])
 
 
 class Told:

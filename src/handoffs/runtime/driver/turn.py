@@ -1,8 +1,9 @@
 """One user turn from start to end: DESIGN.md's steps 1, 2 and 4 around the loop.
 
-Lock the session, load it, make the user's message durable before any model call, run
-the main line, and persist what the turn did, whatever happened in between. The turn's
-terminal event reaches its reader only once the turn is stored.
+Hold the session (lock it and load it: `stores.edits.session_turn`), make the user's
+message durable before any model call, run the main line, and persist what the turn
+did, whatever happened in between: two commits of one hold, its lock kept across the
+model calls. The turn's terminal event reaches its reader only once the turn is stored.
 
 A turn that died (a crash, a cancel from outside, a lost lock, a failed last commit)
 leaves its user message stored and the session `interrupted`. That message is answered
@@ -19,19 +20,22 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...core.events import Event
 from ...core.history import last_user_index
 from ...core.messages import Note, UserMessage
-from ...core.session import Checkpoint, SessionState, SessionStatus, ViewSpec
+from ...core.session import SessionState, SessionStatus, ViewSpec
 from ...errors import HandoffsError
 from ...log import fields, show_first_failure
+from ...stores.edits import Held, session_turn
 from ...telemetry.config import observe
 from ..decisions import recovery
 from ..state import Fail, Leg, Outcome, Turn, failed, finish
 from ..state.result import RunResult, RunStatus
 from .loop import drive
+from .restart import restart
 
 if TYPE_CHECKING:
     from ...core.idempotency import IdempotencyKey
@@ -58,17 +62,16 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
     this a retry, answered with the first request's stored outcome and events (a turn
     of it that died is resumed), nothing stored or run again (`core.idempotency`).
     `client`: the client's tools offered this turn (`core.client_tools`)."""
-    check_text(runner, text)
+    if not isinstance(text, str) or len(text) > runner.max_message_chars:
+        check_text(runner, text)  # (it says what is wrong; a turn's text makes no call)
     limit = timeout if timeout is not None else runner.turn_timeout
     deadline = (None if limit is None
                 else (asyncio.get_running_loop().time() + limit, limit / 4))
-    store = runner.store
     t: Turn | None = None
     try:
-        async with store.lock(session_id):
-            state = await store.load(session_id)  # (`load` without a coroutine of its own)
-            if state is None:
-                state = new_session(runner, session_id)
+        async with session_turn(runner.store, session_id,
+                                missing=partial(new_session, runner)) as held:
+            state = held.state
             if key is not None:  # imported here: a turn without a key never needs them
                 from ...core.idempotency import fingerprint, remember, seen
                 from . import retried
@@ -94,16 +97,17 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
                     f"Session {session_id!r} waits for a person to approve or reject a "
                     f"tool call ({waiting}); decide with runner.approve / runner.reject "
                     "first.", code="waiting_for_approval")
-            name = _active(runner, state)
-            pending = pending_index(state)
-            since = state.checkpoint()
-            retry = pending is not None and state.messages[pending].text == text
+            name = state.active_agent  # (`_active` only when it must change it)
+            if name is None or name not in runner.team:
+                name = _active(runner, state)
             died = state.status in recovery.DIED
+            pending = pending_index(state) if died else None  # (its message, if any)
+            retry = pending is not None and state.messages[pending].text == text
             dead_turn = state.turn
             if not retry:
                 state.turn += 1
             if died:  # its events go past the dead turn's; shown once stored
-                t = recovery.restart(runner, state, context, name, dead_turn)
+                t = restart(runner, state, context, name, dead_turn)
                 name = _active(runner, state)
             else:
                 t = Turn(runner, state, context, sink, feed)
@@ -124,11 +128,10 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
                 remember(state, key, print_, now)
             # Durable before any model call: a crash from here on loses no input.
             if died:
-                await _first_commit(t, since, sink, feed)
+                await _first_commit(t, held, sink, feed)
             else:
-                await store.commit(state, since)
-            return await _answer(t, name, text if retry else checked, state.checkpoint(),
-                                 deadline)
+                await held.commit()
+            return await _answer(t, name, text if retry else checked, held, deadline)
     except HandoffsError as exc:
         if t is not None and t.raw and t.stored < len(t.raw):
             # Stopped unstored (its last commit failed, its lock was lost): the reader
@@ -142,51 +145,51 @@ async def run_turn(runner: Host, session_id: str, text: str, channel: str | None
 async def resume(runner: Host, session_id: str, context: Any,
                  sink: Callable[[Event], None] | None) -> RunResult | None:
     """Answer the message of an interrupted turn, if there is one (else None)."""
-    async with runner.store.lock(session_id):
-        state = await runner.store.load(session_id)
-        if state is None:
-            return None
-        return await resume_held(runner, state, context, sink)
+    async def resumed(held: Held) -> RunResult | None:
+        return await resume_held(runner, held, context, sink)
+
+    return await session_turn(runner.store, session_id, resumed)
 
 
-async def resume_held(runner: Host, state: SessionState, context: Any,
+async def resume_held(runner: Host, held: Held, context: Any,
                       sink: Callable[[Event], None] | None) -> RunResult | None:
-    """`resume` on a session whose lock the caller holds (`approval.decide` after a
+    """`resume` on a session the caller holds, as loaded (`approval.decide` after a
     continuation that died); None when no turn died."""
+    state = held.state
     if state.pending is not None and not recovery.continuing(state.pending):
         return None  # it waits for a decision: nothing died
     pending = pending_index(state)
     if pending is None:
         return None
     name = _active(runner, state)
-    since = state.checkpoint()
-    t = recovery.restart(runner, state, context, name, state.turn)
+    t = restart(runner, state, context, name, state.turn)
     name = _active(runner, state)
     t.user_index = pending
     state.messages.append(Note(RESUMED, name))
     state.status = SessionStatus.RUNNING
-    await _first_commit(t, since, sink, None)
+    await _first_commit(t, held, sink, None)
     limit = runner.turn_timeout
-    return await _answer(t, name, state.messages[pending].text, state.checkpoint(),
+    return await _answer(t, name, state.messages[pending].text, held,
                          None if limit is None
                          else (asyncio.get_running_loop().time() + limit, limit / 4))
 
 
-async def _first_commit(t: Turn, since: Checkpoint, sink: Callable[[Event], None] | None,
+async def _first_commit(t: Turn, held: Held, sink: Callable[[Event], None] | None,
                         feed: Any) -> None:
     """Store the start of a turn after one that died (and its events so far), then give
-    it its reader (`recovery.restart` made it without one)."""
+    it its reader (`restart` made it without one)."""
     # A list, not the turn's growing view: a store may keep what it is given.
-    await t.runner.store.commit(t.state, since, t.events[:])
+    await held.commit(t.events[:])
     t.stored = len(t.raw)
     t.attach(sink, feed)
 
 
-async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
+async def _answer(t: Turn, name: str, text: str, held: Held,
                   deadline: tuple[float, float] | None = None,
                   first: Callable[[Leg], Awaitable[Outcome]] | None = None) -> RunResult:
-    """Run the main line for the turn's message and persist everything it did; the
-    terminal event reaches the reader only once that is stored.
+    """Run the main line for the turn's message and persist everything it did (`held`'s
+    last commit: its lock is held across the model calls); the terminal event reaches
+    the reader only once that is stored.
 
     `deadline`: the loop time the turn must end by, and the grace its fallback gets.
     `first`: what the agent does first instead of a model call (a turn continued after
@@ -196,7 +199,8 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
         t.deadline, t.grace = deadline
     observe(t)
     t.emit("run_started", {"agent": name, "text": text})
-    if log.isEnabledFor(logging.INFO):
+    info = log.isEnabledFor(logging.INFO)  # asked once a turn
+    if info:
         log.info("turn %d of %s started with %s", state.turn, state.id, name,
                  extra=fields(state.id, state.turn, name))
     running = t.runner.running_turns
@@ -228,7 +232,7 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
             show_first_failure(log, log.makeRecord(
                 log.name, logging.WARNING, __file__, 0, "turn %d of %s failed (%s): %s",
                 (state.turn, state.id, err.code, err.message), None))
-    elif log.isEnabledFor(logging.INFO):
+    elif info:
         log.info("turn %d of %s ended %s with %s", state.turn, state.id, res.status.value,
                  res.agent, extra=fields(state.id, state.turn, res.agent))
     finish(t, res)  # after the logs: a traced turn's span is current until its end event
@@ -240,7 +244,7 @@ async def _answer(t: Turn, name: str, text: str, since: Checkpoint,
         # `t.sink` is tested first so an untraced `run` turn makes no property call.)
         await asyncio.sleep(0)
     try:
-        await t.runner.store.commit(state, since, t.lazy_events)
+        await held.commit_last(t.lazy_events)
     except HandoffsError as exc:
         log.warning("turn %d of %s ended %s but could not be stored (%s); the session "
                     "reads 'interrupted' and its next turn answers the message",

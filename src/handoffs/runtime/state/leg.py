@@ -63,7 +63,7 @@ class Pause:
     agent: str
     frame: PendingApproval | None = None
     """A delegate's paused work (its response and its own messages), for its caller to
-    store with the caller's response (`approvals.suspend`)."""
+    store with the caller's response (`approvals.suspended`)."""
 
 
 Outcome = Answer | Transfer | Fail | Pause

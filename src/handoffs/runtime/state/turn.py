@@ -131,8 +131,8 @@ class Turn:
         self.grace = 0.0
         """Seconds the fallback gets at least when it takes over a timed turn."""
         self.repeats: dict[tuple[str, str], list[list[Any]]] | None = None
-        """Ordinary tool calls of this turn by (agent, tool): each one's arguments (later
-        their canonical JSON), first result and count (`HandoffPolicy.repeated_tool_calls`)."""
+        """Ordinary tool calls of this turn by (agent, tool): each one's arguments, first
+        result and count (`HandoffPolicy.repeated_tool_calls`; kept by `driver.tools`)."""
         self.refusals: list[str] = []
         """The sentences refused handoffs gave models this turn (an answer that repeats
         one to the user is not delivered: `runtime.converge`)."""
@@ -254,7 +254,7 @@ class Turn:
         return _LazyEvents(self.log, self.stored)
 
     def attach(self, sink: Callable[[Event], None] | None, feed: Any) -> None:
-        """Give a turn made without a reader (`recovery.restart`) its reader, once its
+        """Give a turn made without a reader (`driver.restart`) its reader, once its
         first commit stored what it did so far: the reader gets those events now."""
         if feed is not None:
             sink = feed.events.append
