@@ -38,6 +38,7 @@ from ..core.messages import AssistantMessage, Message, UserMessage
 from ..core.session import SessionState, SessionStatus
 from ..runtime.effects.ids import new_id
 from ..runtime.state.result import RunResult, RunStatus
+from ..stores.edits import create_session
 from ..stores.text import valid
 from . import auth, customer, sse
 from .errors import ApiError, from_exception, responses
@@ -184,7 +185,8 @@ async def _throwaway(svc: Service, earlier: list[dict[str, Any]], agent: str | N
                          channel="openai", metadata={auth.TOKEN_KEY: digest})
     if team[agent or entry].is_human:
         state.status = SessionStatus.WAITING_FOR_HUMAN
-    await svc.store.commit(state, state.checkpoint())
+    if not await create_session(svc.store, state):  # a fresh random id: never taken
+        raise ApiError("session_conflict", f"Session {sid!r} exists already; send again.")
     talk = Conversation(sid, True, token)
     run = svc.turns.start(sid, text)
     svc.discard_after(sid, run, talk.kept)
