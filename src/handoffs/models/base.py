@@ -76,14 +76,21 @@ class ModelResponse:
     (`ModelRequest.logprobs`) and the provider reports them; empty otherwise."""
 
 
-@dataclass(frozen=True, slots=True)
 class TokenLogprobs:
     """One token of an answer as the provider reports it: its text, its log probability,
-    and the likeliest tokens at its position (text, log probability), best first."""
+    and the likeliest tokens at its position (text, log probability), best first. (A
+    plain slotted class: a dataclass costs more to import.)"""
 
-    token: str
-    logprob: float
-    top: tuple[tuple[str, float], ...] = ()
+    __slots__ = ("logprob", "token", "top")
+
+    def __init__(self, token: str, logprob: float,
+                 top: tuple[tuple[str, float], ...] = ()) -> None:
+        self.token = token
+        self.logprob = logprob
+        self.top = top
+
+    def __repr__(self) -> str:
+        return f"TokenLogprobs({self.token!r}, {self.logprob!r}, {self.top!r})"
 
 
 @dataclass(slots=True)

@@ -7,7 +7,6 @@ of its calls are the driver's (`driver.tools`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ...core.messages import ToolCall
@@ -32,12 +31,15 @@ class Ready:
         """The arguments as the model wrote them (for the repeat check)."""
 
 
-@dataclass(frozen=True, slots=True)
 class Invalid:
     """A call whose arguments are not JSON or do not match its tool's schema: not run;
-    `text` is its error result, the model's feedback."""
+    `text` is its error result, the model's feedback. (The values of the decisions are
+    plain slotted classes: a dataclass costs more to import.)"""
 
-    text: str
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 def before(t: Turn, agent: str, c: ToolCall, tl: Tool) -> Ready | Again | Invalid:

@@ -23,7 +23,6 @@ comes to (`settled`); the driver makes the turn and applies them (`driver.restar
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...core.messages import AssistantMessage, ToolCall, ToolResult
@@ -66,20 +65,23 @@ def skipped(state: SessionState) -> int:
     return TURN_EVENTS if state.status in DIED else 0
 
 
-@dataclass(frozen=True, slots=True)
 class Settled:
     """A response that was continuing when its turn died, answered without running any
     of its calls: what goes into the transcript, and who goes on."""
 
-    agent: str
-    """The agent whose response it was: the active agent from here on."""
-    message: AssistantMessage
-    """The response, into the transcript first."""
-    results: list[ToolResult]
-    """Every call's result, in call order, after it."""
-    answered: list[tuple[ToolResult, bool]]
-    """The results given now (the others were known before the turn died), in call
-    order, each with whether it is the client's (a `tool_result` event each)."""
+    __slots__ = ("agent", "answered", "message", "results")
+
+    def __init__(self, agent: str, message: AssistantMessage, results: list[ToolResult],
+                 answered: list[tuple[ToolResult, bool]]) -> None:
+        self.agent = agent
+        """The agent whose response it was: the active agent from here on."""
+        self.message = message
+        """The response, into the transcript first."""
+        self.results = results
+        """Every call's result, in call order, after it."""
+        self.answered = answered
+        """The results given now (the others were known before the turn died), in call
+        order, each with whether it is the client's (a `tool_result` event each)."""
 
 
 def settled(pending: PendingApproval) -> Settled:

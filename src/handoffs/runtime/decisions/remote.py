@@ -9,7 +9,6 @@ the driver (`driver.remote`) applies what a reply comes to (`Replied`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ...core.handoff import HandoffReason, HandoffRecord, handoff_note
@@ -87,23 +86,27 @@ def failed_call(leg: Leg, exc: BaseException) -> Fail:
     return Fail(code, str(exc), leg.agent.name, exception=exc)
 
 
-@dataclass(frozen=True, slots=True)
 class Replied:
     """What a remote agent's reply comes to, for the driver to apply: the session's
     memory of the agent's task, handoff and token, what the agent said, the outcome."""
 
-    outcome: Outcome
-    """The activation's outcome (a `Transfer`'s record is new: the driver adds it)."""
-    tasks: dict[str, str]
-    """The tasks remote agents leave waiting after this reply (`TASKS`; empty: the key
-    goes)."""
-    briefed: dict[str, str] | None
-    """The handoffs remote agents were told about (`BRIEFED`; None: unchanged)."""
-    tokens: dict[str, str] | None
-    """The tokens remote teams gave this conversation (`TOKENS`; None: unchanged)."""
-    said: str = ""
-    """The agent's text, into its line (a `message` event) before the outcome ("":
-    nothing)."""
+    __slots__ = ("briefed", "outcome", "said", "tasks", "tokens")
+
+    def __init__(self, outcome: Outcome, tasks: dict[str, str],
+                 briefed: dict[str, str] | None, tokens: dict[str, str] | None,
+                 said: str = "") -> None:
+        self.outcome = outcome
+        """The activation's outcome (a `Transfer`'s record is new: the driver adds it)."""
+        self.tasks = tasks
+        """The tasks remote agents leave waiting after this reply (`TASKS`; empty: the
+        key goes)."""
+        self.briefed = briefed
+        """The handoffs remote agents were told about (`BRIEFED`; None: unchanged)."""
+        self.tokens = tokens
+        """The tokens remote teams gave this conversation (`TOKENS`; None: unchanged)."""
+        self.said = said
+        """The agent's text, into its line (a `message` event) before the outcome ("":
+        nothing)."""
 
 
 def replied(t: Turn, leg: Leg, reply: RemoteReply) -> Replied:

@@ -16,7 +16,6 @@ made when the tool was already called.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from ...core.messages import ToolCall
@@ -24,19 +23,21 @@ from ...core.messages import ToolCall
 REPEATED_TOOL_CALL = "repeated_tool_call"
 
 
-@dataclass(frozen=True, slots=True)
 class Again:
     """An identical call made before in this turn: its answer, not run again."""
 
-    text: str
-    """The call's result: the first call's result with a sentence saying the model has
-    it already, or the refusal (`is_error`)."""
-    is_error: bool
-    """Past the policy's limit: the call is refused (code `repeated_tool_call`)."""
-    seen: list[Any]
-    """The memory's entry of the first call: the driver counts this call on it."""
-    times: int
-    """The identical calls made so far, this one included (the entry's new count)."""
+    __slots__ = ("is_error", "seen", "text", "times")
+
+    def __init__(self, text: str, is_error: bool, seen: list[Any], times: int) -> None:
+        self.text = text
+        """The call's result: the first call's result with a sentence saying the model
+        has it already, or the refusal (`is_error`)."""
+        self.is_error = is_error
+        """Past the policy's limit: the call is refused (code `repeated_tool_call`)."""
+        self.seen = seen
+        """The memory's entry of the first call: the driver counts this call on it."""
+        self.times = times
+        """The identical calls made so far, this one included (the entry's new count)."""
 
 
 def _canonical(args: dict[str, Any]) -> str:
