@@ -114,6 +114,10 @@ def _said(route: str, top: list[tuple[str, float]]) -> tuple[str, list[Any]]:
                   (route[4:] + rest, -0.01, [])]
 
 
+choice, crash = _said("billing", CRASH)
+prior, leaning = _said("billing", LEANING)
+
+
 def _calibrated_team() -> Team:
     triage = Agent("triage", routing="calibrated", handoffs=["billing", "technical"])
     return Team([triage, Agent("billing", description="Charges."),
@@ -130,8 +134,6 @@ async def _calibrated(server: FakeServer, model: Any) -> list[dict[str, Any]]:
 
 async def test_openai_chat_calibrates_the_choice_by_its_top_logprobs(
         openai_server: FakeServer) -> None:
-    choice, crash = _said("billing", CRASH)
-    prior, leaning = _said("billing", LEANING)
     openai_server.add(openai_api.completion(choice, logprobs=crash),
                       *[openai_api.completion(prior, logprobs=leaning)] * 3,
                       openai_api.completion("Technical here."))
@@ -145,8 +147,6 @@ async def test_openai_chat_calibrates_the_choice_by_its_top_logprobs(
 
 async def test_responses_calibrates_the_choice_by_its_output_text_logprobs(
         responses_server: FakeServer) -> None:
-    choice, crash = _said("billing", CRASH)
-    prior, leaning = _said("billing", LEANING)
     responses_server.add(responses_api.response(choice, logprobs=crash),
                          *[responses_api.response(prior, logprobs=leaning)] * 3,
                          responses_api.response("Technical here."))
@@ -159,8 +159,6 @@ async def test_responses_calibrates_the_choice_by_its_output_text_logprobs(
 
 async def test_gemini_calibrates_the_choice_by_its_logprobs_result(
         gemini_server: FakeServer) -> None:
-    choice, crash = _said("billing", CRASH)
-    prior, leaning = _said("billing", LEANING)
     gemini_server.add(gemini_api.response(choice, logprobs=crash),
                       *[gemini_api.response(prior, logprobs=leaning)] * 3,
                       gemini_api.response("Technical here."))

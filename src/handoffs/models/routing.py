@@ -335,11 +335,7 @@ def _with(response: ModelResponse, usage: Usage | None) -> ModelResponse:
     """`response` with `usage` (the choice's) added to its own."""
     if usage is None:
         return response
-    total = Usage()
-    total.add(usage)
-    if response.usage is not None:
-        total.add(response.usage)
-    return dataclasses.replace(response, usage=total)
+    return dataclasses.replace(response, usage=_sum(usage, response.usage))
 
 
 def route_probabilities(tokens: Sequence[TokenLogprobs], names: Sequence[str]

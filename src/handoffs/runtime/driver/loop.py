@@ -44,7 +44,7 @@ from ..state.result import RunResult, RunStatus
 from . import delegation, guardrails, limits, moves, requests, settle
 from .context import ctx_of
 from .pause import pause, suspend
-from .tools import needing, run_tools
+from .tools import needing, run_tools, told
 
 if TYPE_CHECKING:
     from ...core.pending import CallDecision
@@ -269,20 +269,12 @@ async def respond(t: Turn, leg: Leg, response: ModelResponse,
                                         "delivered": False, "tool": r.name,
                                         "call_id": r.call_id})
         for r in calls.told:
-            t.emit("tool_result", {"agent": r.agent, "tool": r.name, "call_id": r.call_id,
-                                   "text": r.text, "is_error": r.is_error})
+            told(t, r)
     if calls.ordinary and (leg.plan.approvals or t.client is not None):
         waiting = await needing(ctx_of(t, leg), calls.ordinary)
-        waiting, told = on_response.apply_decisions(leg, calls, waiting, decided)
-        for r, client in told:  # a client's results, the calls not run
-            if client:
-                t.emit("tool_result", {"agent": r.agent, "tool": r.name,
-                                       "call_id": r.call_id, "text": r.text,
-                                       "is_error": r.is_error, "client": True})
-            else:
-                t.emit("tool_result", {"agent": r.agent, "tool": r.name,
-                                       "call_id": r.call_id, "text": r.text,
-                                       "is_error": r.is_error})
+        waiting, answered = on_response.apply_decisions(leg, calls, waiting, decided)
+        for r, client in answered:  # a client's results, the calls not run
+            told(t, r, client)
         if waiting:
             return pause(t, leg, response, waiting)
     if calls.ordinary:

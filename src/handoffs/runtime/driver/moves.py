@@ -21,6 +21,7 @@ from ..decisions import converge
 from ..decisions.asks import HandoffAsk
 from ..decisions.handoffs import Decision, judge, record_for, result_for, view_for
 from ..state import Fail, Leg, Transfer, Turn
+from .tools import told
 
 if TYPE_CHECKING:
     from ...core import event_data as ed
@@ -164,14 +165,6 @@ def answer_call(t: Turn, leg: Leg, ask: HandoffAsk, results: list[ToolResult | N
         marks[ask.index] = mark
     else:
         told(t, result)
-
-
-def told(t: Turn, result: ToolResult) -> None:
-    """A programmatic request's result (the tool ran; its handoff is reported by
-    `agent_handoff` or `handoff_rejected`)."""
-    t.emit("tool_result", {"agent": result.agent, "tool": result.name,
-                           "call_id": result.call_id, "text": result.text,
-                           "is_error": result.is_error})
 
 
 def move(t: Turn, leg: Leg | None, record: HandoffRecord, target: Agent,

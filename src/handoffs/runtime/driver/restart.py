@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ...core.session import SessionState
 from ..decisions.recovery import settled
 from ..state import TURN_EVENTS, Turn
+from .tools import told
 
 if TYPE_CHECKING:
     from ..state.host import Host
@@ -27,14 +28,7 @@ def restart(runner: Host, state: SessionState, context: Any, name: str,
         done = settled(pending)
         state.pending = None
         for r, client in done.answered:
-            if client:
-                t.emit("tool_result", {"agent": r.agent, "tool": r.name,
-                                       "call_id": r.call_id, "text": r.text,
-                                       "is_error": r.is_error, "client": True})
-            else:
-                t.emit("tool_result", {"agent": r.agent, "tool": r.name,
-                                       "call_id": r.call_id, "text": r.text,
-                                       "is_error": r.is_error})
+            told(t, r, client)
         state.messages.append(done.message)
         state.messages.extend(done.results)
         state.active_agent = done.agent

@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...core.context import RunContext
-from ...core.messages import ToolCall
+from ...core.messages import ToolCall, ToolResult
 from ...core.tools import Tool
 from ...errors import HandoffsError
 from ...log import fields
@@ -103,6 +103,18 @@ def not_run(t: Turn, agent: str, c: ToolCall, why: Again | Invalid) -> ToolOutco
             data["code"] = REPEATED_TOOL_CALL
     t.emit("tool_result", data)
     return data["text"], data["is_error"], None
+
+
+def told(t: Turn, result: ToolResult, client: bool = False) -> None:
+    """A call's result known without running its tool here, said (`tool_result`): a
+    programmatic handoff request's, a person's no, a call that cannot wait, a result the
+    client sent (`client`)."""
+    data: ed.ToolResult = {"agent": result.agent, "tool": result.name,
+                           "call_id": result.call_id, "text": result.text,
+                           "is_error": result.is_error}
+    if client:
+        data["client"] = True
+    t.emit("tool_result", data)
 
 
 def failed(t: Turn, agent: str, c: ToolCall, exc: Exception) -> ToolOutcome:
